@@ -1,0 +1,66 @@
+#pragma once
+// Collects states, letters and transitions as a frontend reads them, then checks the whole
+// and builds an Automaton. Every problem is reported as an InputError naming the file and
+// the place the frontend recorded (line, JSON pointer), so all formats report alike.
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "krc/automaton.hpp"
+#include "krc/input_error.hpp"
+
+namespace krc {
+
+struct CompletionOptions {
+  bool add_sink = false;              // complete a partial DFA with a sink state
+  std::string sink_name = "sink";     // made unique if a state already has this name
+};
+
+class AutomatonBuilder {
+public:
+  explicit AutomatonBuilder(std::string file) : file_(std::move(file)) {}
+
+  void set_name(std::string name) { name_ = std::move(name); }
+  void set_description(std::string d) { description_ = std::move(d); }
+
+  // Declares a state or letter; a second declaration of the same name is an error.
+  StateId add_state(const std::string& name, const std::string& place);
+  LetterId add_letter(const std::string& name, const std::string& place);
+  // Returns the letter, declaring it on first use (formats whose alphabet is implicit).
+  LetterId letter(const std::string& name, const std::string& place);
+
+  std::optional<StateId> find_state(const std::string& name) const;
+  std::optional<LetterId> find_letter(const std::string& name) const;
+  // Like find_state, but an unknown name is an InputError at `place`.
+  StateId state(const std::string& name, const std::string& place) const;
+
+  // A second, different target for the same (state, letter) is nondeterminism: an error.
+  void add_transition(StateId from, LetterId letter, StateId to, const std::string& place);
+  void set_initial(StateId q, const std::string& place);
+  void add_accepting(StateId q) { accepting_.push_back(q); }
+  // Where a state was declared, for "state X has no transition on Y" messages.
+  void set_state_place(StateId q, std::string place) { state_places_.at(q) = std::move(place); }
+
+  std::size_t state_count() const { return states_.size(); }
+  std::size_t letter_count() const { return letters_.size(); }
+
+  // Checks totality, the initial state and a non-empty alphabet, then builds.
+  Automaton build(const CompletionOptions& options = {}) const;
+
+  const std::string& file() const { return file_; }
+  [[noreturn]] void fail(const std::string& place, const std::string& problem) const {
+    throw InputError(file_, place, problem);
+  }
+
+private:
+  std::string file_, name_, description_;
+  std::vector<std::string> states_, letters_, state_places_;
+  std::map<std::string, StateId> state_index_;
+  std::map<std::string, LetterId> letter_index_;
+  std::map<std::pair<StateId, LetterId>, std::pair<StateId, std::string>> transitions_;
+  std::optional<StateId> initial_;
+  std::vector<StateId> accepting_;
+};
+
+}  // namespace krc

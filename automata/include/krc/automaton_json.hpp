@@ -1,0 +1,22 @@
+#pragma once
+// krc's native JSON description of a semiautomaton (see README, "Input formats"):
+//   {"name", "states": [...], "alphabet": [...], "initial", "transitions": {letter: [target
+//    of states[i], by name or index]}, optional "accepting", "description"}
+// Also the form the weights file carries in its "automaton" metadata.
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "krc/automaton.hpp"
+#include "krc/automaton_builder.hpp"
+
+namespace krc {
+
+// Errors name `file` and the JSON pointer of the offending value. A null or missing target
+// makes the automaton partial: an error unless options.add_sink.
+Automaton automaton_from_json(const nlohmann::json& document, const std::string& file,
+                              const CompletionOptions& options = {});
+
+// Targets by name, keys in alphabet order; round-trips through automaton_from_json.
+nlohmann::json automaton_to_json(const Automaton& automaton);
+
+}  // namespace krc

@@ -1,0 +1,97 @@
+#include "krc/automaton_builder.hpp"
+
+namespace krc {
+
+StateId AutomatonBuilder::add_state(const std::string& name, const std::string& place) {
+  if (name.empty()) fail(place, "empty state name");
+  if (state_index_.count(name)) fail(place, "duplicate state name '" + name + "'");
+  auto id = static_cast<StateId>(states_.size());
+  states_.push_back(name);
+  state_places_.push_back(place);
+  state_index_.emplace(name, id);
+  return id;
+}
+
+LetterId AutomatonBuilder::add_letter(const std::string& name, const std::string& place) {
+  if (name.empty()) fail(place, "empty letter name");
+  if (letter_index_.count(name)) fail(place, "duplicate letter '" + name + "'");
+  auto id = static_cast<LetterId>(letters_.size());
+  letters_.push_back(name);
+  letter_index_.emplace(name, id);
+  return id;
+}
+
+LetterId AutomatonBuilder::letter(const std::string& name, const std::string& place) {
+  if (auto found = find_letter(name)) return *found;
+  return add_letter(name, place);
+}
+
+std::optional<StateId> AutomatonBuilder::find_state(const std::string& name) const {
+  auto it = state_index_.find(name);
+  if (it == state_index_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::optional<LetterId> AutomatonBuilder::find_letter(const std::string& name) const {
+  auto it = letter_index_.find(name);
+  if (it == letter_index_.end()) return std::nullopt;
+  return it->second;
+}
+
+StateId AutomatonBuilder::state(const std::string& name, const std::string& place) const {
+  if (auto found = find_state(name)) return *found;
+  fail(place, "unknown state '" + name + "'");
+}
+
+void AutomatonBuilder::add_transition(StateId from, LetterId letter, StateId to,
+                                      const std::string& place) {
+  auto [it, inserted] = transitions_.emplace(std::make_pair(from, letter), std::make_pair(to, place));
+  if (!inserted && it->second.first != to)
+    fail(place, "nondeterminism: state '" + states_.at(from) + "' already goes to '" +
+                    states_.at(it->second.first) + "' on letter '" + letters_.at(letter) +
+                    "' (" + it->second.second + "), here to '" + states_.at(to) + "'");
+}
+
+void AutomatonBuilder::set_initial(StateId q, const std::string& place) {
+  if (initial_ && *initial_ != q)
+    fail(place, "second initial state '" + states_.at(q) + "' (already '" +
+                    states_.at(*initial_) + "')");
+  initial_ = q;
+}
+
+Automaton AutomatonBuilder::build(const CompletionOptions& options) const {
+  if (states_.empty()) fail("", "the automaton has no states");
+  if (letters_.empty()) fail("", "the alphabet is empty");
+  if (!initial_) fail("", "no initial state");
+
+  std::vector<std::string> states = states_;
+  std::vector<std::vector<StateId>> delta(letters_.size(),
+                                          std::vector<StateId>(states_.size(), 0));
+  std::optional<StateId> sink;
+  for (StateId q = 0; q < states_.size(); ++q) {
+    for (LetterId a = 0; a < letters_.size(); ++a) {
+      auto it = transitions_.find({q, a});
+      if (it != transitions_.end()) {
+        delta[a][q] = it->second.first;
+        continue;
+      }
+      if (!options.add_sink)
+        fail(state_places_[q], "partial automaton: state '" + states_[q] +
+                                   "' has no transition on letter '" + letters_[a] +
+                                   "' (use --complete to add a sink state)");
+      if (!sink) {
+        std::string name = options.sink_name;
+        while (state_index_.count(name)) name += "'";
+        sink = static_cast<StateId>(states.size());
+        states.push_back(name);
+      }
+      delta[a][q] = *sink;
+    }
+  }
+  if (sink)
+    for (auto& row : delta) row.push_back(*sink);
+  return Automaton(name_, std::move(states), letters_, std::move(delta), *initial_, accepting_,
+                   description_);
+}
+
+}  // namespace krc

@@ -1,0 +1,83 @@
+#include "test_support.hpp"
+
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+namespace krc::test {
+
+namespace fs = std::filesystem;
+
+fs::path source_dir() { return fs::path(KRC_SOURCE_DIR); }
+fs::path reference_dir() { return source_dir() / "tests" / "reference"; }
+
+std::vector<std::string> reference_automaton_names() {
+  std::vector<std::string> names;
+  for (const auto& entry : fs::directory_iterator(reference_dir() / "automata"))
+    if (entry.path().extension() == ".json") names.push_back(entry.path().stem().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+std::string read_text(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot read " + path.string());
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+TempDir::TempDir() {
+  std::string pattern = (fs::temp_directory_path() / "krc-test-XXXXXX").string();
+  if (!mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed");
+  path_ = pattern;
+}
+
+TempDir::~TempDir() {
+  std::error_code ignored;
+  fs::remove_all(path_, ignored);
+}
+
+namespace {
+std::string shell_quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += (c == '\'') ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+}  // namespace
+
+CommandResult run_krc(const std::vector<std::string>& args) {
+  const char* env = std::getenv("KRC_BINARY");
+  std::string binary = env ? env : (fs::path(KRC_BINARY_DIR) / "krc").string();
+  TempDir dir;
+  std::string command = shell_quote(binary);
+  for (const auto& a : args) command += " " + shell_quote(a);
+  command += " >" + shell_quote((dir / "out").string()) + " 2>" + shell_quote((dir / "err").string());
+  int raw = std::system(command.c_str());
+  CommandResult result;
+  result.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw);
+  result.out = read_text(dir / "out");
+  result.err = read_text(dir / "err");
+  return result;
+}
+
+Automaton random_automaton(std::mt19937_64& rng, int max_states, int max_letters) {
+  int n = std::uniform_int_distribution<int>(1, max_states)(rng);
+  int k = std::uniform_int_distribution<int>(1, max_letters)(rng);
+  std::vector<std::string> states, letters;
+  for (int i = 0; i < n; ++i) states.push_back("q" + std::to_string(i));
+  for (int i = 0; i < k; ++i) letters.push_back(std::string(1, static_cast<char>('a' + i)));
+  std::vector<std::vector<StateId>> delta(k, std::vector<StateId>(n));
+  std::uniform_int_distribution<StateId> target(0, static_cast<StateId>(n - 1));
+  for (auto& row : delta)
+    for (auto& t : row) t = target(rng);
+  return Automaton("random_" + std::to_string(n) + "x" + std::to_string(k), states, letters,
+                   delta, target(rng));
+}
+
+}  // namespace krc::test

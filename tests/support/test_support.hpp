@@ -1,0 +1,43 @@
+#pragma once
+// Helpers shared by the test programs.
+#include <filesystem>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "krc/automaton.hpp"
+
+namespace krc::test {
+
+std::filesystem::path source_dir();
+// The shared reference automata and SgpDec's results for them (copied into the repository
+// from ../shared/reference so that a fresh clone can run every test).
+std::filesystem::path reference_dir();
+std::vector<std::string> reference_automaton_names();  // sorted file stems
+std::string read_text(const std::filesystem::path& path);
+
+// A fresh directory, removed with its contents at scope exit.
+class TempDir {
+public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+  std::filesystem::path operator/(const std::string& name) const { return path_ / name; }
+
+private:
+  std::filesystem::path path_;
+};
+
+// Runs the krc binary (KRC_BINARY, else the build tree's krc) with `args`.
+struct CommandResult {
+  int status;
+  std::string out, err;
+};
+CommandResult run_krc(const std::vector<std::string>& args);
+
+// A uniformly random complete automaton with 1..max_states states and 1..max_letters letters.
+Automaton random_automaton(std::mt19937_64& rng, int max_states, int max_letters);
+
+}  // namespace krc::test

@@ -1,0 +1,43 @@
+#include "output_file.hpp"
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include "krc/input_error.hpp"
+
+namespace krc::cli {
+
+void write_output(const std::string& path, std::string_view contents) {
+  if (path == "-") {
+    std::cout.write(contents.data(), static_cast<std::streamsize>(contents.size()));
+    std::cout.flush();
+    return;
+  }
+  namespace fs = std::filesystem;
+  fs::path target(path);
+  fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  if (!fs::is_directory(dir)) throw InputError(path, "", "directory does not exist");
+  std::random_device rd;
+  fs::path temp = dir / (".krc-tmp-" + std::to_string(rd()) + "-" + target.filename().string());
+  {
+    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
+    if (!out) throw InputError(path, "", "cannot write here");
+    out.write(contents.data(), static_cast<std::streamsize>(contents.size()));
+    out.close();
+    if (!out) {
+      std::error_code ignored;
+      fs::remove(temp, ignored);
+      throw InputError(path, "", "write failed (disk full?)");
+    }
+  }
+  std::error_code ec;
+  fs::rename(temp, target, ec);
+  if (ec) {
+    fs::remove(temp, ec);
+    throw InputError(path, "", "cannot replace the file: " + ec.message());
+  }
+}
+
+}  // namespace krc::cli
