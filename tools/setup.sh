@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Installs krc's Debian packages when they are missing, then configures and builds krc.
+# Usage: tools/setup.sh [build-dir] [extra cmake arguments...]   (default build dir: build)
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build=${1:-build}
+shift || true
+
+packages=(cmake g++ make libeigen3-dev libboost-graph-dev nlohmann-json3-dev doctest-dev
+          libcli11-dev python3-numpy)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "krc setup: installing ${missing[*]}" >&2
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+cd "$here"
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release "$@" >/dev/null
+cmake --build "$build" -j"$(nproc)"
