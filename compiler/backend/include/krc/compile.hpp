@@ -1,0 +1,37 @@
+#pragma once
+// The backend's entry point: Automaton -> Network by a chosen strategy.
+//   scan  parallel prefix over the letters' transformations: any automaton, ceil(log2 T) layers
+//   kr    Krohn-Rhodes cascade: memory units and Z_p counters, depth independent of T
+//   auto  builds both and keeps the one with fewer layers (ties: fewer parameters)
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "krc/automaton.hpp"
+#include "krc/network.hpp"
+
+namespace krc {
+
+enum class Strategy { Auto, Scan, Kr };
+Strategy strategy_from_string(const std::string& s);  // throws std::invalid_argument
+const char* to_string(Strategy s);
+
+struct CompileOptions {
+  Strategy strategy = Strategy::Auto;
+  int max_len = 1024;
+  AttentionKind attention = AttentionKind::Softmax;
+  std::function<void(const std::string&)> progress;  // optional status lines
+};
+
+struct CompileResult {
+  Network network;
+  Strategy strategy = Strategy::Scan;  // the one used
+  std::string reason;                  // why (for auto: the comparison)
+};
+
+CompileResult compile(const Automaton& automaton, const CompileOptions& options);
+
+// Vocabulary of a compiled network: "<bos>" then the letters.
+std::vector<std::string> vocabulary_of(const Automaton& automaton);
+
+}  // namespace krc

@@ -1,0 +1,19 @@
+#pragma once
+// The forward pass of network.hpp written as plainly as possible, in double precision with
+// dense matrices: an oracle for the backend's constructions and for the optimised runtime.
+#include <vector>
+
+#include "krc/automaton.hpp"
+#include "krc/network.hpp"
+
+namespace krc::test {
+
+// Logits [len+1, states] for one word (letters, without BOS).
+Eigen::MatrixXd naive_logits(const Network& net, const std::vector<LetterId>& word,
+                             AttentionKind attention = AttentionKind::Softmax);
+
+// The argmax state at every position; -1 where the maximum is not unique.
+std::vector<int> naive_states(const Network& net, const std::vector<LetterId>& word,
+                              AttentionKind attention = AttentionKind::Softmax);
+
+}  // namespace krc::test
