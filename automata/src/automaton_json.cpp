@@ -117,4 +117,25 @@ json automaton_to_json(const Automaton& automaton) {
   return doc;
 }
 
+std::string automaton_to_json_text(const Automaton& automaton, int indent) {
+  // ordered_json keeps members (and letters) in the order they are added.
+  nlohmann::ordered_json doc = nlohmann::ordered_json::object();
+  doc["name"] = automaton.name();
+  if (!automaton.description().empty()) doc["description"] = automaton.description();
+  doc["states"] = automaton.states();
+  doc["alphabet"] = automaton.letters();
+  doc["initial"] = automaton.state_name(automaton.initial());
+  auto& transitions = doc["transitions"] = nlohmann::ordered_json::object();
+  for (LetterId a = 0; a < automaton.letter_count(); ++a) {
+    auto& targets = transitions[automaton.letter_name(a)] = nlohmann::ordered_json::array();
+    for (StateId q : automaton.letter_action(a)) targets.push_back(automaton.state_name(q));
+  }
+  if (!automaton.accepting().empty()) {
+    auto& accepting = doc["accepting"] = nlohmann::ordered_json::array();
+    for (StateId q : automaton.accepting()) accepting.push_back(automaton.state_name(q));
+  }
+  // Names read from DOT or JFLAP files need not be UTF-8; replace bad bytes, do not throw.
+  return doc.dump(indent, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+}
+
 }  // namespace krc

@@ -19,4 +19,9 @@ Automaton automaton_from_json(const nlohmann::json& document, const std::string&
 // Targets by name, keys in alphabet order; round-trips through automaton_from_json.
 nlohmann::json automaton_to_json(const Automaton& automaton);
 
+// The same document as text, members in the order name, description, states, alphabet,
+// initial, transitions (letters in alphabet order), accepting, indented by `indent` spaces
+// per level (1: the layout of the reference files), ending with a newline.
+std::string automaton_to_json_text(const Automaton& automaton, int indent = 1);
+
 }  // namespace krc
