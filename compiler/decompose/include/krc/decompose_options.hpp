@@ -1,0 +1,26 @@
+#pragma once
+// Limits and progress reporting for the holonomy decomposition. Every limit turns into a
+// krc::LimitError with a message that names it, never into a crash or an exhausted machine.
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+
+namespace krc {
+
+struct DecomposeOptions {
+  // Images of the state set kept in the skeleton (each costs about n/8 + 8 bytes + letters*4).
+  std::size_t max_images = std::size_t{1} << 22;
+  // Build the complete action tables (reachable coordinate tuples and, per level, the action
+  // of every letter for every reachable upper tuple). act() and apply() work without them.
+  bool build_tables = true;
+  // Reachable coordinate tuples in the action tables.
+  std::size_t max_tuples = 4'000'000;
+  // Holonomy groups up to this order are enumerated element by element (names from element
+  // order statistics, exact maximal normal subgroups); larger ones use Schreier-Sims only.
+  std::uint64_t max_enumerated_group_order = 100'000;
+  // Called with a one-line message when a stage is expected to take long, and as it goes.
+  std::function<void(const std::string&)> progress;
+};
+
+}  // namespace krc
