@@ -1,0 +1,54 @@
+#pragma once
+// A Network's weights laid out for the forward pass's kernels: every matrix is read as
+// "input coordinate r contributes value * row r", so each one is stored as compressed rows
+// to scatter (for MLPs the transposes: input dim -> hidden units, hidden unit -> outputs).
+// Values are doubles because every accumulation runs in float64.
+#include <optional>
+#include <vector>
+
+#include "krc/network.hpp"
+
+namespace krc {
+
+struct ScatterRows {
+  int rows = 0, cols = 0;
+  std::vector<int> start;  // rows + 1 offsets into column/value
+  std::vector<int> column;
+  std::vector<double> value;
+
+  static ScatterRows rows_of(const SparseMatrix& m);     // row r of m
+  static ScatterRows columns_of(const SparseMatrix& m);  // column r of m (row r of m^T)
+  int begin(int r) const { return start[r]; }
+  int end(int r) const { return start[r + 1]; }
+};
+
+struct PreparedHead {
+  HeadKind kind = HeadKind::Select;
+  int query_dim = 0, value_dim = 0;
+  ScatterRows query, key, value;  // input dim -> head dims
+  ScatterRows output;             // value dim -> residual dims
+};
+
+struct PreparedMlp {
+  int hidden = 0;
+  ScatterRows in_by_input;  // input dim -> (hidden unit, weight)
+  ScatterRows out_by_unit;  // hidden unit -> (residual dim, weight)
+  std::vector<double> in_bias, out_bias;
+  // Units that are active even when no input touches them (ReLU(bias) > 0).
+  std::vector<int> positive_bias_units;
+};
+
+struct PreparedLayer {
+  std::vector<PreparedHead> heads;
+  std::optional<PreparedMlp> mlp;
+};
+
+struct PreparedNetwork {
+  explicit PreparedNetwork(const Network& network);
+  int d_model = 0;
+  double scale = 1.0;
+  std::vector<PreparedLayer> layers;
+  ScatterRows unembedding;  // residual dim -> (state, weight)
+};
+
+}  // namespace krc

@@ -1,0 +1,168 @@
+#include "krc/forward.hpp"
+
+#include <atomic>
+#include <exception>
+#include <mutex>
+#include <stdexcept>
+#include <thread>
+
+#include "krc/forward_kernels.hpp"
+#include "krc/prepared_network.hpp"
+
+namespace krc {
+
+using namespace kernels;
+
+const char* to_string(Precision precision) {
+  return precision == Precision::Float32 ? "float32" : "float64";
+}
+
+namespace {
+
+void check_word(const Network& network, const std::vector<LetterId>& word) {
+  if (static_cast<long long>(word.size()) > network.max_len)
+    throw std::invalid_argument("a word of length " + std::to_string(word.size()) +
+                                " is longer than the network's max_len " + std::to_string(network.max_len));
+  const std::size_t letters = network.vocabulary.size() - 1;
+  for (LetterId a : word)
+    if (a >= letters)
+      throw std::invalid_argument("letter id " + std::to_string(a) + " is outside the vocabulary (" +
+                                  std::to_string(letters) + " letters)");
+}
+
+// One thread's buffers, reused from word to word.
+template <typename Act>
+class WordRunner {
+public:
+  WordRunner(const Network& network, const PreparedNetwork& prepared, const ForwardOptions& options)
+      : network_(network), prepared_(prepared), options_(options) {}
+
+  Eigen::MatrixXd run(const std::vector<LetterId>& word) {
+    const int n = static_cast<int>(word.size()) + 1, d = prepared_.d_model;
+    x_.resize(n, d);
+    for (int t = 0; t < n; ++t) {
+      const int token = t == 0 ? 0 : static_cast<int>(word[t - 1]) + 1;
+      for (int c = 0; c < d; ++c)
+        x_(t, c) = static_cast<Act>(static_cast<double>(network_.token_embedding(token, c)) +
+                                    static_cast<double>(network_.position_embedding(t, c)));
+    }
+    for (const PreparedLayer& layer : prepared_.layers) {
+      if (!layer.heads.empty()) {
+        // Every head reads the same x; their outputs are summed, then added once.
+        sparse_rows_of(x_, n, x_rows_);
+        update_.setZero(n, d);
+        for (const PreparedHead& head : layer.heads)
+          add_attention_head(head, x_rows_, prepared_.scale, options_, attention_, update_);
+        for (int t = 0; t < n; ++t)
+          for (int c = 0; c < d; ++c)
+            x_(t, c) = static_cast<Act>(static_cast<double>(x_(t, c)) + update_(t, c));
+      }
+      if (layer.mlp) apply_mlp(*layer.mlp, x_, n, mlp_);
+    }
+    const ScatterRows& u = prepared_.unembedding;
+    Eigen::MatrixXd logits = Eigen::MatrixXd::Zero(n, u.cols);
+    for (int t = 0; t < n; ++t) {
+      for (int c = 0; c < d; ++c) {
+        const double xv = x_(t, c);
+        if (xv == 0.0) continue;
+        for (int e = u.begin(c); e < u.end(c); ++e) logits(t, u.column[e]) += xv * u.value[e];
+      }
+      for (int s = 0; s < u.cols; ++s) logits(t, s) = static_cast<double>(static_cast<Act>(logits(t, s)));
+    }
+    return logits;
+  }
+
+private:
+  const Network& network_;
+  const PreparedNetwork& prepared_;
+  const ForwardOptions& options_;
+  Activations<Act> x_;
+  DoubleRows update_;
+  SparseRows x_rows_;
+  AttentionScratch attention_;
+  MlpScratch mlp_;
+};
+
+// Runs `body(runner, i)` for i in [0, count) on `threads` threads, each with its own runner.
+template <typename Act, typename Body>
+void run_parallel(const Network& network, const PreparedNetwork& prepared, const ForwardOptions& options,
+                  std::size_t count, Body body) {
+  std::size_t threads = options.threads > 0 ? static_cast<std::size_t>(options.threads)
+                                            : std::max(1u, std::thread::hardware_concurrency());
+  threads = std::min(threads, count);
+  std::atomic<std::size_t> next{0};
+  std::exception_ptr failure;
+  std::mutex failure_mutex;
+  auto work = [&] {
+    try {
+      WordRunner<Act> runner(network, prepared, options);
+      for (std::size_t i = next++; i < count; i = next++) body(runner, i);
+    } catch (...) {
+      std::lock_guard lock(failure_mutex);
+      if (!failure) failure = std::current_exception();
+      next = count;
+    }
+  };
+  if (threads <= 1) {
+    work();
+  } else {
+    std::vector<std::thread> pool;
+    for (std::size_t t = 0; t < threads; ++t) pool.emplace_back(work);
+    for (auto& thread : pool) thread.join();
+  }
+  if (failure) std::rethrow_exception(failure);
+}
+
+}  // namespace
+
+ForwardPass::ForwardPass(const Network& network, ForwardOptions options)
+    : network_(network), options_(options) {
+  network.check_shapes();
+  prepared_ = std::make_unique<PreparedNetwork>(network);
+}
+
+ForwardPass::~ForwardPass() = default;
+
+Eigen::MatrixXd ForwardPass::run(const std::vector<LetterId>& word) const {
+  check_word(network_, word);
+  if (options_.precision == Precision::Float32)
+    return WordRunner<float>(network_, *prepared_, options_).run(word);
+  return WordRunner<double>(network_, *prepared_, options_).run(word);
+}
+
+std::vector<Eigen::MatrixXd> ForwardPass::run(const std::vector<std::vector<LetterId>>& words) const {
+  for (const auto& w : words) check_word(network_, w);
+  std::vector<Eigen::MatrixXd> logits(words.size());
+  auto body = [&](auto& runner, std::size_t i) { logits[i] = runner.run(words[i]); };
+  if (options_.precision == Precision::Float32)
+    run_parallel<float>(network_, *prepared_, options_, words.size(), body);
+  else
+    run_parallel<double>(network_, *prepared_, options_, words.size(), body);
+  return logits;
+}
+
+std::vector<Eigen::MatrixXf> forward_logits(const Network& network,
+                                            const std::vector<std::vector<LetterId>>& words,
+                                            const ForwardOptions& options) {
+  std::vector<Eigen::MatrixXf> out;
+  for (const auto& l : ForwardPass(network, options).run(words)) out.push_back(l.cast<float>());
+  return out;
+}
+
+std::vector<std::vector<StateId>> predict_states(const Network& network,
+                                                 const std::vector<std::vector<LetterId>>& words,
+                                                 const ForwardOptions& options) {
+  std::vector<std::vector<StateId>> out;
+  for (const auto& l : ForwardPass(network, options).run(words)) {
+    std::vector<StateId> states(l.rows());
+    for (Eigen::Index t = 0; t < l.rows(); ++t) {
+      Eigen::Index best;
+      l.row(t).maxCoeff(&best);
+      states[t] = static_cast<StateId>(best);
+    }
+    out.push_back(std::move(states));
+  }
+  return out;
+}
+
+}  // namespace krc

@@ -1,0 +1,157 @@
+#include <doctest/doctest.h>
+
+#include "krc/automaton_json.hpp"
+#include "krc/forward.hpp"
+#include "naive_forward.hpp"
+#include "random_network.hpp"
+#include "test_support.hpp"
+
+using namespace krc;
+
+namespace {
+
+// Largest |a - b| relative to the size of the oracle's logits.
+double relative_difference(const Eigen::MatrixXd& a, const Eigen::MatrixXd& oracle) {
+  REQUIRE(a.rows() == oracle.rows());
+  REQUIRE(a.cols() == oracle.cols());
+  return (a - oracle).cwiseAbs().maxCoeff() / (1.0 + oracle.cwiseAbs().maxCoeff());
+}
+
+struct Case {
+  Network network;
+  std::vector<std::vector<LetterId>> words;
+};
+
+// Random networks with random words of every length up to max_len (some longer than one
+// 64-row query block).
+std::vector<Case> random_cases(std::uint64_t seed, int count, test::RandomNetworkShape shape = {}) {
+  std::mt19937_64 rng(seed);
+  std::vector<Case> cases;
+  for (int i = 0; i < count; ++i) {
+    shape.max_len = i % 3 == 0 ? 150 : 12;
+    Automaton a = test::random_automaton(rng, 4, 3);
+    Case c{test::random_network(rng, a, shape), {}};
+    for (int w = 0; w < 6; ++w) {
+      int length = std::uniform_int_distribution<int>(0, shape.max_len)(rng);
+      c.words.push_back(test::random_word(rng, static_cast<int>(a.letter_count()), length));
+    }
+    c.words.push_back({});
+    cases.push_back(std::move(c));
+  }
+  return cases;
+}
+
+void check_against_naive(AttentionKind attention, Precision precision, double tolerance,
+                         const test::RandomNetworkShape& shape = {}) {
+  for (const auto& c : random_cases(17 + static_cast<int>(attention), 30, shape)) {
+    ForwardPass pass(c.network, {attention, precision, 1});
+    for (const auto& word : c.words) {
+      CAPTURE(word.size());
+      CHECK(relative_difference(pass.run(word), test::naive_logits(c.network, word, attention)) <= tolerance);
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("float64 forward pass equals the naive dense formula (softmax attention)") {
+  check_against_naive(AttentionKind::Softmax, Precision::Float64, 1e-12);
+}
+
+TEST_CASE("float64 forward pass equals the naive dense formula (hard attention)") {
+  check_against_naive(AttentionKind::Hard, Precision::Float64, 1e-12);
+}
+
+TEST_CASE("float32 forward pass agrees with the naive formula within float32 tolerance") {
+  check_against_naive(AttentionKind::Softmax, Precision::Float32, 1e-5);
+}
+
+TEST_CASE("a large attention scale: skipping negligible softmax terms keeps the result") {
+  test::RandomNetworkShape sharp;
+  sharp.scale = 80.0f;  // most terms fall below exp(-104)
+  check_against_naive(AttentionKind::Softmax, Precision::Float32, 1e-5, sharp);
+  check_against_naive(AttentionKind::Softmax, Precision::Float64, 1e-12, sharp);
+}
+
+TEST_CASE("float32 and float64 forward passes agree within tolerance") {
+  for (const auto& c : random_cases(99, 20)) {
+    ForwardPass f32(c.network, {AttentionKind::Softmax, Precision::Float32, 1});
+    ForwardPass f64(c.network, {AttentionKind::Softmax, Precision::Float64, 1});
+    for (const auto& word : c.words) CHECK(relative_difference(f32.run(word), f64.run(word)) <= 1e-5);
+  }
+}
+
+TEST_CASE("hard attention breaks ties towards the latest position") {
+  // Reset automaton "last letter"; one select head whose query is zero, so every score
+  // ties: ties to the latest position copy the current token, which is the state.
+  Automaton last("last", {"start", "a", "b", "c"}, {"a", "b", "c"}, {{1, 1, 1, 1}, {2, 2, 2, 2}, {3, 3, 3, 3}}, 0);
+  Network n;
+  n.max_len = 40;
+  n.vocabulary = {"<bos>", "a", "b", "c"};
+  n.states = last.states();
+  n.automaton = automaton_to_json(last);
+  for (int c = 0; c < 8; ++c) n.residual_labels.push_back(c < 4 ? "token " + std::to_string(c) : "copy " + std::to_string(c - 4));
+  n.token_embedding = RowMatrix::Zero(4, 8);
+  for (int t = 0; t < 4; ++t) n.token_embedding(t, t) = 1;
+  n.position_embedding = RowMatrix::Zero(n.max_len + 1, 8);
+  AttentionHead head;
+  head.kind = HeadKind::Select;
+  head.query = SparseMatrix(8, 1);
+  head.key = SparseMatrix(8, 1);
+  head.value = SparseMatrix(8, 4);
+  head.output = SparseMatrix(4, 8);
+  n.unembedding = SparseMatrix(8, 4);
+  for (int t = 0; t < 4; ++t) {
+    head.value.insert(t, t) = 1;
+    head.output.insert(t, 4 + t) = 1;
+    n.unembedding.insert(4 + t, t) = 1;
+  }
+  Layer layer;
+  layer.heads.push_back(head);
+  n.layers.push_back(layer);
+
+  std::mt19937_64 rng(5);
+  std::vector<std::vector<LetterId>> words;
+  for (int i = 0; i < 20; ++i) words.push_back(test::random_word(rng, 3, 1 + i));
+  for (auto precision : {Precision::Float32, Precision::Float64}) {
+    auto predicted = predict_states(n, words, {AttentionKind::Hard, precision, 2});
+    for (std::size_t i = 0; i < words.size(); ++i) CHECK(predicted[i] == last.run(words[i]));
+  }
+  // Under softmax the same head averages the tokens so far: the state is the most frequent
+  // token, not the last one, on a word like "aab".
+  auto averaged = predict_states(n, {{0, 0, 1}}, {AttentionKind::Softmax, Precision::Float64, 1});
+  CHECK(averaged[0].back() == 1);
+  CHECK(last.run(std::vector<LetterId>{0, 0, 1}).back() == 2);
+}
+
+TEST_CASE("parallel runs give the same logits as one word at a time") {
+  for (const auto& c : random_cases(7, 6)) {
+    ForwardPass pass(c.network, {AttentionKind::Softmax, Precision::Float32, 2});
+    auto batch = pass.run(c.words);
+    auto as_float = forward_logits(c.network, c.words, {AttentionKind::Softmax, Precision::Float32, 2});
+    auto states = predict_states(c.network, c.words, {AttentionKind::Softmax, Precision::Float32, 2});
+    REQUIRE(batch.size() == c.words.size());
+    for (std::size_t i = 0; i < c.words.size(); ++i) {
+      Eigen::MatrixXd alone = pass.run(c.words[i]);
+      CHECK(batch[i] == alone);
+      CHECK(as_float[i] == alone.cast<float>());
+      for (Eigen::Index t = 0; t < alone.rows(); ++t) {
+        // predict_states: the argmax (lowest index on ties).
+        Eigen::Index best = 0;
+        for (Eigen::Index s = 1; s < alone.cols(); ++s)
+          if (alone(t, s) > alone(t, best)) best = s;
+        CHECK(states[i][t] == best);
+      }
+    }
+  }
+}
+
+TEST_CASE("words longer than max_len or with unknown letters are rejected") {
+  auto cases = random_cases(3, 1);
+  const Network& n = cases[0].network;
+  ForwardPass pass(n);
+  CHECK_THROWS_AS(pass.run(std::vector<LetterId>(n.max_len + 1, 0)), std::invalid_argument);
+  CHECK_NOTHROW(pass.run(std::vector<LetterId>(n.max_len, 0)));
+  const LetterId unknown = static_cast<LetterId>(n.vocabulary.size() - 1);
+  CHECK_THROWS_AS(pass.run(std::vector<LetterId>{unknown}), std::invalid_argument);
+}
