@@ -4,6 +4,8 @@
 
 #include "krc/assemble.hpp"
 #include "krc/automaton_json.hpp"
+#include "krc/holonomy.hpp"
+#include "krc/kr_strategy.hpp"
 #include "krc/scan_strategy.hpp"
 #include "krc/schedule.hpp"
 
@@ -36,23 +38,60 @@ Network finish(const Program& program, const Automaton& automaton, const Compile
   return net;
 }
 
+nlohmann::json plan_to_json(const std::vector<KrLevelPlan>& plan) {
+  nlohmann::json levels = nlohmann::json::array();
+  for (const auto& l : plan)
+    levels.push_back({{"level", l.level}, {"mode", l.mode}, {"resets", l.resets},
+                      {"groups", l.groups}, {"counters", l.counters}});
+  return levels;
+}
+
+CompileResult compile_scan(const Automaton& automaton, const CompileOptions& options) {
+  if (options.progress) options.progress("building the parallel-prefix network");
+  CompileResult result;
+  result.network = finish(scan_program(automaton, options.max_len), automaton, options, Strategy::Scan);
+  result.strategy = Strategy::Scan;
+  result.reason = "parallel prefix over the letters' transformations (requested)";
+  return result;
+}
+
+CompileResult compile_kr(const Automaton& automaton, const CompileOptions& options) {
+  DecomposeOptions decompose;
+  decompose.progress = options.progress;
+  if (options.progress) options.progress("decomposing (holonomy)");
+  auto dec = HolonomyDecomposition::compute(automaton, decompose);
+  if (options.progress) options.progress("building the Krohn-Rhodes cascade network");
+  std::vector<KrLevelPlan> plan;
+  CompileResult result;
+  result.network = finish(kr_program(dec, options.max_len, KrOptions{}, &plan), automaton,
+                          options, Strategy::Kr);
+  result.network.compiler["levels"] = plan_to_json(plan);
+  result.strategy = Strategy::Kr;
+  result.reason = "Krohn-Rhodes cascade (requested)";
+  return result;
+}
+
 }  // namespace
 
 CompileResult compile(const Automaton& automaton, const CompileOptions& options) {
   if (options.max_len < 1) throw std::invalid_argument("max_len must be at least 1");
-  CompileResult result;
   switch (options.strategy) {
-    case Strategy::Scan:
-    case Strategy::Auto:  // until the Krohn-Rhodes backend lands
-      result.network = finish(scan_program(automaton, options.max_len), automaton, options,
-                              Strategy::Scan);
-      result.strategy = Strategy::Scan;
-      result.reason = "parallel prefix over the letters' transformations";
-      break;
-    case Strategy::Kr:
-      throw std::invalid_argument("strategy kr is not implemented yet");
+    case Strategy::Scan: return compile_scan(automaton, options);
+    case Strategy::Kr: return compile_kr(automaton, options);
+    case Strategy::Auto: break;
   }
-  return result;
+  CompileResult scan = compile_scan(automaton, options);
+  CompileResult kr = compile_kr(automaton, options);
+  const auto s = scan.network.size();
+  const auto k = kr.network.size();
+  bool pick_kr = k.layers < s.layers || (k.layers == s.layers && k.parameters < s.parameters);
+  CompileResult& chosen = pick_kr ? kr : scan;
+  chosen.reason = "auto: kr has " + std::to_string(k.layers) + " layers and " +
+                  std::to_string(k.parameters) + " parameters, scan " + std::to_string(s.layers) +
+                  " and " + std::to_string(s.parameters) + "; kept " +
+                  (pick_kr ? "kr" : "scan") + " (fewer layers, then fewer parameters)";
+  chosen.network.compiler["auto"] = chosen.reason;
+  return std::move(chosen);
 }
 
 }  // namespace krc
