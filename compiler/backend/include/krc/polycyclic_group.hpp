@@ -12,9 +12,9 @@
 #include <optional>
 #include <vector>
 
-namespace krc {
+#include "krc/perm_group.hpp"
 
-using Permutation = std::vector<int>;  // i -> perm[i]; products "first a, then b"
+namespace krc {
 
 class PolycyclicGroup {
 public:
