@@ -1,0 +1,23 @@
+#pragma once
+// Graphviz DOT descriptions in the dialect AALpy (save_automaton_to_file) and
+// LearnLib/AutomataLib (GraphDOT) write:
+//   digraph g {
+//     s0 [shape="circle" label="0"];          // a state; shape=doublecircle: accepting
+//     s0 -> s1 [label="a"];                   // a transition; Mealy "a / x" or "a/x": input a
+//     __start0 [label="" shape="none"];
+//     __start0 -> s0;                          // the initial state (any node named __start*)
+//   }
+// Parsed by Boost.Graph's read_graphviz. States are named by their labels when those are all
+// present and distinct, else by their node ids, and listed in order of first appearance;
+// letters in order of first appearance. Errors name the line.
+#include <string>
+
+#include "krc/automaton.hpp"
+#include "krc/automaton_builder.hpp"
+
+namespace krc {
+
+Automaton read_dot_automaton(const std::string& text, const std::string& file,
+                             const std::string& name, const CompletionOptions& options = {});
+
+}  // namespace krc

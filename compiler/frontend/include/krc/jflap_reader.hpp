@@ -1,0 +1,18 @@
+#pragma once
+// JFLAP .jff finite automata (<type>fa</type>, JFLAP 4 to 7 layouts, with or without the
+// <automaton> element), parsed by Boost.PropertyTree's XML reader. The automaton must be a DFA:
+// an empty <read/> (epsilon) or two targets for one state and letter are errors. Each <read>
+// is one letter, whatever its length (JFLAP would read "10" as two symbols; files that use
+// such labels mean one). States are named by their "name" attributes when those are distinct,
+// else by their ids; letters are listed in order of first appearance. Errors name the line.
+#include <string>
+
+#include "krc/automaton.hpp"
+#include "krc/automaton_builder.hpp"
+
+namespace krc {
+
+Automaton read_jflap_automaton(const std::string& text, const std::string& file,
+                               const std::string& name, const CompletionOptions& options = {});
+
+}  // namespace krc

@@ -1,0 +1,31 @@
+#pragma once
+// Reading description files: krc's native JSON, Graphviz DOT as AALpy and LearnLib/AutomataLib
+// write it, and JFLAP .jff (see README, "Input formats"). Every problem is an InputError naming
+// the file, the place (line and column, line, or JSON pointer) and what is wrong.
+#include <string>
+
+#include "krc/automaton.hpp"
+#include "krc/automaton_builder.hpp"
+
+namespace krc {
+
+struct LoadOptions {
+  CompletionOptions completion;  // add_sink: complete a partial DFA with a sink state
+  std::string format;            // "", "json", "dot" or "jff"; "" = from the extension or content
+};
+
+// Reads `path` ("-" = standard input). The format comes from options.format, else the
+// extension (.json; .dot or .gv; .jff), else the content (its first character or keyword).
+// The automaton is named after the file's stem unless the file names it (JSON "name").
+Automaton load_automaton(const std::string& path, const LoadOptions& options = {});
+
+// The same, from text already in memory; `file` names it in messages and gives the default
+// name. format "" means: from file's extension, else sniffed from the text.
+Automaton parse_automaton(const std::string& text, const std::string& file,
+                          const LoadOptions& options = {});
+
+// "json", "dot" or "jff" for the text of `file`, or "" when neither the extension nor the
+// content tells.
+std::string detect_format(const std::string& file, const std::string& text);
+
+}  // namespace krc

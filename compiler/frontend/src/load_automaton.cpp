@@ -1,0 +1,103 @@
+#include "krc/load_automaton.hpp"
+
+#include <cctype>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <sstream>
+
+#include "krc/dot_reader.hpp"
+#include "krc/input_error.hpp"
+#include "krc/jflap_reader.hpp"
+#include "krc/json_reader.hpp"
+
+namespace krc {
+
+namespace {
+
+std::string lowercase(std::string s) {
+  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+std::string format_from_extension(const std::string& file) {
+  std::string extension = lowercase(std::filesystem::path(file).extension().string());
+  if (extension == ".json") return "json";
+  if (extension == ".dot" || extension == ".gv") return "dot";
+  if (extension == ".jff") return "jff";
+  return "";
+}
+
+std::string format_from_content(const std::string& text) {
+  std::size_t i = 0;
+  if (text.compare(0, 3, "\xEF\xBB\xBF") == 0) i = 3;  // UTF-8 byte order mark
+  while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i]))) ++i;
+  if (i == text.size()) return "";
+  char c = text[i];
+  if (c == '{' || c == '[') return "json";
+  if (c == '<') return "jff";
+  if (text.compare(i, 2, "//") == 0 || text.compare(i, 2, "/*") == 0 || c == '#') return "dot";
+  std::size_t end = i;
+  while (end < text.size() && std::isalpha(static_cast<unsigned char>(text[end]))) ++end;
+  std::string word = lowercase(text.substr(i, end - i));
+  if (word == "digraph" || word == "graph" || word == "strict") return "dot";
+  return "";
+}
+
+std::string read_all(std::istream& in) {
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+}  // namespace
+
+std::string detect_format(const std::string& file, const std::string& text) {
+  std::string format = format_from_extension(file);
+  return format.empty() ? format_from_content(text) : format;
+}
+
+Automaton parse_automaton(const std::string& text, const std::string& file, const LoadOptions& options) {
+  std::string format = lowercase(options.format);
+  if (format == "gv") format = "dot";
+  if (format.empty()) format = detect_format(file, text);
+  if (text.find_first_not_of(" \t\r\n") == std::string::npos)
+    throw InputError(file, "", "the file is empty");
+  bool standard_input = file == "-" || file == "<stdin>" || file.empty();
+  std::string name = standard_input ? "stdin" : std::filesystem::path(file).stem().string();
+  try {
+    if (format == "json") return read_json_automaton(text, file, name, options.completion);
+    if (format == "dot") return read_dot_automaton(text, file, name, options.completion);
+    if (format == "jff") return read_jflap_automaton(text, file, name, options.completion);
+  } catch (const InputError&) {
+    throw;
+  } catch (const std::exception& e) {
+    // The readers check what they know to check; anything a library still rejects is bad
+    // input too, and must not end krc as an internal error.
+    throw InputError(file, "", std::string("cannot read the automaton: ") + e.what());
+  }
+  if (!options.format.empty())
+    throw InputError(file, "", "unknown format '" + options.format + "' (krc reads json, dot and jff)");
+  throw InputError(file, "line 1",
+                   "cannot tell the format: expected native JSON ('{'), Graphviz DOT ('digraph') or "
+                   "JFLAP XML ('<'); name it with a .json, .dot or .jff extension or --format");
+}
+
+Automaton load_automaton(const std::string& path, const LoadOptions& options) {
+  std::string text;
+  if (path == "-") {
+    text = read_all(std::cin);
+    if (std::cin.bad()) throw InputError("<stdin>", "", "cannot read standard input");
+    return parse_automaton(text, "<stdin>", options);
+  }
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw InputError(path, "", "is a directory, not a file");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path, "", std::string("cannot open: ") + std::strerror(errno));
+  text = read_all(in);
+  if (in.bad()) throw InputError(path, "", "read error");
+  return parse_automaton(text, path, options);
+}
+
+}  // namespace krc

@@ -1,0 +1,50 @@
+#pragma once
+// Shared by the frontend tests: write a description to a temporary file and load it, and
+// check that an InputError names the file and the place.
+#include <doctest/doctest.h>
+
+#include <fstream>
+#include <string>
+
+#include "krc/input_error.hpp"
+#include "krc/load_automaton.hpp"
+#include "test_support.hpp"
+
+namespace krc::test {
+
+inline std::filesystem::path frontend_data(const std::string& name) {
+  return source_dir() / "tests" / "frontend" / "data" / name;
+}
+
+inline std::string write_file(const TempDir& dir, const std::string& name, const std::string& text) {
+  auto path = (dir / name).string();
+  std::ofstream(path, std::ios::binary) << text;
+  return path;
+}
+
+// Loads `text` saved as `name`, expecting an InputError; returns it for further checks after
+// checking that it names the file and that its place is `place` (when given).
+inline InputError load_error(const std::string& name, const std::string& text,
+                             const std::string& place = "", const LoadOptions& options = {}) {
+  TempDir dir;
+  std::string path = write_file(dir, name, text);
+  try {
+    load_automaton(path, options);
+  } catch (const InputError& e) {
+    CHECK(e.file() == path);
+    CHECK(std::string(e.what()).find(path) != std::string::npos);
+    if (!place.empty()) {
+      CHECK(e.place() == place);
+      CHECK(std::string(e.what()).find(place) != std::string::npos);
+    }
+    return e;
+  }
+  FAIL("no InputError for " << name);
+  return InputError("", "", "");
+}
+
+inline bool contains(const std::string& haystack, const std::string& needle) {
+  return haystack.find(needle) != std::string::npos;
+}
+
+}  // namespace krc::test

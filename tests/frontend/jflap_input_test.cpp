@@ -1,0 +1,104 @@
+#include <doctest/doctest.h>
+
+#include "frontend_test_helpers.hpp"
+
+using namespace krc;
+using test::contains;
+using test::load_error;
+
+namespace {
+using Delta = std::vector<std::vector<StateId>>;
+
+std::string jflap(const std::string& body, const std::string& type = "fa") {
+  return "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?><!--Created with JFLAP 7.1.-->"
+         "<structure>\n"        // line 1
+         "\t<type>" + type + "</type>\n"  // line 2
+         "\t<automaton>\n" +    // line 3
+         body + "\t</automaton>\n</structure>\n";
+}
+
+std::string state(int id, const std::string& extra = "") {
+  return "\t\t<state id=\"" + std::to_string(id) + "\" name=\"q" + std::to_string(id) + "\">" + extra + "</state>\n";
+}
+
+std::string transition(int from, int to, const std::string& read) {
+  std::string r = read.empty() ? "<read/>" : "<read>" + read + "</read>";
+  return "\t\t<transition><from>" + std::to_string(from) + "</from><to>" + std::to_string(to) + "</to>" + r +
+         "</transition>\n";
+}
+}  // namespace
+
+TEST_CASE("jflap: a JFLAP 7 sample (with &#13; line ends)") {
+  Automaton a = load_automaton(test::frontend_data("jflap7_dfa.jff").string());
+  CHECK(a.name() == "jflap7_dfa");
+  CHECK(a.states() == std::vector<std::string>{"q0", "q1", "q2"});
+  CHECK(a.letters() == std::vector<std::string>{"0", "1"});
+  CHECK(a.initial() == 0);
+  CHECK(a.accepting() == std::vector<StateId>{2});
+  // 0: q0->q1, q1->q2, q2->q2;  1: q0->q0, q1->q0, q2->q2
+  CHECK(a.transitions() == Delta{{1, 2, 2}, {0, 0, 2}});
+}
+
+TEST_CASE("jflap: a JFLAP 4 sample (no <automaton>, no names, word letters)") {
+  Automaton a = load_automaton(test::frontend_data("jflap4_dfa.jff").string());
+  CHECK(a.states() == std::vector<std::string>{"3", "7"});  // ids, as there are no names
+  CHECK(a.letters() == std::vector<std::string>{"go", "stay"});
+  CHECK(a.initial() == 1);
+  CHECK(a.accepting() == std::vector<StateId>{0});
+  // go: 3->7, 7->3;  stay: 3->3, 7->7
+  CHECK(a.transitions() == Delta{{1, 0}, {0, 1}});
+}
+
+TEST_CASE("jflap: an epsilon transition is an error at its line") {
+  std::string text = jflap(state(0, "<initial/>") +   // line 4
+                           state(1) +                  // line 5
+                           transition(0, 1, "a") +     // line 6
+                           transition(1, 0, ""));      // line 7
+  auto e = load_error("epsilon.jff", text, "line 7");
+  CHECK(contains(e.problem(), "epsilon"));
+}
+
+TEST_CASE("jflap: two targets for one state and letter") {
+  std::string text = jflap(state(0, "<initial/>") + state(1) + transition(0, 1, "a") +
+                           transition(1, 1, "a") + transition(0, 0, "a"));  // line 8
+  auto e = load_error("nfa.jff", text, "line 8");
+  CHECK(contains(e.problem(), "nondeterminism"));
+  CHECK(contains(e.problem(), "state 'q0'"));
+  CHECK(contains(e.problem(), "letter 'a'"));
+}
+
+TEST_CASE("jflap: a type other than fa") {
+  auto e = load_error("turing.jff", jflap(state(0, "<initial/>"), "turing"), "line 2");
+  CHECK(contains(e.problem(), "turing"));
+}
+
+TEST_CASE("jflap: a transition to an unknown state") {
+  std::string text = jflap(state(0, "<initial/>") + transition(0, 5, "a"));  // line 5
+  auto e = load_error("unknown.jff", text, "line 5");
+  CHECK(contains(e.problem(), "'5'"));
+}
+
+TEST_CASE("jflap: malformed XML names the line") {
+  // Line 5: an unquoted attribute value.
+  std::string text = jflap(state(0, "<initial/>") + "\t\t<state id=\"1\" name=q1></state>\n");
+  auto e = load_error("malformed.jff", text, "line 5");
+  CHECK(contains(e.problem(), "not valid XML"));
+  // Cut short: the end of the data.
+  auto cut = load_error("cut.jff", jflap(state(0, "<initial/>")).substr(0, 150));
+  CHECK(contains(cut.problem(), "not valid XML"));
+}
+
+TEST_CASE("jflap: no initial state, and a partial DFA") {
+  auto e = load_error("no_initial.jff", jflap(state(0) + transition(0, 0, "a")));
+  CHECK(contains(e.problem(), "no initial state"));
+
+  std::string partial = jflap(state(0, "<initial/>") + state(1) + transition(0, 1, "a"));  // q1 on line 5
+  auto p = load_error("partial.jff", partial, "line 5");
+  CHECK(contains(p.problem(), "state 'q1'"));
+  CHECK(contains(p.problem(), "letter 'a'"));
+}
+
+TEST_CASE("jflap: not a JFLAP file") {
+  auto e = load_error("other.jff", "<?xml version=\"1.0\"?>\n<html><body/></html>\n");
+  CHECK(contains(e.problem(), "<structure>"));
+}
