@@ -113,6 +113,13 @@ bool HolonomyDecomposition::solvable() const {
   return true;
 }
 
+bool HolonomyDecomposition::aperiodic() const {
+  for (const auto& level : levels_)
+    for (const auto& slot : level.slots)
+      if (slot.group.order != 1) return false;
+  return true;
+}
+
 int HolonomyDecomposition::value_of(std::uint32_t member, std::uint32_t tile) const {
   const int depth = skeleton_.depth(member);
   const Level& level = levels_[static_cast<std::size_t>(depth - 1)];

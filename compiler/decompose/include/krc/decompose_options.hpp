@@ -14,8 +14,9 @@ struct DecomposeOptions {
   // Build the complete action tables (reachable coordinate tuples and, per level, the action
   // of every letter for every reachable upper tuple). act() and apply() work without them.
   bool build_tables = true;
-  // Reachable coordinate tuples in the action tables.
-  std::size_t max_tuples = 4'000'000;
+  // Reachable coordinate tuples in the action tables (each costs a few hundred bytes with its
+  // share of the per-level actions: full_transformations_9 has 362,880 and needs ~160 MB).
+  std::size_t max_tuples = 2'000'000;
   // Holonomy groups up to this order are enumerated element by element (names from element
   // order statistics, exact maximal normal subgroups); larger ones use Schreier-Sims only.
   std::uint64_t max_enumerated_group_order = 100'000;

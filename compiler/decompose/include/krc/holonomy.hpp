@@ -93,6 +93,10 @@ public:
   std::size_t class_count() const { return skeleton_.class_count(); }
   int skeleton_depth() const { return skeleton_.depth_of_skeleton(); }
   bool solvable() const;  // every holonomy group is solvable
+  // Every holonomy group is trivial. By the holonomy theorem this holds exactly when the
+  // transformation semigroup is aperiodic (each holonomy group divides S, and S divides the
+  // cascade), so it answers without enumerating S.
+  bool aperiodic() const;
   // Number of tile chains (an upper bound on reachable(); saturates at 2^64 - 1).
   std::uint64_t chain_count() const { return chain_count_; }
 

@@ -1,0 +1,110 @@
+// `krc decompose AUT [--format text|json|dot]`: the holonomy (Krohn-Rhodes) decomposition of
+// an automaton: its levels, their holonomy groups, and the skeleton.
+#include <unistd.h>
+
+#include <chrono>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "command.hpp"
+#include "krc/holonomy.hpp"
+#include "krc/holonomy_report.hpp"
+#include "krc/input_error.hpp"
+#include "krc/load_automaton.hpp"
+#include "krc/transformation_semigroup.hpp"
+#include "output_file.hpp"
+
+namespace krc::cli {
+namespace {
+
+struct DecomposeArguments {
+  std::string input, output = "-", format = "text", input_format;
+  bool complete = false, no_tables = false, quiet = false;
+  std::size_t max_images = DecomposeOptions{}.max_images;
+  std::size_t max_tuples = DecomposeOptions{}.max_tuples;
+  std::size_t max_elements = 100'000;
+};
+
+// Fills semigroup.size and .aperiodic from the enumerated semigroup when it is within the
+// limit; otherwise size stays null and aperiodicity comes from the holonomy groups.
+void fill_semigroup(nlohmann::json& summary, const Automaton& automaton,
+                    const HolonomyDecomposition& decomposition, std::size_t max_elements) {
+  auto& semigroup = summary["semigroup"];
+  semigroup["size_limit"] = max_elements;
+  try {
+    auto s = TransformationSemigroup::generate(automaton, false, max_elements);
+    semigroup["size"] = s.semigroup_size();
+    semigroup["aperiodic"] = s.is_aperiodic();
+  } catch (const LimitError&) {
+    semigroup["size"] = nullptr;
+    semigroup["aperiodic"] = decomposition.aperiodic();
+    semigroup["aperiodic_from"] = "holonomy groups";
+  }
+}
+
+int run_decompose(const DecomposeArguments& a) {
+  const auto start = std::chrono::steady_clock::now();
+  LoadOptions load;
+  load.completion.add_sink = a.complete;
+  load.format = a.input_format;
+  const Automaton automaton = load_automaton(a.input, load);
+
+  DecomposeOptions options;
+  options.max_images = a.max_images;
+  options.max_tuples = a.max_tuples;
+  options.build_tables = !a.no_tables && a.format != "dot";
+  if (!a.quiet)
+    options.progress = [&](const std::string& message) {
+      double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      std::cerr << "krc: decompose: " << message << " (" << static_cast<int>(seconds) << " s)\n";
+    };
+  const HolonomyDecomposition decomposition = HolonomyDecomposition::compute(automaton, options);
+
+  std::string out;
+  if (a.format == "dot") {
+    out = decomposition_to_dot(decomposition);
+  } else {
+    nlohmann::json summary = decomposition_to_json(decomposition);
+    fill_semigroup(summary, automaton, decomposition, a.max_elements);
+    out = a.format == "json" ? summary.dump(1) + "\n" : decomposition_text(summary);
+  }
+  write_output(a.output, out);
+  return 0;
+}
+
+const RegisterCommand registration{{
+    "decompose",
+    "Krohn-Rhodes (holonomy) decomposition: levels, holonomy groups, skeleton",
+    40,
+    [](CLI::App& sub) -> std::function<int()> {
+      auto a = std::make_shared<DecomposeArguments>();
+      sub.add_option("automaton", a->input,
+                     "Description file: krc JSON, Graphviz DOT (AALpy, LearnLib) or JFLAP .jff; - for stdin")
+          ->required();
+      sub.add_option("--format", a->format,
+                     "text: one line per level, like SgpDec; json: the summary other programs read;\n"
+                     "dot: the skeleton for Graphviz")
+          ->check(CLI::IsMember({"text", "json", "dot"}))
+          ->capture_default_str();
+      sub.add_option("-o,--output", a->output, "File to write; - for stdout")->capture_default_str();
+      sub.add_option("--input-format", a->input_format, "Input format when the extension does not tell")
+          ->check(CLI::IsMember({"json", "dot", "jff"}));
+      sub.add_flag("--complete", a->complete, "Complete a partial DFA with a sink state instead of failing");
+      sub.add_flag("--no-tables", a->no_tables,
+                   "Skip the complete action tables (skeleton and groups only)");
+      sub.add_option("--max-images", a->max_images, "Limit on the images of the state set")
+          ->check(CLI::PositiveNumber)
+          ->capture_default_str();
+      sub.add_option("--max-tuples", a->max_tuples, "Limit on the reachable coordinate tuples of the action tables")
+          ->check(CLI::PositiveNumber)
+          ->capture_default_str();
+      sub.add_option("--max-elements", a->max_elements,
+                     "Enumerate the transformation semigroup (for its size) up to this many elements")
+          ->capture_default_str();
+      sub.add_flag("-q,--quiet", a->quiet, "No progress messages on stderr");
+      return [a] { return run_decompose(*a); };
+    }}};
+
+}  // namespace
+}  // namespace krc::cli
