@@ -1,0 +1,95 @@
+#pragma once
+// Proves a network right by running it: at every position of every tested word the argmax
+// of the logits (ties count as errors) must be the automaton's state after that prefix
+// (position 0: the initial state). Tested words: all words of one length L (by causality
+// their prefixes cover every shorter word) and seeded random words of length N.
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "krc/automaton.hpp"
+#include "krc/forward.hpp"
+#include "krc/network.hpp"
+
+namespace krc {
+
+struct VerifyProgress {
+  long long words_done = 0, words_total = 0;
+  long long positions_done = 0, positions_total = 0;
+  double seconds = 0;
+};
+
+struct VerifyOptions {
+  // Length of the exhaustive part; nullopt: the longest length with at most
+  // max_exhaustive_words words (and at most max_len); 0 disables it.
+  std::optional<int> exhaustive_length;
+  long long max_exhaustive_words = 100000;
+  long long random_words = 1000;
+  std::optional<int> random_length;  // default: max_len
+  std::uint64_t seed = 1;
+  ForwardOptions forward;
+  // Called after every batch of words, from the calling thread.
+  std::function<void(const VerifyProgress&)> progress;
+};
+
+enum class VerifyPart { Exhaustive, Random };
+const char* to_string(VerifyPart part);
+
+// Where in the tested words: part, index of the word in that part, position (0 = BOS).
+struct WordPosition {
+  VerifyPart part = VerifyPart::Exhaustive;
+  long long word = 0;
+  long long position = 0;
+};
+
+struct Counterexample {
+  WordPosition first_error;  // the first wrong position of the first wrong word
+  std::vector<LetterId> word;
+  std::vector<StateId> expected;  // the automaton's states, word.size() + 1
+  std::vector<StateId> actual;    // the argmax of the logits (lowest index on ties)
+  std::vector<char> wrong;        // per position: argmax not the expected state, or tied
+};
+
+struct VerifyReport {
+  AttentionKind attention = AttentionKind::Softmax;
+  Precision precision = Precision::Float32;
+  int threads = 0;
+
+  int exhaustive_length = 0;       // 0: no exhaustive part
+  long long exhaustive_words = 0;  // letters^L
+  long long random_words = 0;
+  int random_length = 0;
+  std::uint64_t seed = 0;
+
+  long long words = 0, positions = 0;  // checked
+  long long wrong_positions = 0, wrong_words = 0;
+  std::optional<Counterexample> counterexample;
+
+  // Smallest (right logit - best wrong logit) over all positions; +inf with one state.
+  double smallest_margin = std::numeric_limits<double>::infinity();
+  std::optional<WordPosition> smallest_margin_at;
+  double seconds = 0;
+
+  bool ok() const { return wrong_positions == 0; }
+};
+
+// The default exhaustive length: the longest L <= max_len with letters^L <= max_words.
+int default_exhaustive_length(std::size_t letters, int max_len, long long max_words);
+
+// Throws std::invalid_argument when the automaton does not fit the network (letters,
+// states) or a requested length exceeds max_len.
+VerifyReport verify(const Network& network, const Automaton& automaton, const VerifyOptions& options = {});
+
+// "verified 1,100,000 positions of 61,049 words: all right; smallest margin ..." and, on a
+// mismatch, the first counterexample (long words shown around the first error).
+std::string format_report(const VerifyReport& report, const Automaton& automaton);
+nlohmann::json report_to_json(const VerifyReport& report, const Automaton& automaton);
+
+// 1234567 -> "1,234,567".
+std::string with_thousands(long long n);
+
+}  // namespace krc

@@ -1,0 +1,177 @@
+#include "krc/verifier.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <random>
+#include <stdexcept>
+#include <thread>
+
+namespace krc {
+
+const char* to_string(VerifyPart part) { return part == VerifyPart::Exhaustive ? "exhaustive" : "random"; }
+
+int default_exhaustive_length(std::size_t letters, int max_len, long long max_words) {
+  if (max_words < 1) return 0;
+  int length = 0;
+  long long count = 1;
+  while (length < max_len) {
+    if (letters > 1 && count > max_words / static_cast<long long>(letters)) break;
+    count *= static_cast<long long>(letters);
+    ++length;
+  }
+  return length;
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// letters^length, or -1 when it does not fit comfortably in a long long.
+long long power(std::size_t letters, int length) {
+  long long count = 1;
+  for (int i = 0; i < length; ++i) {
+    if (letters > 1 && count > (1LL << 62) / static_cast<long long>(letters)) return -1;
+    count *= static_cast<long long>(letters);
+  }
+  return count;
+}
+
+// Word number `index` of length `length` in lexicographic order (letter 0 first).
+std::vector<LetterId> exhaustive_word(long long index, std::size_t letters, int length) {
+  std::vector<LetterId> word(length);
+  for (int i = length - 1; i >= 0; --i) {
+    word[i] = static_cast<LetterId>(index % static_cast<long long>(letters));
+    index /= static_cast<long long>(letters);
+  }
+  return word;
+}
+
+class Checker {
+public:
+  Checker(const Automaton& automaton, VerifyReport& report) : automaton_(automaton), report_(report) {}
+
+  void check(VerifyPart part, long long index, const std::vector<LetterId>& word, const Eigen::MatrixXd& logits) {
+    const std::vector<StateId> expected = automaton_.run(word);
+    const Eigen::Index states = logits.cols();
+    bool word_wrong = false;
+    for (Eigen::Index t = 0; t < logits.rows(); ++t) {
+      const StateId right = expected[t];
+      double best_wrong = -std::numeric_limits<double>::infinity();
+      for (Eigen::Index s = 0; s < states; ++s)
+        if (s != right) best_wrong = std::max(best_wrong, logits(t, s));
+      double margin = logits(t, right) - best_wrong;
+      if (states == 1) margin = std::numeric_limits<double>::infinity();  // nothing to confuse
+      else if (std::isnan(margin)) margin = -std::numeric_limits<double>::infinity();
+      if (!(margin > 0)) {  // ties count as errors
+        ++report_.wrong_positions;
+        word_wrong = true;
+      }
+      if (states > 1 && (!report_.smallest_margin_at || margin < report_.smallest_margin)) {
+        report_.smallest_margin = margin;
+        report_.smallest_margin_at = WordPosition{part, index, t};
+      }
+    }
+    ++report_.words;
+    report_.positions += logits.rows();
+    if (!word_wrong) return;
+    ++report_.wrong_words;
+    if (report_.counterexample) return;
+    Counterexample c;
+    c.word = word;
+    c.expected = expected;
+    for (Eigen::Index t = 0; t < logits.rows(); ++t) {
+      Eigen::Index best = 0;
+      for (Eigen::Index s = 1; s < states; ++s)
+        if (logits(t, s) > logits(t, best)) best = s;
+      const double right = logits(t, expected[t]);
+      bool wrong = false;  // some other state's logit is not below the right one
+      for (Eigen::Index s = 0; s < states; ++s)
+        if (s != expected[t] && !(right > logits(t, s))) wrong = true;
+      c.actual.push_back(static_cast<StateId>(best));
+      c.wrong.push_back(wrong);
+    }
+    const auto first = std::find(c.wrong.begin(), c.wrong.end(), 1) - c.wrong.begin();
+    c.first_error = WordPosition{part, index, static_cast<long long>(first)};
+    report_.counterexample = std::move(c);
+  }
+
+private:
+  const Automaton& automaton_;
+  VerifyReport& report_;
+};
+
+}  // namespace
+
+VerifyReport verify(const Network& network, const Automaton& automaton, const VerifyOptions& options) {
+  const auto start = Clock::now();
+  const std::size_t letters = automaton.letter_count();
+  if (letters + 1 != network.vocabulary.size())
+    throw std::invalid_argument("the automaton has " + std::to_string(letters) + " letters, the network " +
+                                std::to_string(network.vocabulary.size() - 1));
+  if (automaton.state_count() != network.states.size())
+    throw std::invalid_argument("the automaton has " + std::to_string(automaton.state_count()) +
+                                " states, the network " + std::to_string(network.states.size()));
+
+  VerifyReport report;
+  report.attention = options.forward.attention;
+  report.precision = options.forward.precision;
+  report.threads = options.forward.threads > 0 ? options.forward.threads
+                                               : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  report.exhaustive_length = options.exhaustive_length.value_or(
+      default_exhaustive_length(letters, network.max_len, options.max_exhaustive_words));
+  report.random_length = options.random_length.value_or(network.max_len);
+  report.random_words = options.random_words;
+  report.seed = options.seed;
+  if (report.exhaustive_length < 0 || report.exhaustive_length > network.max_len)
+    throw std::invalid_argument("exhaustive length " + std::to_string(report.exhaustive_length) +
+                                " is outside [0, max_len " + std::to_string(network.max_len) + "]");
+  if (report.random_length < 0 || report.random_length > network.max_len)
+    throw std::invalid_argument("random word length " + std::to_string(report.random_length) +
+                                " is outside [0, max_len " + std::to_string(network.max_len) + "]");
+  if (report.random_words < 0) throw std::invalid_argument("the number of random words is negative");
+  report.exhaustive_words = report.exhaustive_length > 0 ? power(letters, report.exhaustive_length) : 0;
+  if (report.exhaustive_words < 0)
+    throw std::invalid_argument("too many words of length " + std::to_string(report.exhaustive_length) +
+                                " to enumerate");
+
+  ForwardPass pass(network, options.forward);
+  Checker checker(automaton, report);
+  VerifyProgress progress;
+  progress.words_total = report.exhaustive_words + report.random_words;
+  progress.positions_total = report.exhaustive_words * (report.exhaustive_length + 1) +
+                             report.random_words * (report.random_length + 1);
+
+  // Batches hold about 64K positions (at least one word per thread), so that threads stay
+  // busy and progress comes often.
+  auto run_part = [&](VerifyPart part, long long count, int length, auto make_word) {
+    const long long per_batch = std::max<long long>(report.threads, 65536 / (length + 1));
+    for (long long first = 0; first < count; first += per_batch) {
+      const long long last = std::min(count, first + per_batch);
+      std::vector<std::vector<LetterId>> words;
+      for (long long i = first; i < last; ++i) words.push_back(make_word(i));
+      const auto logits = pass.run(words);
+      for (long long i = first; i < last; ++i) checker.check(part, i, words[i - first], logits[i - first]);
+      if (options.progress) {
+        progress.words_done = report.words;
+        progress.positions_done = report.positions;
+        progress.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+        options.progress(progress);
+      }
+    }
+  };
+
+  run_part(VerifyPart::Exhaustive, report.exhaustive_words, report.exhaustive_length,
+           [&](long long i) { return exhaustive_word(i, letters, report.exhaustive_length); });
+  std::mt19937_64 rng(options.seed);
+  std::uniform_int_distribution<LetterId> letter(0, static_cast<LetterId>(letters - 1));
+  run_part(VerifyPart::Random, report.random_words, report.random_length, [&](long long) {
+    std::vector<LetterId> word(report.random_length);
+    for (auto& a : word) a = letter(rng);
+    return word;
+  });
+  report.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  return report;
+}
+
+}  // namespace krc

@@ -1,0 +1,151 @@
+// The verification report for people (text) and programs (JSON).
+#include <algorithm>
+#include <cmath>
+#include <iomanip>
+#include <sstream>
+
+#include "krc/verifier.hpp"
+
+namespace krc {
+
+std::string with_thousands(long long n) {
+  std::string digits = std::to_string(n < 0 ? -n : n), out;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return n < 0 ? "-" + out : out;
+}
+
+namespace {
+
+std::string number(double x) {
+  if (std::isinf(x)) return x > 0 ? "infinite" : "-infinite";
+  std::ostringstream s;
+  s << std::setprecision(4) << x;
+  return s.str();
+}
+
+// All words of length <= L, which the prefixes of the words of length L run through.
+long long covered_words(std::size_t letters, int length) {
+  long long total = 0, power = 1;
+  for (int i = 0; i <= length; ++i) {
+    total += power;
+    if (i < length) power *= static_cast<long long>(letters);
+  }
+  return total;
+}
+
+std::string place(const WordPosition& p) {
+  return std::string(to_string(p.part)) + " word " + with_thousands(p.word) + ", position " +
+         with_thousands(p.position);
+}
+
+std::string letter_at(const Counterexample& c, const Automaton& a, std::size_t t) {
+  return t == 0 ? "<bos>" : a.letter_name(c.word[t - 1]);
+}
+
+void write_counterexample(std::ostream& out, const Counterexample& c, const Automaton& a) {
+  const std::size_t positions = c.expected.size();
+  const std::size_t first = static_cast<std::size_t>(c.first_error.position);
+  out << "first counterexample: " << to_string(c.first_error.part) << " word "
+      << with_thousands(c.first_error.word) << " (length " << with_thousands(c.word.size())
+      << "), first wrong at position " << with_thousands(c.first_error.position) << "\n";
+  // Long words: a window around the first error.
+  std::size_t from = 0, to = positions;
+  if (positions > 24) {
+    from = first > 8 ? first - 8 : 0;
+    to = std::min(positions, first + 9);
+  }
+  std::size_t wl = 6, we = 8;
+  for (std::size_t t = from; t < to; ++t) {
+    wl = std::max(wl, letter_at(c, a, t).size());
+    we = std::max(we, a.state_name(c.expected[t]).size());
+  }
+  out << "  " << std::setw(9) << "position" << "  " << std::left << std::setw(static_cast<int>(wl)) << "letter"
+      << "  " << std::setw(static_cast<int>(we)) << "expected" << "  actual\n" << std::right;
+  if (from > 0) out << "  " << std::setw(9) << "..." << "\n";
+  for (std::size_t t = from; t < to; ++t) {
+    out << "  " << std::setw(9) << t << "  " << std::left << std::setw(static_cast<int>(wl)) << letter_at(c, a, t)
+        << "  " << std::setw(static_cast<int>(we)) << a.state_name(c.expected[t]) << "  "
+        << a.state_name(c.actual[t]) << std::right;
+    if (c.wrong[t]) out << (c.actual[t] == c.expected[t] ? "   <- wrong (tie)" : "   <- wrong");
+    out << "\n";
+  }
+  if (to < positions) out << "  " << std::setw(9) << "..." << "\n";
+}
+
+}  // namespace
+
+std::string format_report(const VerifyReport& r, const Automaton& a) {
+  std::ostringstream out;
+  if (r.ok()) {
+    out << "verified " << with_thousands(r.positions) << " positions of " << with_thousands(r.words)
+        << " words: all right";
+  } else {
+    out << "FAILED: " << with_thousands(r.wrong_positions) << " of " << with_thousands(r.positions)
+        << " positions wrong, in " << with_thousands(r.wrong_words) << " of " << with_thousands(r.words) << " words";
+  }
+  if (r.smallest_margin_at)
+    out << "; smallest margin " << number(r.smallest_margin) << " at " << place(*r.smallest_margin_at);
+  else if (r.words > 0)
+    out << "; one state only, no margin to measure";
+  out << "\n";
+  if (r.exhaustive_length > 0)
+    out << "  exhaustive: all " << with_thousands(r.exhaustive_words) << " words of length " << r.exhaustive_length
+        << " (their prefixes: all " << with_thousands(covered_words(a.letter_count(), r.exhaustive_length))
+        << " words of length <= " << r.exhaustive_length << ")\n";
+  else
+    out << "  exhaustive: none\n";
+  out << "  random: " << with_thousands(r.random_words) << " words of length " << with_thousands(r.random_length)
+      << ", seed " << r.seed << "\n";
+  out << "  attention " << to_string(r.attention) << ", precision " << to_string(r.precision) << ", "
+      << r.threads << (r.threads == 1 ? " thread, " : " threads, ") << std::fixed << std::setprecision(2)
+      << r.seconds << " s\n";
+  if (r.counterexample) write_counterexample(out, *r.counterexample, a);
+  return out.str();
+}
+
+nlohmann::json report_to_json(const VerifyReport& r, const Automaton& a) {
+  using nlohmann::json;
+  auto position = [](const WordPosition& p) {
+    return json{{"part", to_string(p.part)}, {"word", p.word}, {"position", p.position}};
+  };
+  json out = {
+      {"ok", r.ok()},
+      {"words", r.words},
+      {"positions", r.positions},
+      {"wrong_positions", r.wrong_positions},
+      {"wrong_words", r.wrong_words},
+      {"exhaustive",
+       {{"length", r.exhaustive_length},
+        {"words", r.exhaustive_words},
+        {"covered_words", r.exhaustive_length > 0 ? covered_words(a.letter_count(), r.exhaustive_length) : 0}}},
+      {"random", {{"words", r.random_words}, {"length", r.random_length}, {"seed", r.seed}}},
+      {"smallest_margin", std::isfinite(r.smallest_margin) ? json(r.smallest_margin) : json(nullptr)},
+      {"smallest_margin_at", r.smallest_margin_at ? position(*r.smallest_margin_at) : json(nullptr)},
+      {"attention", to_string(r.attention)},
+      {"precision", to_string(r.precision)},
+      {"threads", r.threads},
+      {"seconds", r.seconds},
+      {"counterexample", nullptr},
+  };
+  if (r.counterexample) {
+    const Counterexample& c = *r.counterexample;
+    json word = json::array(), expected = json::array(), actual = json::array(), wrong = json::array();
+    for (LetterId l : c.word) word.push_back(a.letter_name(l));
+    for (std::size_t t = 0; t < c.expected.size(); ++t) {
+      expected.push_back(a.state_name(c.expected[t]));
+      actual.push_back(a.state_name(c.actual[t]));
+      if (c.wrong[t]) wrong.push_back(t);
+    }
+    out["counterexample"] = {{"first_error", position(c.first_error)},
+                             {"word", word},
+                             {"expected", expected},
+                             {"actual", actual},
+                             {"wrong_positions", wrong}};
+  }
+  return out;
+}
+
+}  // namespace krc

@@ -1,0 +1,26 @@
+#pragma once
+// A reset automaton (the state is a function of the last letter) and a network with no
+// layers that computes it: token one-hots read straight into the state logits.
+#include "krc/automaton.hpp"
+#include "krc/network.hpp"
+
+namespace krc::test {
+
+// States "start" (initial), then one per letter image; letter i resets to state
+// reset_target[i].
+Automaton reset_automaton(const std::vector<std::string>& letters, const std::vector<StateId>& reset_target,
+                          StateId states);
+
+// Logit 1 for the state the token resets to (BOS: the initial state), 0 for the others,
+// except: `wrong_letter` (if >= 0) points at state `wrong_state` instead, and the token of
+// `weak_letter` (if >= 0) has weight `weak_weight` instead of 1.
+struct ResetNetworkOptions {
+  int max_len = 12;
+  int wrong_letter = -1;
+  StateId wrong_state = 0;
+  int weak_letter = -1;
+  float weak_weight = 0.5f;
+};
+Network reset_network(const Automaton& automaton, const ResetNetworkOptions& options = {});
+
+}  // namespace krc::test

@@ -1,0 +1,217 @@
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <functional>
+#include <set>
+
+#include "krc/verifier.hpp"
+#include "reset_network.hpp"
+
+using namespace krc;
+
+namespace {
+
+// Letters a, b, c reset to s1, s2, s1.
+Automaton abc_reset() { return test::reset_automaton({"a", "b", "c"}, {1, 2, 1}, 3); }
+
+// Every word of length `length`, by brute force.
+std::vector<std::vector<LetterId>> all_words(int letters, int length) {
+  std::vector<std::vector<LetterId>> words;
+  std::vector<LetterId> word;
+  std::function<void()> extend = [&] {
+    if (static_cast<int>(word.size()) == length) {
+      words.push_back(word);
+      return;
+    }
+    for (int a = 0; a < letters; ++a) {
+      word.push_back(static_cast<LetterId>(a));
+      extend();
+      word.pop_back();
+    }
+  };
+  extend();
+  return words;
+}
+
+}  // namespace
+
+TEST_CASE("verifier: a network computing a reset automaton verifies clean, with the right counts") {
+  Automaton a = abc_reset();
+  test::ResetNetworkOptions shape;
+  shape.max_len = 30;
+  Network n = test::reset_network(a, shape);
+  VerifyOptions options;
+  options.random_words = 37;
+  VerifyReport r = verify(n, a, options);
+  CHECK(r.ok());
+  // 3^10 = 59,049 <= 100,000 < 3^11: the default exhaustive length is 10.
+  const auto words = all_words(3, 10);
+  CHECK(std::set<std::vector<LetterId>>(words.begin(), words.end()).size() == words.size());
+  CHECK(r.exhaustive_length == 10);
+  CHECK(r.exhaustive_words == static_cast<long long>(words.size()));
+  CHECK(r.random_words == 37);
+  CHECK(r.random_length == 30);
+  CHECK(r.words == static_cast<long long>(words.size()) + 37);
+  CHECK(r.positions == static_cast<long long>(words.size()) * 11 + 37 * 31);
+  CHECK(r.wrong_positions == 0);
+  CHECK(r.wrong_words == 0);
+  CHECK(!r.counterexample);
+  CHECK(r.smallest_margin == 1.0);  // logit 1 for the right state, 0 for the others
+  const std::string text = format_report(r, a);
+  CHECK(text.rfind("verified " + with_thousands(r.positions) + " positions of " + with_thousands(r.words) +
+                       " words: all right",
+                   0) == 0);
+  CHECK(text.find("all 59,049 words of length 10") != std::string::npos);
+  CHECK(text.find("all 88,573 words of length <= 10") != std::string::npos);  // (3^11 - 1) / 2
+}
+
+TEST_CASE("verifier: the smallest margin and where it is") {
+  Automaton a = abc_reset();
+  test::ResetNetworkOptions shape;
+  shape.weak_letter = 1;  // b's logit is 0.5 instead of 1
+  Network n = test::reset_network(a, shape);
+  VerifyOptions options;
+  options.exhaustive_length = 4;
+  VerifyReport r = verify(n, a, options);
+  CHECK(r.ok());
+  CHECK(r.smallest_margin == 0.5);
+  // The first word of length 4 in lexicographic order that has a b: "a a a b" (word 1), at position 4.
+  REQUIRE(r.smallest_margin_at);
+  CHECK(r.smallest_margin_at->part == VerifyPart::Exhaustive);
+  CHECK(r.smallest_margin_at->word == 1);
+  CHECK(r.smallest_margin_at->position == 4);
+}
+
+TEST_CASE("verifier: a wrong network fails with a correct counterexample and counts") {
+  Automaton a = abc_reset();
+  test::ResetNetworkOptions shape;
+  shape.wrong_letter = 2;  // c should reset to s1; the network says s2
+  shape.wrong_state = 2;
+  Network n = test::reset_network(a, shape);
+  VerifyOptions options;
+  options.exhaustive_length = 3;
+  options.random_words = 0;
+  VerifyReport r = verify(n, a, options);
+  CHECK(!r.ok());
+  // Brute force: a position is wrong exactly when its letter is c.
+  long long wrong_positions = 0, wrong_words = 0;
+  for (const auto& w : all_words(3, 3)) {
+    long long here = std::count(w.begin(), w.end(), LetterId{2});
+    wrong_positions += here;
+    wrong_words += here > 0;
+  }
+  CHECK(r.wrong_positions == wrong_positions);
+  CHECK(r.wrong_words == wrong_words);
+  REQUIRE(r.counterexample);
+  const Counterexample& c = *r.counterexample;
+  CHECK(c.word == std::vector<LetterId>{0, 0, 2});  // "a a c", word 2
+  CHECK(c.first_error.word == 2);
+  CHECK(c.first_error.position == 3);
+  CHECK(c.expected == a.run(c.word));
+  CHECK(c.actual == std::vector<StateId>{0, 1, 1, 2});
+  CHECK(c.wrong == std::vector<char>{0, 0, 0, 1});
+  CHECK(r.smallest_margin == -1.0);
+
+  const std::string text = format_report(r, a);
+  CHECK(text.rfind("FAILED: " + std::to_string(wrong_positions) + " of 108 positions wrong", 0) == 0);
+  CHECK(text.find("first counterexample: exhaustive word 2 (length 3), first wrong at position 3") != std::string::npos);
+  const auto json = report_to_json(r, a);
+  CHECK(json["ok"] == false);
+  CHECK(json["counterexample"]["word"] == nlohmann::json({"a", "a", "c"}));
+  CHECK(json["counterexample"]["actual"] == nlohmann::json({"start", "s1", "s1", "s2"}));
+}
+
+TEST_CASE("verifier: a tie between the right state and another counts as an error") {
+  Automaton a = abc_reset();
+  Network n = test::reset_network(a);
+  n.unembedding.coeffRef(3, 2) = 1.0f;  // token c: logit 1 for s1 (right) and for s2
+  VerifyOptions options;
+  options.exhaustive_length = 1;
+  options.random_words = 0;
+  VerifyReport r = verify(n, a, options);
+  CHECK(r.wrong_positions == 1);  // the word "c", position 1
+  CHECK(r.smallest_margin == 0.0);
+  REQUIRE(r.counterexample);
+  CHECK(r.counterexample->word == std::vector<LetterId>{2});
+  CHECK(r.counterexample->actual[1] == 1);  // the argmax is the right state, but tied
+  CHECK(r.counterexample->wrong[1] == 1);
+  CHECK(format_report(r, a).find("<- wrong (tie)") != std::string::npos);
+}
+
+TEST_CASE("verifier: long counterexamples are shown around the first error") {
+  Automaton a = abc_reset();
+  test::ResetNetworkOptions shape;
+  shape.max_len = 200;
+  shape.wrong_letter = 2;
+  shape.wrong_state = 0;
+  Network n = test::reset_network(a, shape);
+  VerifyOptions options;
+  options.exhaustive_length = 0;
+  options.random_words = 3;
+  VerifyReport r = verify(n, a, options);
+  REQUIRE(r.counterexample);
+  const auto& c = *r.counterexample;
+  CHECK(c.first_error.part == VerifyPart::Random);
+  CHECK(c.first_error.word == 0);
+  // The first c in the word is the first error.
+  const auto first_c = std::find(c.word.begin(), c.word.end(), LetterId{2}) - c.word.begin();
+  CHECK(c.first_error.position == first_c + 1);
+  const std::string text = format_report(r, a);
+  const auto lines = std::count(text.begin(), text.end(), '\n');
+  CHECK(lines < 30);
+  CHECK(text.find("...") != std::string::npos);
+  CHECK(text.find(std::to_string(c.first_error.position) + "  c ") != std::string::npos);
+}
+
+TEST_CASE("verifier: the default exhaustive length") {
+  CHECK(default_exhaustive_length(2, 100, 100000) == 16);  // 65,536
+  CHECK(default_exhaustive_length(3, 100, 100000) == 10);  // 59,049
+  CHECK(default_exhaustive_length(4, 100, 100000) == 8);   // 65,536
+  CHECK(default_exhaustive_length(5, 100, 100000) == 7);   // 78,125
+  CHECK(default_exhaustive_length(10, 100, 100000) == 5);  // exactly 100,000
+  CHECK(default_exhaustive_length(11, 100, 100000) == 4);
+  CHECK(default_exhaustive_length(2, 5, 100000) == 5);     // capped by max_len
+  CHECK(default_exhaustive_length(1, 9, 100000) == 9);     // one word of every length
+  CHECK(default_exhaustive_length(200000, 9, 100000) == 0);
+}
+
+TEST_CASE("verifier: lengths beyond max_len are refused, progress is reported") {
+  Automaton a = abc_reset();
+  Network n = test::reset_network(a);  // max_len 12
+  VerifyOptions too_long;
+  too_long.exhaustive_length = 13;
+  CHECK_THROWS_AS(verify(n, a, too_long), std::invalid_argument);
+  VerifyOptions too_long_random;
+  too_long_random.random_length = 13;
+  CHECK_THROWS_AS(verify(n, a, too_long_random), std::invalid_argument);
+
+  VerifyOptions options;
+  options.exhaustive_length = 9;
+  options.random_words = 10;
+  std::vector<VerifyProgress> calls;
+  options.progress = [&](const VerifyProgress& p) { calls.push_back(p); };
+  VerifyReport r = verify(n, a, options);
+  REQUIRE(!calls.empty());
+  CHECK(calls.back().words_done == calls.back().words_total);
+  CHECK(calls.back().positions_done == r.positions);
+  CHECK(calls.back().positions_total == r.positions);
+  for (std::size_t i = 1; i < calls.size(); ++i) CHECK(calls[i].positions_done > calls[i - 1].positions_done);
+}
+
+TEST_CASE("verifier: options reach the report; a one-state automaton has no margin") {
+  Automaton one = test::reset_automaton({"a", "b"}, {0, 0}, 1);
+  Network n = test::reset_network(one);
+  VerifyOptions options;
+  options.forward.attention = AttentionKind::Hard;
+  options.forward.precision = Precision::Float64;
+  options.forward.threads = 1;
+  options.seed = 77;
+  VerifyReport r = verify(n, one, options);
+  CHECK(r.ok());
+  CHECK(r.attention == AttentionKind::Hard);
+  CHECK(r.precision == Precision::Float64);
+  CHECK(r.threads == 1);
+  CHECK(r.seed == 77);
+  CHECK(!r.smallest_margin_at);
+  CHECK(format_report(r, one).find("no margin") != std::string::npos);
+}
