@@ -1,0 +1,122 @@
+// The krc command's side of the zoo and of reading description files.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "krc/automaton_json.hpp"
+#include "krc/load_automaton.hpp"
+#include "krc/zoo.hpp"
+#include "test_support.hpp"
+
+using namespace krc;
+namespace fs = std::filesystem;
+
+namespace {
+bool contains(const std::string& haystack, const std::string& needle) {
+  return haystack.find(needle) != std::string::npos;
+}
+
+Automaton reference_automaton(const std::string& stem) {
+  auto path = test::reference_dir() / "automata" / (stem + ".json");
+  return automaton_from_json(nlohmann::json::parse(test::read_text(path)), path.string());
+}
+}  // namespace
+
+TEST_CASE("krc zoo gridworld --n 9 -o F writes the reference automaton") {
+  test::TempDir dir;
+  auto out = (dir / "grid.json").string();
+  auto r = test::run_krc({"zoo", "gridworld", "--n", "9", "-o", out});
+  REQUIRE(r.status == 0);
+  CHECK(r.out.empty());
+  CHECK(load_automaton(out) == reference_automaton("gridworld_9"));
+  // The same text as the reference file, which lacks only the final newline.
+  CHECK(test::read_text(out) == test::read_text(test::reference_dir() / "automata" / "gridworld_9.json") + "\n");
+}
+
+TEST_CASE("krc zoo prints every reference automaton by its file name") {
+  for (const auto& stem : test::reference_automaton_names()) {
+    CAPTURE(stem);
+    auto r = test::run_krc({"zoo", stem});
+    REQUIRE(r.status == 0);
+    CHECK(automaton_from_json(nlohmann::json::parse(r.out), stem) == reference_automaton(stem));
+  }
+}
+
+TEST_CASE("krc zoo lists the families, as text and as JSON") {
+  auto text = test::run_krc({"zoo"});
+  REQUIRE(text.status == 0);
+  auto json = test::run_krc({"zoo", "--json"});
+  REQUIRE(json.status == 0);
+  auto list = nlohmann::json::parse(json.out);
+  REQUIRE(list.size() == zoo_families().size());
+  for (const auto& f : zoo_families()) {
+    CAPTURE(f.name);
+    CHECK(contains(text.out, f.name));
+    CHECK(contains(text.out, f.description));
+    auto entry = std::find_if(list.begin(), list.end(), [&](const auto& e) { return e["name"] == f.name; });
+    REQUIRE(entry != list.end());
+    CHECK((*entry)["has_parameter"] == f.has_parameter);
+    if (f.has_parameter) {
+      CHECK((*entry)["default_n"] == f.default_n);
+      CHECK((*entry)["min_n"] == f.min_n);
+      CHECK((*entry)["max_n"] == f.max_n);
+    }
+  }
+}
+
+TEST_CASE("krc zoo with a bad family or n exits 2 and writes no file") {
+  test::TempDir dir;
+  auto out = (dir / "s.json").string();
+  auto r = test::run_krc({"zoo", "symmetric", "--n", "9", "-o", out});
+  CHECK(r.status == 2);
+  CHECK(contains(r.err, "symmetric"));
+  CHECK(contains(r.err, "9"));
+  CHECK_FALSE(fs::exists(out));
+  auto unknown = test::run_krc({"zoo", "pairty"});
+  CHECK(unknown.status == 2);
+  CHECK(contains(unknown.err, "parity"));  // lists what there is
+  CHECK(unknown.out.empty());
+}
+
+TEST_CASE("bad input exits 2, names the file and the place, and writes no output") {
+  test::TempDir dir;
+  auto input = (dir / "nondeterministic.dot").string();
+  std::ofstream(input) << "digraph g {\n  s0 -> s0 [label=\"a\"];\n  s0 -> s1 [label=\"a\"];\n"
+                          "  s1 -> s1 [label=\"a\"];\n  __start0 -> s0;\n}\n";
+  auto out = (dir / "out.json").string();
+  auto r = test::run_krc({"decompose", input, "--format", "json", "-o", out});
+  CHECK(r.status == 2);
+  CHECK(contains(r.err, input));
+  CHECK(contains(r.err, "line 3"));
+  CHECK(contains(r.err, "'s0'"));
+  CHECK_FALSE(fs::exists(out));
+}
+
+TEST_CASE("a missing input file exits 2 and names it") {
+  test::TempDir dir;
+  auto missing = (dir / "absent.json").string();
+  auto r = test::run_krc({"decompose", missing});
+  CHECK(r.status == 2);
+  CHECK(contains(r.err, missing));
+}
+
+TEST_CASE("a partial DFA is refused, and completed with --complete") {
+  test::TempDir dir;
+  auto input = (dir / "partial.jff").string();
+  std::ofstream(input) << "<structure><type>fa</type><automaton>\n"
+                          "<state id=\"0\" name=\"a\"><initial/></state>\n"
+                          "<state id=\"1\" name=\"b\"></state>\n"
+                          "<transition><from>0</from><to>1</to><read>x</read></transition>\n"
+                          "</automaton></structure>\n";
+  auto refused = test::run_krc({"decompose", input});
+  CHECK(refused.status == 2);
+  CHECK(contains(refused.err, input));
+  CHECK(contains(refused.err, "line 3"));
+  CHECK(contains(refused.err, "state 'b'"));
+  CHECK(contains(refused.err, "letter 'x'"));
+  auto completed = test::run_krc({"decompose", input, "--complete", "--format", "json"});
+  CHECK(completed.status == 0);
+  CHECK(nlohmann::json::parse(completed.out)["automaton"]["states"] == 3);
+}
