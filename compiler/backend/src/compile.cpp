@@ -7,6 +7,7 @@
 #include "krc/holonomy.hpp"
 #include "krc/kr_strategy.hpp"
 #include "krc/scan_strategy.hpp"
+#include "krc/verifier.hpp"
 #include "krc/schedule.hpp"
 
 namespace krc {
@@ -42,7 +43,7 @@ nlohmann::json plan_to_json(const std::vector<KrLevelPlan>& plan) {
   nlohmann::json levels = nlohmann::json::array();
   for (const auto& l : plan)
     levels.push_back({{"level", l.level}, {"mode", l.mode}, {"resets", l.resets},
-                      {"groups", l.groups}, {"counters", l.counters}});
+                      {"tiles", l.tiles}, {"groups", l.groups}, {"counters", l.counters}});
   return levels;
 }
 
@@ -65,7 +66,8 @@ CompileResult compile_kr(const Automaton& automaton, const CompileOptions& optio
   CompileResult result;
   result.network = finish(kr_program(dec, options.max_len, KrOptions{}, &plan), automaton,
                           options, Strategy::Kr);
-  result.network.compiler["levels"] = plan_to_json(plan);
+  result.cascade = plan_to_json(plan);
+  result.network.compiler["levels"] = result.cascade;
   result.strategy = Strategy::Kr;
   result.reason = "Krohn-Rhodes cascade (requested)";
   return result;
@@ -86,9 +88,10 @@ CompileResult compile(const Automaton& automaton, const CompileOptions& options)
   const auto k = kr.network.size();
   bool pick_kr = k.layers < s.layers || (k.layers == s.layers && k.parameters < s.parameters);
   CompileResult& chosen = pick_kr ? kr : scan;
+  chosen.cascade = kr.cascade;
   chosen.reason = "auto: kr has " + std::to_string(k.layers) + " layers and " +
-                  std::to_string(k.parameters) + " parameters, scan " + std::to_string(s.layers) +
-                  " and " + std::to_string(s.parameters) + "; kept " +
+                  with_thousands(k.parameters) + " parameters, scan " + std::to_string(s.layers) +
+                  " and " + with_thousands(s.parameters) + "; kept " +
                   (pick_kr ? "kr" : "scan") + " (fewer layers, then fewer parameters)";
   chosen.network.compiler["auto"] = chosen.reason;
   return std::move(chosen);

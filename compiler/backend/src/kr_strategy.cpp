@@ -117,7 +117,10 @@ private:
         }
       }
     plan.resets = resets;
-    for (const auto& slot : level.slots) plan.groups.push_back(slot.group.name);
+    for (const auto& slot : level.slots) {
+      plan.tiles.push_back(static_cast<int>(slot.tiles.size()));
+      plan.groups.push_back(slot.group.name);
+    }
 
     // Which slots' products matter: all of them when the level resets, otherwise only the
     // initial value's slot (without resets the value never leaves it).

@@ -27,6 +27,7 @@ struct CompileResult {
   Network network;
   Strategy strategy = Strategy::Scan;  // the one used
   std::string reason;                  // why (for auto: the comparison)
+  nlohmann::json cascade;              // the Krohn-Rhodes levels, when they were built
 };
 
 CompileResult compile(const Automaton& automaton, const CompileOptions& options);

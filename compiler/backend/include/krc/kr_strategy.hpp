@@ -24,7 +24,8 @@ struct KrLevelPlan {
   int level = 0;                 // 1-based, as printed
   std::string mode;              // "counters", "scan" or "constant"
   bool resets = false;           // the level has reset actions (a memory unit)
-  std::vector<std::string> groups;       // per slot: group name
+  std::vector<int> tiles;                // per slot: number of tiles
+  std::vector<std::string> groups;       // per slot: holonomy group name
   std::vector<std::vector<int>> counters;  // per slot: counter moduli, top first
 };
 
