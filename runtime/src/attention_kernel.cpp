@@ -1,10 +1,16 @@
-// One attention head over a word: projections by scattering sparse weight rows, scores by
-// blocks of query rows against the causal keys (a GEMM in double), softmax terms below the
-// threshold skipped before exp, value sums over the few nonzeros of each value row.
+// The attention sublayer over a word. Every head's q, k and v are projected first (from the
+// few input dims the head reads), then the rows are updated block by block: scores of a
+// block of query rows against the causal keys (a GEMM in double), softmax terms below the
+// threshold skipped before exp, value sums over the few nonzeros of each value row, output
+// rows scattered into the block, which is rounded back into x once.
 #include <algorithm>
 #include <cmath>
 
 #include "krc/forward_kernels.hpp"
+
+#if defined(__AVX__)
+#include <immintrin.h>
+#endif
 
 namespace krc::kernels {
 
@@ -12,90 +18,157 @@ namespace {
 
 constexpr int kQueryBlock = 64;
 
-// out[i] = x[i] W, each row rounded once; dense [n, width].
-void project(const SparseRows& x, const ScatterRows& w, int width, bool float32, DoubleRows& out) {
-  const int n = x.rows();
-  out.setZero(n, width);
-  for (int i = 0; i < n; ++i) {
-    double* row = out.row(i).data();
-    for (int k = x.start[i]; k < x.start[i + 1]; ++k) {
-      const double xv = x.value[k];
-      const int c = x.index[k];
-      for (int e = w.begin(c); e < w.end(c); ++e) row[w.column[e]] += xv * w.value[e];
-    }
-    if (float32)
-      for (int j = 0; j < width; ++j) row[j] = stored(row[j], true);
-  }
-}
-
 // Softmax terms whose weight is an exact zero in the stored precision need no exp.
 double skip_threshold(Precision precision) { return precision == Precision::Float32 ? -104.0 : -746.0; }
 
-}  // namespace
-
-void add_attention_head(const PreparedHead& head, const SparseRows& x, double scale,
-                        const ForwardOptions& options, AttentionScratch& s, DoubleRows& update) {
-  const int n = x.rows();
-  const bool float32 = options.precision == Precision::Float32;
-  const bool argmax = options.attention == AttentionKind::Hard && head.kind == HeadKind::Select;
-  const double threshold = skip_threshold(options.precision);
-  const int vd = head.value_dim;
-
-  project(x, head.query, head.query_dim, float32, s.q);
-  project(x, head.key, head.query_dim, float32, s.k);
-  project(x, head.value, vd, float32, s.dense);
+template <typename Act>
+void project(const PreparedHead& head, const Activations<Act>& x, int n, bool float32, HeadScratch& s) {
+  const int qd = head.query_dim, vd = head.value_dim;
+  s.q.setZero(n, qd);
+  s.k.setZero(n, qd);
+  s.dense_v.assign(vd, 0.0);
   s.v.clear();
-  for (int j = 0; j < n; ++j) s.v.push_row(s.dense.row(j).data(), vd);
-
-  s.scores.resize(kQueryBlock, n);
-  s.acc.assign(vd, 0.0);
-  s.diff.resize(n);
-  s.kept.resize(n);
-  for (int r0 = 0; r0 < n; r0 += kQueryBlock) {
-    const int r1 = std::min(n, r0 + kQueryBlock), rows = r1 - r0;
-    auto block = s.scores.topLeftCorner(rows, r1);
-    if (head.query_dim == 0) block.setZero();
-    else block.noalias() = scale * (s.q.middleRows(r0, rows) * s.k.topRows(r1).transpose());
-
-    for (int i = r0; i < r1; ++i) {
-      const double* score = s.scores.row(i - r0).data();
-      const int keys = i + 1;  // causal: positions 0..i
-      double* acc = s.acc.data();
-      if (argmax) {
-        int best = 0;
-        for (int j = 1; j < keys; ++j)
-          if (score[j] >= score[best]) best = j;  // ties go to the latest position
-        for (int k = s.v.start[best]; k < s.v.start[best + 1]; ++k) acc[s.v.index[k]] = s.v.value[k];
-      } else {
-        const double max = Eigen::Map<const Eigen::ArrayXd>(score, keys).maxCoeff();
-        const double cutoff = max + threshold;
-        int kept = 0;
-        for (int j = 0; j < keys; ++j)
-          if (score[j] >= cutoff) {
-            s.kept[kept] = j;
-            s.diff[kept++] = score[j] - max;
-          }
-        auto weights = Eigen::Map<Eigen::ArrayXd>(s.diff.data(), kept);
-        weights = weights.exp();  // vectorised
-        double sum = 0.0;
-        for (int t = 0; t < kept; ++t) {
-          const double w = s.diff[t];
-          sum += w;
-          const int j = s.kept[t];
-          for (int k = s.v.start[j]; k < s.v.start[j + 1]; ++k) acc[s.v.index[k]] += w * s.v.value[k];
-        }
-        for (int c = 0; c < vd; ++c) acc[c] /= sum;
-      }
-      double* out = update.row(i).data();
-      for (int c = 0; c < vd; ++c) {
-        if (acc[c] == 0.0) continue;
-        const double a = stored(acc[c], float32);
-        acc[c] = 0.0;
-        for (int e = head.output.begin(c); e < head.output.end(c); ++e)
-          out[head.output.column[e]] += a * head.output.value[e];
-      }
+  auto scatter = [](const ScatterRows& w, int c, double xv, double* out) {
+    for (int e = w.begin(c); e < w.end(c); ++e) out[w.column[e]] += xv * w.value[e];
+  };
+  for (int i = 0; i < n; ++i) {
+    double *q = s.q.row(i).data(), *k = s.k.row(i).data(), *v = s.dense_v.data();
+    for (int c : head.reads) {
+      const double xv = x(i, c);
+      if (xv == 0.0) continue;
+      scatter(head.query, c, xv, q);
+      scatter(head.key, c, xv, k);
+      scatter(head.value, c, xv, v);
     }
+    for (int j = 0; j < qd; ++j) {
+      q[j] = stored(q[j], float32);
+      k[j] = stored(k[j], float32);
+    }
+    for (int j = 0; j < vd; ++j) {
+      if (v[j] == 0.0) continue;
+      const double value = stored(v[j], float32);
+      v[j] = 0.0;
+      if (value == 0.0) continue;  // underflowed in float32
+      s.v.index.push_back(j);
+      s.v.value.push_back(value);
+    }
+    s.v.start.push_back(static_cast<int>(s.v.index.size()));
   }
 }
+
+// Whether any of score[j..j+8) is >= cutoff: one vector compare where the CPU has one.
+inline bool any_of_8_above(const double* score, double cutoff) {
+#if defined(__AVX512F__)
+  return _mm512_cmp_pd_mask(_mm512_loadu_pd(score), _mm512_set1_pd(cutoff), _CMP_GE_OQ) != 0;
+#elif defined(__AVX__)
+  const __m256d c = _mm256_set1_pd(cutoff);
+  const __m256d m = _mm256_or_pd(_mm256_cmp_pd(_mm256_loadu_pd(score), c, _CMP_GE_OQ),
+                                 _mm256_cmp_pd(_mm256_loadu_pd(score + 4), c, _CMP_GE_OQ));
+  return _mm256_movemask_pd(m) != 0;
+#else
+  bool any = false;
+  for (int t = 0; t < 8; ++t) any |= score[t] >= cutoff;
+  return any;
+#endif
+}
+
+// Indices j < keys with score[j] >= cutoff, and score[j] - max; returns how many. Almost
+// all scores fail the test, so it goes 8 at a time.
+int keep_above(const double* score, int keys, double cutoff, double max, int* kept, double* diff) {
+  int count = 0, j = 0;
+  for (; j + 8 <= keys; j += 8) {
+    if (!any_of_8_above(score + j, cutoff)) continue;
+    for (int t = j; t < j + 8; ++t)
+      if (score[t] >= cutoff) {
+        kept[count] = t;
+        diff[count++] = score[t] - max;
+      }
+  }
+  for (; j < keys; ++j)
+    if (score[j] >= cutoff) {
+      kept[count] = j;
+      diff[count++] = score[j] - max;
+    }
+  return count;
+}
+
+// acc = the head's attention-weighted value sum for query row i (scores of keys 0..i).
+void mix_values(const PreparedHead& head, const HeadScratch& h, const double* score, int keys, bool argmax,
+                double threshold, AttentionScratch& s) {
+  double* acc = s.acc.data();
+  if (argmax) {
+    int best = 0;
+    for (int j = 1; j < keys; ++j)
+      if (score[j] >= score[best]) best = j;  // ties go to the latest position
+    for (int k = h.v.start[best]; k < h.v.start[best + 1]; ++k) acc[h.v.index[k]] = h.v.value[k];
+    return;
+  }
+  const double max = Eigen::Map<const Eigen::ArrayXd>(score, keys).maxCoeff();
+  const int kept = keep_above(score, keys, max + threshold, max, s.kept.data(), s.diff.data());
+  auto weights = Eigen::Map<Eigen::ArrayXd>(s.diff.data(), kept);
+  weights = weights.exp();  // vectorised
+  double sum = 0.0;
+  for (int t = 0; t < kept; ++t) {
+    const double w = s.diff[t];
+    sum += w;
+    const int j = s.kept[t];
+    for (int k = h.v.start[j]; k < h.v.start[j + 1]; ++k) acc[h.v.index[k]] += w * h.v.value[k];
+  }
+  for (int c = 0; c < head.value_dim; ++c) acc[c] /= sum;
+}
+
+}  // namespace
+
+template <typename Act>
+void apply_attention(const PreparedLayer& layer, double scale, const ForwardOptions& options,
+                     Activations<Act>& x, int n, AttentionScratch& s) {
+  const bool float32 = std::is_same_v<Act, float>;
+  const double threshold = skip_threshold(options.precision);
+  const int d = static_cast<int>(x.cols());
+  s.heads.resize(layer.heads.size());
+  int widest_value = 0;
+  for (std::size_t h = 0; h < layer.heads.size(); ++h) {
+    project(layer.heads[h], x, n, float32, s.heads[h]);
+    widest_value = std::max(widest_value, layer.heads[h].value_dim);
+  }
+  s.acc.assign(widest_value, 0.0);
+  s.diff.resize(n);
+  s.kept.resize(n);
+  s.scores.resize(kQueryBlock, n);
+  s.block.resize(kQueryBlock, d);
+
+  // q, k and v of every position are known, so x can be updated while the blocks go by.
+  for (int r0 = 0; r0 < n; r0 += kQueryBlock) {
+    const int r1 = std::min(n, r0 + kQueryBlock), rows = r1 - r0;
+    for (int i = r0; i < r1; ++i)
+      for (int c : layer.attention_writes) s.block(i - r0, c) = static_cast<double>(x(i, c));
+    for (std::size_t hi = 0; hi < layer.heads.size(); ++hi) {
+      const PreparedHead& head = layer.heads[hi];
+      const HeadScratch& h = s.heads[hi];
+      const bool argmax = options.attention == AttentionKind::Hard && head.kind == HeadKind::Select;
+      auto scores = s.scores.topLeftCorner(rows, r1);
+      if (head.query_dim == 0) scores.setZero();
+      else scores.noalias() = scale * (h.q.middleRows(r0, rows) * h.k.topRows(r1).transpose());
+      for (int i = r0; i < r1; ++i) {
+        mix_values(head, h, s.scores.row(i - r0).data(), i + 1, argmax, threshold, s);
+        double* out = s.block.row(i - r0).data();
+        for (int c = 0; c < head.value_dim; ++c) {
+          if (s.acc[c] == 0.0) continue;
+          const double a = stored(s.acc[c], float32);
+          s.acc[c] = 0.0;
+          for (int e = head.output.begin(c); e < head.output.end(c); ++e)
+            out[head.output.column[e]] += a * head.output.value[e];
+        }
+      }
+    }
+    for (int i = r0; i < r1; ++i)
+      for (int c : layer.attention_writes) x(i, c) = static_cast<Act>(s.block(i - r0, c));
+  }
+}
+
+template void apply_attention<float>(const PreparedLayer&, double, const ForwardOptions&, Activations<float>&, int,
+                                     AttentionScratch&);
+template void apply_attention<double>(const PreparedLayer&, double, const ForwardOptions&, Activations<double>&,
+                                      int, AttentionScratch&);
 
 }  // namespace krc::kernels

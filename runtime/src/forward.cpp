@@ -47,16 +47,8 @@ public:
                                     static_cast<double>(network_.position_embedding(t, c)));
     }
     for (const PreparedLayer& layer : prepared_.layers) {
-      if (!layer.heads.empty()) {
-        // Every head reads the same x; their outputs are summed, then added once.
-        sparse_rows_of(x_, n, x_rows_);
-        update_.setZero(n, d);
-        for (const PreparedHead& head : layer.heads)
-          add_attention_head(head, x_rows_, prepared_.scale, options_, attention_, update_);
-        for (int t = 0; t < n; ++t)
-          for (int c = 0; c < d; ++c)
-            x_(t, c) = static_cast<Act>(static_cast<double>(x_(t, c)) + update_(t, c));
-      }
+      // Every head reads the same x; their outputs are summed, then added once.
+      if (!layer.heads.empty()) apply_attention(layer, prepared_.scale, options_, x_, n, attention_);
       if (layer.mlp) apply_mlp(*layer.mlp, x_, n, mlp_);
     }
     const ScatterRows& u = prepared_.unembedding;
@@ -77,8 +69,6 @@ private:
   const PreparedNetwork& prepared_;
   const ForwardOptions& options_;
   Activations<Act> x_;
-  DoubleRows update_;
-  SparseRows x_rows_;
   AttentionScratch attention_;
   MlpScratch mlp_;
 };

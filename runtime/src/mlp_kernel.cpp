@@ -1,19 +1,34 @@
 // An MLP over a word, exploiting that compiled MLPs are huge but tiny in effect: each hidden
-// unit reads 1-3 inputs and almost all are zero after ReLU. A unit can be nonzero only if a
-// nonzero input touches it or its bias is positive; only those are evaluated, and only the
-// active ones scatter their output column. Same result as the dense formula.
+// unit reads 1-3 inputs and almost all are zero after ReLU.
+//
+// Which units can be nonzero? Split the row's nonzero inputs into large ones and small ones
+// (softmax leaves traces like e^-40 everywhere; they are real values, but tiny). A unit is a
+// candidate when a large input touches it, when its bias is positive, or when the small
+// inputs together could lift it above zero: bias + max|weight| * L > 0 with L the sum of the
+// small inputs' magnitudes (checked with a factor 2 to spare, so rounding cannot matter).
+// Every other unit's pre-activation is provably negative. Candidates are evaluated from
+// their own weights against the whole row, so the result is the dense formula's. (Without
+// small inputs, the sums scattered from the large ones are already complete.)
+#include <cmath>
+
 #include "krc/forward_kernels.hpp"
 
 namespace krc::kernels {
 
+namespace {
+// Inputs below this magnitude are "small": far below any designed value (1/max_len counts
+// are >= 1e-7 up to max_len 10^7), far above softmax leakage (e^-20 and smaller).
+constexpr double kSmallInput = 1e-7;
+}  // namespace
+
 template <typename Act>
 void apply_mlp(const PreparedMlp& mlp, Activations<Act>& x, int n, MlpScratch& s) {
   const bool float32 = std::is_same_v<Act, float>;
-  const int d = static_cast<int>(x.cols());
-  s.acc.assign(mlp.hidden, 0.0);
   s.touched_mark.assign(mlp.hidden, 0);
-  s.out.resize(d);
+  s.acc.assign(mlp.hidden, 0.0);
+  s.out.resize(x.cols());
   const ScatterRows& in = mlp.in_by_input;
+  const ScatterRows& unit_in = mlp.in_by_unit;
   const ScatterRows& out_w = mlp.out_by_unit;
   for (int i = 0; i < n; ++i) {
     Act* row = x.row(i).data();
@@ -24,27 +39,45 @@ void apply_mlp(const PreparedMlp& mlp, Activations<Act>& x, int n, MlpScratch& s
         s.touched.push_back(u);
       }
     };
-    for (int c = 0; c < d; ++c) {
-      const double xv = row[c];
+    // Large inputs are scattered into their units' sums; small ones only counted.
+    double small_total = 0.0;
+    for (int c : mlp.reads) {
+      const double xv = static_cast<double>(row[c]);
       if (xv == 0.0) continue;
+      if (std::abs(xv) < kSmallInput) {
+        small_total += std::abs(xv);
+        continue;
+      }
       for (int e = in.begin(c); e < in.end(c); ++e) {
-        const int u = in.column[e];
-        touch(u);
-        s.acc[u] += in.value[e] * xv;
+        touch(in.column[e]);
+        s.acc[in.column[e]] += in.value[e] * xv;
       }
     }
+    if (small_total > 0.0)
+      for (const auto& [threshold, u] : mlp.units_by_threshold) {
+        if (threshold >= 2.0 * small_total) break;
+        touch(u);
+      }
     for (int u : mlp.positive_bias_units) touch(u);
 
-    for (int c = 0; c < d; ++c) s.out[c] = static_cast<double>(row[c]) + mlp.out_bias[c];
+    for (int c : mlp.writes) s.out[c] = static_cast<double>(row[c]) + mlp.out_bias[c];
     for (int u : s.touched) {
-      const double pre = s.acc[u] + mlp.in_bias[u];
-      s.acc[u] = 0.0;
       s.touched_mark[u] = 0;
+      double pre = s.acc[u] + mlp.in_bias[u];  // exact when there are no small inputs
+      s.acc[u] = 0.0;
+      if (small_total > 0.0) {
+        // The small inputs add at most largest_weight * small_total.
+        if (!(pre + 2.0 * small_total * mlp.largest_in_weight[u] > 0.0)) continue;
+        pre = 0.0;
+        for (int e = unit_in.begin(u); e < unit_in.end(u); ++e)
+          pre += unit_in.value[e] * static_cast<double>(row[unit_in.column[e]]);
+        pre += mlp.in_bias[u];
+      }
       if (!(pre > 0.0)) continue;  // ReLU
       const double h = stored(pre, float32);
       for (int e = out_w.begin(u); e < out_w.end(u); ++e) s.out[out_w.column[e]] += out_w.value[e] * h;
     }
-    for (int c = 0; c < d; ++c) row[c] = static_cast<Act>(s.out[c]);
+    for (int c : mlp.writes) row[c] = static_cast<Act>(s.out[c]);
   }
 }
 

@@ -1,5 +1,8 @@
 #include "krc/prepared_network.hpp"
 
+#include <algorithm>
+#include <cmath>
+
 namespace krc {
 
 namespace {
@@ -55,8 +58,17 @@ PreparedNetwork::PreparedNetwork(const Network& n)
       ph.key = ScatterRows::rows_of(h.key);
       ph.value = ScatterRows::rows_of(h.value);
       ph.output = ScatterRows::rows_of(h.output);
+      for (int c = 0; c < ph.query.rows; ++c)
+        if (ph.query.begin(c) < ph.query.end(c) || ph.key.begin(c) < ph.key.end(c) ||
+            ph.value.begin(c) < ph.value.end(c))
+          ph.reads.push_back(c);
       p.heads.push_back(std::move(ph));
     }
+    std::vector<char> written(d_model, 0);
+    for (const auto& ph : p.heads)
+      for (int c : ph.output.column) written[c] = 1;
+    for (int c = 0; c < d_model; ++c)
+      if (written[c]) p.attention_writes.push_back(c);
     if (layer.mlp) {
       const Mlp& m = *layer.mlp;
       PreparedMlp pm;
@@ -65,8 +77,22 @@ PreparedNetwork::PreparedNetwork(const Network& n)
       pm.out_by_unit = ScatterRows::columns_of(m.out_weight);
       pm.in_bias.assign(m.in_bias.data(), m.in_bias.data() + m.in_bias.size());
       pm.out_bias.assign(m.out_bias.data(), m.out_bias.data() + m.out_bias.size());
-      for (int u = 0; u < pm.hidden; ++u)
+      pm.in_by_unit = ScatterRows::rows_of(m.in_weight);
+      for (int u = 0; u < pm.hidden; ++u) {
+        double largest = 0.0;
+        for (int e = pm.in_by_unit.begin(u); e < pm.in_by_unit.end(u); ++e)
+          largest = std::max(largest, std::abs(pm.in_by_unit.value[e]));
+        pm.largest_in_weight.push_back(largest);
         if (m.in_bias[u] > 0.0f) pm.positive_bias_units.push_back(u);
+        else if (largest > 0.0) pm.units_by_threshold.emplace_back(-pm.in_bias[u] / largest, u);
+      }
+      std::sort(pm.units_by_threshold.begin(), pm.units_by_threshold.end());
+      std::vector<char> writes(d_model, 0);
+      for (int c : pm.out_by_unit.column) writes[c] = 1;
+      for (int c = 0; c < d_model; ++c) {
+        if (pm.in_by_input.begin(c) < pm.in_by_input.end(c)) pm.reads.push_back(c);
+        if (writes[c] || pm.out_bias[c] != 0.0) pm.writes.push_back(c);
+      }
       p.mlp = std::move(pm);
     }
     layers.push_back(std::move(p));

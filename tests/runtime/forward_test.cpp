@@ -73,6 +73,27 @@ TEST_CASE("a large attention scale: skipping negligible softmax terms keeps the 
   check_against_naive(AttentionKind::Softmax, Precision::Float64, 1e-12, sharp);
 }
 
+TEST_CASE("MLP units that only tiny inputs can activate are still evaluated") {
+  // ReLU is positively homogeneous: scaling embeddings and biases by 1e-9 scales every MLP
+  // value, so all inputs fall below the kernel's "small" threshold and only its bound on
+  // their total decides which units to evaluate. Attention goes nearly uniform; no matter.
+  for (auto& c : random_cases(23, 20)) {
+    Network& n = c.network;
+    n.token_embedding *= 1e-9f;
+    n.position_embedding *= 1e-9f;
+    for (auto& layer : n.layers)
+      if (layer.mlp) {
+        layer.mlp->in_bias *= 1e-9f;
+        layer.mlp->out_bias *= 1e-9f;
+      }
+    ForwardPass pass(n, {AttentionKind::Softmax, Precision::Float64, 1});
+    for (const auto& word : c.words) {
+      Eigen::MatrixXd oracle = test::naive_logits(n, word, AttentionKind::Softmax);
+      CHECK((pass.run(word) - oracle).cwiseAbs().maxCoeff() <= 1e-9 * oracle.cwiseAbs().maxCoeff());
+    }
+  }
+}
+
 TEST_CASE("float32 and float64 forward passes agree within tolerance") {
   for (const auto& c : random_cases(99, 20)) {
     ForwardPass f32(c.network, {AttentionKind::Softmax, Precision::Float32, 1});

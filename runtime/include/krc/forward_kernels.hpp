@@ -40,22 +40,24 @@ struct SparseRows {
   int rows() const { return static_cast<int>(start.size()) - 1; }
 };
 
-template <typename Act>
-void sparse_rows_of(const Activations<Act>& x, int n, SparseRows& out) {
-  out.clear();
-  for (int i = 0; i < n; ++i) out.push_row(x.row(i).data(), static_cast<int>(x.cols()));
-}
+struct HeadScratch {
+  DoubleRows q, k;  // [n, query_dim], rounded as stored
+  SparseRows v;     // value rows, mostly one-hot
+  std::vector<double> dense_v;
+};
 
 struct AttentionScratch {
-  DoubleRows q, k, scores, dense;
-  SparseRows v;
+  std::vector<HeadScratch> heads;
+  DoubleRows scores;  // one block of query rows against the causal keys
+  DoubleRows block;   // x + the heads' outputs for one block of rows
   std::vector<double> acc, diff;
   std::vector<int> kept;
 };
 
-// update[i] += (attention-weighted sum of v_j, j <= i) W_O for every position i < n.
-void add_attention_head(const PreparedHead& head, const SparseRows& x, double scale,
-                        const ForwardOptions& options, AttentionScratch& scratch, DoubleRows& update);
+// x[i] += sum over heads of (attention-weighted sum of v_j, j <= i) W_O, for every i < n.
+template <typename Act>
+void apply_attention(const PreparedLayer& layer, double scale, const ForwardOptions& options,
+                     Activations<Act>& x, int n, AttentionScratch& scratch);
 
 struct MlpScratch {
   std::vector<double> acc, out;

@@ -27,19 +27,28 @@ struct PreparedHead {
   int query_dim = 0, value_dim = 0;
   ScatterRows query, key, value;  // input dim -> head dims
   ScatterRows output;             // value dim -> residual dims
+  std::vector<int> reads;         // the input dims with a weight in query, key or value
 };
 
 struct PreparedMlp {
   int hidden = 0;
   ScatterRows in_by_input;  // input dim -> (hidden unit, weight)
+  ScatterRows in_by_unit;   // hidden unit -> (input dim, weight)
   ScatterRows out_by_unit;  // hidden unit -> (residual dim, weight)
   std::vector<double> in_bias, out_bias;
+  std::vector<double> largest_in_weight;  // per unit, max |weight|
   // Units that are active even when no input touches them (ReLU(bias) > 0).
   std::vector<int> positive_bias_units;
+  // The other units with some weight, by how much input they need to become active:
+  // -bias / max|weight|. Inputs of total size L can only activate the units below L.
+  std::vector<std::pair<double, int>> units_by_threshold;
+  std::vector<int> reads;   // input dims with a weight to some unit
+  std::vector<int> writes;  // residual dims with an output weight or an output bias
 };
 
 struct PreparedLayer {
   std::vector<PreparedHead> heads;
+  std::vector<int> attention_writes;  // residual dims some head's output writes
   std::optional<PreparedMlp> mlp;
 };
 
