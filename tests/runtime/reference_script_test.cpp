@@ -1,0 +1,85 @@
+// tools/reference_forward.py, the numpy forward pass written from README alone, against the
+// C++ forward pass on random networks written dense, sparse and mixed.
+#include <doctest/doctest.h>
+
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "krc/forward.hpp"
+#include "krc/weights_file.hpp"
+#include "random_network.hpp"
+#include "test_support.hpp"
+
+using namespace krc;
+using nlohmann::json;
+
+namespace {
+
+// Runs the script on the words (one per line on stdin); one JSON object per word.
+std::vector<json> run_script(const test::TempDir& dir, const std::string& model, const Network& n,
+                             const std::vector<std::vector<LetterId>>& words, const std::string& attention) {
+  const auto input = dir / "words.txt", output = dir / "out.jsonl";
+  {
+    std::ofstream in(input);
+    for (const auto& w : words) {
+      for (std::size_t i = 0; i < w.size(); ++i) in << (i ? "," : "") << n.vocabulary[w[i] + 1];
+      in << "\n";
+    }
+  }
+  const std::string command = "/usr/bin/python3 '" + (test::source_dir() / "tools" / "reference_forward.py").string() +
+                              "' '" + model + "' --attention " + attention + " < '" + input.string() + "' > '" +
+                              output.string() + "'";
+  const int status = std::system(command.c_str());
+  REQUIRE(WIFEXITED(status));
+  REQUIRE(WEXITSTATUS(status) == 0);
+  std::vector<json> lines;
+  std::istringstream out(test::read_text(output));
+  for (std::string line; std::getline(out, line);) lines.push_back(json::parse(line));
+  return lines;
+}
+
+}  // namespace
+
+TEST_CASE("reference_forward.py agrees with the C++ forward pass on random networks") {
+  std::mt19937_64 rng(31);
+  test::TempDir dir;
+  const WriteOptions::Storage storages[] = {WriteOptions::Storage::Dense, WriteOptions::Storage::Sparse,
+                                            WriteOptions::Storage::Auto};
+  long long compared = 0;
+  for (int i = 0; i < 6; ++i) {
+    test::RandomNetworkShape shape;
+    shape.max_len = i % 2 ? 80 : 10;
+    Automaton a = test::random_automaton(rng, 5, 3);
+    Network n = test::random_network(rng, a, shape);
+    const std::string model = (dir / ("model" + std::to_string(i) + ".safetensors")).string();
+    std::ofstream(model, std::ios::binary) << network_to_safetensors(n, {storages[i % 3]});
+    std::vector<std::vector<LetterId>> words{{}};
+    for (int w = 0; w < 5; ++w)
+      words.push_back(test::random_word(rng, static_cast<int>(a.letter_count()),
+                                        std::uniform_int_distribution<int>(1, shape.max_len)(rng)));
+    for (auto attention : {AttentionKind::Softmax, AttentionKind::Hard}) {
+      const auto script = run_script(dir, model, n, words, to_string(attention));
+      REQUIRE(script.size() == words.size());
+      ForwardPass pass(n, {attention, Precision::Float64, 1});
+      for (std::size_t w = 0; w < words.size(); ++w) {
+        const Eigen::MatrixXd logits = pass.run(words[w]);
+        REQUIRE(script[w]["states"].size() == static_cast<std::size_t>(logits.rows()));
+        for (Eigen::Index t = 0; t < logits.rows(); ++t) {
+          Eigen::Index best;
+          const double top = logits.row(t).maxCoeff(&best);
+          double second = -INFINITY;
+          for (Eigen::Index s = 0; s < logits.cols(); ++s)
+            if (s != best) second = std::max(second, logits(t, s));
+          if (top - second < 1e-9 * (1 + std::abs(top))) continue;  // a tie: either answer is fair
+          CHECK(script[w]["states"][t] == n.states[best]);
+          ++compared;
+        }
+      }
+    }
+  }
+  CHECK(compared > 500);
+}
