@@ -159,3 +159,8 @@ TEST_CASE("dot: states in order of first mention, comments and chains") {
   CHECK(a.initial() == 1);
   CHECK(a.transitions() == Delta{{1, 2, 0}});
 }
+
+TEST_CASE("dot: states without edges have an empty alphabet") {
+  auto e = load_error("no_edges.dot", "digraph g {\n  s0;\n  __start0 -> s0;\n}\n");
+  CHECK(contains(e.problem(), "alphabet is empty"));
+}

@@ -102,3 +102,19 @@ TEST_CASE("jflap: not a JFLAP file") {
   auto e = load_error("other.jff", "<?xml version=\"1.0\"?>\n<html><body/></html>\n");
   CHECK(contains(e.problem(), "<structure>"));
 }
+
+TEST_CASE("jflap: two states with one id") {
+  std::string text = jflap(state(0, "<initial/>") + state(0) + transition(0, 0, "a"));  // line 5
+  auto e = load_error("same_id.jff", text, "line 5");
+  CHECK(contains(e.problem(), "id '0'"));
+}
+
+TEST_CASE("jflap: repeated names fall back to ids") {
+  std::string text = jflap("\t\t<state id=\"4\" name=\"q\"><initial/></state>\n"
+                           "\t\t<state id=\"9\" name=\"q\"></state>\n" +
+                           transition(4, 9, "a") + transition(9, 4, "a"));
+  test::TempDir dir;
+  Automaton a = load_automaton(test::write_file(dir, "twins.jff", text));
+  CHECK(a.states() == std::vector<std::string>{"4", "9"});
+  CHECK(a.transitions() == Delta{{1, 0}});
+}
