@@ -1,0 +1,171 @@
+// `krc info AUT|FILE.safetensors [--json] [--labels]`: what an automaton is (states, state
+// graph, semigroup, Krohn-Rhodes decomposition) or what a compiled network is (where it came
+// from, its size, which layers implement which level, what its residual stream holds).
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <regex>
+#include <set>
+
+#include "command.hpp"
+#include "krc/automaton_analysis.hpp"
+#include "krc/holonomy.hpp"
+#include "krc/holonomy_report.hpp"
+#include "krc/input_error.hpp"
+#include "krc/load_automaton.hpp"
+#include "krc/network_summary.hpp"
+#include "krc/verifier.hpp"
+#include "krc/weights_file.hpp"
+
+namespace krc::cli {
+
+namespace {
+
+struct InfoArguments {
+  std::string input, format;
+  bool json = false, labels = false, complete = false;
+};
+
+bool looks_like_safetensors(const std::string& path) {
+  if (path.size() > 12 && path.substr(path.size() - 12) == ".safetensors") return true;
+  std::ifstream in(path, std::ios::binary);
+  char head[9] = {};
+  in.read(head, 9);
+  // 8-byte little-endian header length, then the JSON header's opening brace.
+  return in.gcount() == 9 && head[8] == '{';
+}
+
+// The part of a head or MLP block name that says which part of the construction it serves.
+std::string role_of(const std::string& name) {
+  static const std::regex level(R"(^level (\d+))");
+  std::smatch m;
+  if (std::regex_search(name, m, level)) return "level " + m[1].str();
+  if (name.rfind("scan", 0) == 0) return "scan";
+  if (name.rfind("decode", 0) == 0) return "decode";
+  return "other";
+}
+
+// role -> layers whose heads or MLP blocks serve it.
+std::map<std::string, std::set<std::size_t>> layers_by_role(const Network& net) {
+  std::map<std::string, std::set<std::size_t>> roles;
+  for (std::size_t i = 0; i < net.layers.size(); ++i) {
+    for (const auto& h : net.layers[i].heads) roles[role_of(h.name)].insert(i);
+    if (net.layers[i].mlp)
+      for (const auto& b : net.layers[i].mlp->blocks) roles[role_of(b.name)].insert(i);
+  }
+  return roles;
+}
+
+std::string ranges(const std::set<std::size_t>& layers) {
+  std::string out;
+  for (auto it = layers.begin(); it != layers.end();) {
+    std::size_t first = *it, last = *it;
+    while (++it != layers.end() && *it == last + 1) last = *it;
+    if (!out.empty()) out += ", ";
+    out += std::to_string(first) + (last > first ? "-" + std::to_string(last) : "");
+  }
+  return out;
+}
+
+// Residual subspaces in order: name -> width (labels are "name:value" or "name").
+std::vector<std::pair<std::string, int>> subspaces(const Network& net) {
+  std::vector<std::pair<std::string, int>> out;
+  for (const auto& label : net.residual_labels) {
+    std::string name = label.substr(0, label.find(':'));
+    if (out.empty() || out.back().first != name) out.emplace_back(name, 0);
+    ++out.back().second;
+  }
+  return out;
+}
+
+int network_info(const InfoArguments& a) {
+  const Network net = load_network(a.input);
+  const auto roles = layers_by_role(net);
+  if (a.json) {
+    nlohmann::json out = {{"file", a.input},
+                          {"automaton", net.automaton},
+                          {"compiler", net.compiler},
+                          {"network", network_summary(net)}};
+    for (const auto& [role, layers] : roles)
+      out["layers_by_role"][role] = std::vector<std::size_t>(layers.begin(), layers.end());
+    nlohmann::json spaces = nlohmann::json::array();
+    for (const auto& [name, width] : subspaces(net)) spaces.push_back({{"name", name}, {"width", width}});
+    out["residual_subspaces"] = spaces;
+    if (a.labels) out["residual_labels"] = net.residual_labels;
+    std::cout << out.dump(1) << "\n";
+    return 0;
+  }
+  std::cout << a.input << ": network for automaton '" << net.automaton.value("name", "?") << "' ("
+            << net.states.size() << " states, " << net.vocabulary.size() - 1 << " letters)\n";
+  std::cout << "compiled by krc " << net.compiler.value("krc_version", "?") << ", strategy "
+            << net.compiler.value("strategy", "?") << ", max_len " << net.max_len << ", attention "
+            << to_string(net.attention) << "\n";
+  std::cout << "size: " << network_size_line(net) << "\n";
+  std::cout << "layers by role:\n";
+  for (const auto& [role, layers] : roles)
+    std::cout << "  " << role << ": layer" << (layers.size() > 1 ? "s " : " ") << ranges(layers) << "\n";
+  std::cout << "layers:\n" << network_layers_text(net);
+  std::cout << "residual stream (" << net.d_model() << " dimensions):\n";
+  if (a.labels) {
+    for (std::size_t i = 0; i < net.residual_labels.size(); ++i)
+      std::cout << "  " << i << "  " << net.residual_labels[i] << "\n";
+  } else {
+    for (const auto& [name, width] : subspaces(net)) std::cout << "  " << name << " (" << width << ")\n";
+    std::cout << "(--labels lists every dimension)\n";
+  }
+  return 0;
+}
+
+int automaton_info(const InfoArguments& a) {
+  LoadOptions load;
+  load.completion.add_sink = a.complete;
+  load.format = a.format;
+  const Automaton automaton = load_automaton(a.input, load);
+  nlohmann::json analysis = analyze_automaton(automaton);
+  DecomposeOptions options;
+  options.build_tables = false;
+  const auto decomposition = HolonomyDecomposition::compute(automaton, options);
+  nlohmann::json summary = decomposition_to_json(decomposition);
+  summary["semigroup"]["size"] = analysis["semigroup"]["size"];
+  summary["semigroup"]["aperiodic"] = analysis["semigroup"]["aperiodic"];
+  if (a.json) {
+    std::cout << nlohmann::json{{"automaton", analysis}, {"decomposition", summary}}.dump(1) << "\n";
+    return 0;
+  }
+  const auto& s = analysis["semigroup"];
+  auto show = [](const nlohmann::json& v) {
+    if (v.is_null()) return std::string("unknown");
+    if (v.is_boolean()) return std::string(v.get<bool>() ? "yes" : "no");
+    if (v.is_number_integer()) return with_thousands(v.get<long long>());
+    return v.dump();
+  };
+  std::cout << "state graph: initial state " << automaton.state_name(automaton.initial()) << ", "
+            << show(analysis["reachable_states"]) << " states reachable from it, "
+            << show(analysis["strongly_connected_components"]) << " strongly connected components\n";
+  std::cout << "semigroup: " << show(s["size"]) << " elements (monoid " << show(s["monoid_size"])
+            << "), aperiodic: " << show(s["aperiodic"]) << ", group of units of order "
+            << show(s["group_of_units_order"]) << "\n";
+  std::cout << decomposition.substr(first_line);
+  return 0;
+}
+
+const RegisterCommand registration{{
+    "info",
+    "Describe an automaton (semigroup, decomposition) or a compiled network (layers, residual stream)",
+    60,
+    [](CLI::App& sub) -> std::function<int()> {
+      auto a = std::make_shared<InfoArguments>();
+      sub.add_option("file", a->input, "An automaton description or a .safetensors weights file")
+          ->required();
+      sub.add_flag("--json", a->json, "Print JSON");
+      sub.add_flag("--labels", a->labels, "For a network: list every residual dimension's label");
+      sub.add_flag("--complete", a->complete, "For an automaton: add a sink state to a partial DFA");
+      sub.add_option("--format", a->format, "For an automaton: input format when the extension does not tell")
+          ->check(CLI::IsMember({"json", "dot", "jff"}));
+      return [a] { return looks_like_safetensors(a->input) ? network_info(*a) : automaton_info(*a); };
+    },
+}};
+
+}  // namespace
+
+}  // namespace krc::cli
