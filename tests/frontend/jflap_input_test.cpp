@@ -28,7 +28,7 @@ std::string transition(int from, int to, const std::string& read) {
 }
 }  // namespace
 
-TEST_CASE("jflap: a JFLAP 7 sample (with &#13; line ends)") {
+TEST_CASE("jflap: a JFLAP 7 sample (carriage returns as character references)") {
   Automaton a = load_automaton(test::frontend_data("jflap7_dfa.jff").string());
   CHECK(a.name() == "jflap7_dfa");
   CHECK(a.states() == std::vector<std::string>{"q0", "q1", "q2"});

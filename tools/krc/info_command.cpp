@@ -139,13 +139,16 @@ int automaton_info(const InfoArguments& a) {
     if (v.is_number_integer()) return with_thousands(v.get<long long>());
     return v.dump();
   };
+  const std::string text = decomposition_text(summary);
+  const auto first_line = text.find('\n') + 1;
+  std::cout << text.substr(0, first_line);
   std::cout << "state graph: initial state " << automaton.state_name(automaton.initial()) << ", "
             << show(analysis["reachable_states"]) << " states reachable from it, "
             << show(analysis["strongly_connected_components"]) << " strongly connected components\n";
   std::cout << "semigroup: " << show(s["size"]) << " elements (monoid " << show(s["monoid_size"])
             << "), aperiodic: " << show(s["aperiodic"]) << ", group of units of order "
             << show(s["group_of_units_order"]) << "\n";
-  std::cout << decomposition.substr(first_line);
+  std::cout << text.substr(first_line);
   return 0;
 }
 
