@@ -1,5 +1,8 @@
 #include <doctest/doctest.h>
 
+#include <iostream>
+#include <sstream>
+
 #include "frontend_test_helpers.hpp"
 
 using namespace krc;
@@ -51,4 +54,22 @@ TEST_CASE("formats: parse_automaton names the automaton after the file") {
   std::string text = test::read_text(test::frontend_data("mod3.dot"));
   CHECK(parse_automaton(text, "dir/thing.dot").name() == "thing");
   CHECK(parse_automaton(text, "<stdin>", {{}, "dot"}).name() == "stdin");
+}
+
+TEST_CASE("formats: - reads standard input, sniffing the format") {
+  std::istringstream in(test::read_text(test::frontend_data("mod3.jff")));
+  auto* saved = std::cin.rdbuf(in.rdbuf());
+  Automaton a = load_automaton("-");
+  std::cin.rdbuf(saved);
+  CHECK(a.name() == "stdin");
+  CHECK(a.transitions() == load_automaton(test::frontend_data("mod3.jff").string()).transitions());
+}
+
+TEST_CASE("formats: a byte order mark is skipped in every format") {
+  test::TempDir dir;
+  for (const char* sample : {"mod3.json", "mod3.dot", "mod3.jff"}) {
+    CAPTURE(sample);
+    std::string path = test::write_file(dir, sample, "\xEF\xBB\xBF" + test::read_text(test::frontend_data(sample)));
+    CHECK(load_automaton(path) == load_automaton(test::frontend_data("mod3.json").string()));
+  }
 }

@@ -64,6 +64,9 @@ Automaton parse_automaton(const std::string& text, const std::string& file, cons
   if (format.empty()) format = detect_format(file, text);
   if (text.find_first_not_of(" \t\r\n") == std::string::npos)
     throw InputError(file, "", "the file is empty");
+  // A UTF-8 byte order mark (Windows editors write one) is not part of any of the formats.
+  if (text.compare(0, 3, "\xEF\xBB\xBF") == 0)
+    return parse_automaton(text.substr(3), file, LoadOptions{options.completion, format});
   bool standard_input = file == "-" || file == "<stdin>" || file.empty();
   std::string name = standard_input ? "stdin" : std::filesystem::path(file).stem().string();
   try {
