@@ -1,6 +1,7 @@
 #include "krc/dot_reader.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <boost/graph/adjacency_list.hpp>
 #include <boost/graph/graphviz.hpp>
 #include <limits>
