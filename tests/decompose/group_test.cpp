@@ -215,3 +215,17 @@ TEST_CASE("element order statistics of S_n and A_n match enumeration") {
     CHECK(krc::symmetric_order_statistics(n, true) == Stats(even.begin(), even.end()));
   }
 }
+
+TEST_CASE("a single generator is analysed as cyclic, as the full analysis finds") {
+  std::mt19937_64 rng(8);
+  for (int trial = 0; trial < 200; ++trial) {
+    int degree = std::uniform_int_distribution<int>(1, 12)(rng);
+    Permutation p = random_permutation(rng, degree);
+    auto quick = krc::analyze_group(degree, {p, perm::identity(degree)});
+    auto full = krc::analyze_group(PermGroup(degree, {p}));
+    CHECK(quick.order == full.order);
+    CHECK(quick.factors == full.factors);
+    CHECK(quick.name == full.name);
+    CHECK(quick.solvable);
+  }
+}

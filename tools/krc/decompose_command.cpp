@@ -2,6 +2,7 @@
 // an automaton: its levels, their holonomy groups, and the skeleton.
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <iostream>
 #include <memory>
@@ -31,9 +32,13 @@ struct DecomposeArguments {
 void fill_semigroup(nlohmann::json& summary, const Automaton& automaton,
                     const HolonomyDecomposition& decomposition, std::size_t max_elements) {
   auto& semigroup = summary["semigroup"];
-  semigroup["size_limit"] = max_elements;
+  // Enumeration costs about elements x letters x states steps: cap that work too, so that a
+  // large alphabet over many states does not stall a report the decomposition answers fast.
+  const std::size_t work = std::max<std::size_t>(1, automaton.letter_count() * automaton.state_count());
+  const std::size_t limit = std::min(max_elements, std::size_t{200'000'000} / work);
+  semigroup["size_limit"] = limit;
   try {
-    auto s = TransformationSemigroup::generate(automaton, false, max_elements);
+    auto s = TransformationSemigroup::generate(automaton, false, limit);
     semigroup["size"] = s.semigroup_size();
     semigroup["aperiodic"] = s.is_aperiodic();
   } catch (const LimitError&) {

@@ -127,6 +127,11 @@ OrderStatistics order_statistics(const std::vector<Permutation>& elements) {
   return {counts.begin(), counts.end()};
 }
 
+bool enumerable(const PermGroup& group, std::uint64_t order, const GroupAnalysisOptions& options) {
+  return order <= options.max_enumerated_order &&
+         order * static_cast<std::uint64_t>(std::max(1, group.degree())) <= options.max_enumerated_points;
+}
+
 // A maximal normal subgroup of a perfect group H (so H/M is non-abelian simple).
 PermGroup maximal_normal_subgroup(const PermGroup& h, const GroupAnalysisOptions& options,
                                   bool& exact) {
@@ -142,7 +147,7 @@ PermGroup maximal_normal_subgroup(const PermGroup& h, const GroupAnalysisOptions
   };
   // Elements in one conjugacy class have the same normal closure: one per class suffices,
   // and one pass suffices because a larger M only makes closures larger.
-  if (order <= options.max_enumerated_order) {
+  if (enumerable(h, order, options)) {
     ElementList list(h);
     const auto& elements = list.elements();
     std::vector<char> seen(elements.size(), 0);
@@ -183,16 +188,16 @@ std::string group_name(const PermGroup& group, std::uint64_t order,
                        const GroupAnalysisOptions& options) {
   if (order == 1) return "1";
   const bool abelian = is_abelian(group);
-  const bool enumerable = order <= options.max_enumerated_order;
+  const bool small = enumerable(group, order, options);
   std::vector<Permutation> elements;
-  if (enumerable) elements = ElementList(group).elements();
+  if (small) elements = ElementList(group).elements();
   auto count_of_order = [&](std::uint64_t k) {
     return static_cast<std::uint64_t>(std::count_if(elements.begin(), elements.end(),
                                                     [&](const Permutation& e) { return perm::order(e) == k; }));
   };
   const std::string generic = "group of order " + std::to_string(order);
   if (abelian) {
-    if (enumerable) {
+    if (small) {
       if (count_of_order(order) > 0) return "C" + std::to_string(order);
       if (order == 4) return "C2 x C2";
       return generic;
@@ -211,7 +216,7 @@ std::string group_name(const PermGroup& group, std::uint64_t order,
     for (bool alternating : {false, true}) {
       if (order != (alternating ? full / 2 : full)) continue;
       std::string name = (alternating ? "A" : "S") + std::to_string(m);
-      if (enumerable) {
+      if (small) {
         if (order_statistics(elements) == symmetric_order_statistics(m, alternating)) return name;
       } else {
         auto [natural, is_alt] = natural_symmetric_or_alternating(group);
@@ -219,7 +224,7 @@ std::string group_name(const PermGroup& group, std::uint64_t order,
       }
     }
   }
-  if (!enumerable) return generic;
+  if (!small) return generic;
   if (order == 8 && count_of_order(2) == 1) return "Q8";
   // Dihedral: a cyclic subgroup of index 2 whose complement consists of involutions.
   for (const auto& r : elements) {
@@ -278,22 +283,38 @@ GroupInfo analyze_group(const PermGroup& group, const GroupAnalysisOptions& opti
   info.order = group.order();
   // Composition factors: derived series (abelian sections split into primes); at a perfect
   // group, a maximal normal subgroup M gives the non-abelian simple factor H/M.
-  PermGroup h = group;
-  while (!h.is_trivial()) {
-    PermGroup derived = derived_subgroup(h);
-    std::uint64_t order = h.order(), derived_order = derived.order();
+  // `current` is the group itself at first (not copied), then each next term.
+  PermGroup next_term(group.degree());
+  const PermGroup* current = &group;
+  while (!current->is_trivial()) {
+    PermGroup derived = derived_subgroup(*current);
+    std::uint64_t order = current->order(), derived_order = derived.order();
     if (derived_order < order) {
       for (std::uint64_t p : prime_factors(order / derived_order)) info.factors.push_back(p);
-      h = std::move(derived);
+      next_term = std::move(derived);
     } else {
-      PermGroup m = maximal_normal_subgroup(h, options, info.exact);
+      PermGroup m = maximal_normal_subgroup(*current, options, info.exact);
       info.factors.push_back(order / m.order());
       info.solvable = false;
-      h = std::move(m);
+      next_term = std::move(m);
     }
+    current = &next_term;
   }
   std::sort(info.factors.begin(), info.factors.end());
   info.name = group_name(group, info.order, options);
+  return info;
+}
+
+GroupInfo analyze_group(int degree, const std::vector<Permutation>& generators,
+                        const GroupAnalysisOptions& options) {
+  std::vector<const Permutation*> moving;
+  for (const auto& g : generators)
+    if (!perm::is_identity(g)) moving.push_back(&g);
+  if (moving.size() != 1) return analyze_group(PermGroup(degree, generators), options);
+  GroupInfo info;
+  info.order = perm::order(*moving.front());
+  info.factors = prime_factors(info.order);
+  info.name = "C" + std::to_string(info.order);
   return info;
 }
 

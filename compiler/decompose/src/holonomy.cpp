@@ -50,8 +50,7 @@ HolonomyDecomposition HolonomyDecomposition::compute(const Automaton& automaton,
           if (sk.round_trip(member, a, round_trip) && !perm::is_identity(round_trip))
             generators.insert(round_trip);
       slot.generators.assign(generators.begin(), generators.end());
-      slot.group = analyze_group(PermGroup(static_cast<int>(slot.tiles.size()), slot.generators),
-                                 group_options);
+      slot.group = analyze_group(static_cast<int>(slot.tiles.size()), slot.generators, group_options);
       level.slots.push_back(std::move(slot));
     }
 

@@ -13,17 +13,28 @@ namespace krc {
 void HolonomyDecomposition::build_tables(const DecomposeOptions& options) {
   const std::size_t levels = levels_.size(), letters = automaton_.letter_count();
   if (chain_count_ > 500'000 && options.progress)
-    options.progress("action tables: up to " + std::to_string(chain_count_) +
+    options.progress("action tables: up to " +
+                     (chain_count_ == UINT64_MAX ? std::string("more than 10^19") : std::to_string(chain_count_)) +
                      " coordinate tuples (tile chains); this may take a while");
-  reachable_index_ = RowIndex(levels);
+  RowIndex tuples(levels);
+  std::size_t cells = 0;
+  auto spend = [&](std::size_t more) {
+    cells += more;
+    if (cells > options.max_table_cells)
+      throw LimitError("the action tables of '" + automaton_.name() + "' need more than " +
+                       std::to_string(options.max_table_cells) + " integers (limit: max table cells; " +
+                       std::to_string(tuples.size()) + " coordinate tuples of " + std::to_string(levels) +
+                       " levels so far); skip the action tables or raise the limit");
+  };
   prefix_index_.clear();
   tables_.assign(levels, {});
   for (std::size_t d = 0; d < levels; ++d) prefix_index_.emplace_back(d);
 
   auto add_tuple = [&](const Coordinates& tuple) {
     bool added = false;
-    std::size_t index = reachable_index_.insert(tuple, &added);
-    if (added && reachable_index_.size() > options.max_tuples)
+    std::size_t index = tuples.insert(tuple, &added);
+    if (added) spend(levels + letters);
+    if (added && tuples.size() > options.max_tuples)
       throw LimitError("the holonomy cascade of '" + automaton_.name() + "' reaches more than " +
                        std::to_string(options.max_tuples) +
                        " coordinate tuples (limit: max tuples); skip the action tables or raise the limit");
@@ -34,8 +45,8 @@ void HolonomyDecomposition::build_tables(const DecomposeOptions& options) {
   std::vector<Chain> images(letters);
   Coordinates tuple(levels);
   std::size_t next_report = std::size_t{1} << 18;
-  for (std::size_t i = 0; i < reachable_index_.size(); ++i) {
-    auto row = reachable_index_.row(i);
+  for (std::size_t i = 0; i < tuples.size(); ++i) {
+    auto row = tuples.row(i);
     tuple.assign(row.begin(), row.end());
     const Chain chain = decode_chain(tuple);
     for (LetterId a = 0; a < letters; ++a) {
@@ -50,19 +61,22 @@ void HolonomyDecomposition::build_tables(const DecomposeOptions& options) {
       LevelTable& table = tables_[d];
       table.upper.emplace_back(prefix.begin(), prefix.end());
       auto& actions = table.action.emplace_back();
-      for (LetterId a = 0; a < letters; ++a)
+      spend(d);
+      for (LetterId a = 0; a < letters; ++a) {
         actions.push_back(level_action(static_cast<int>(d), chain, images[a], a));
+        spend(8 + actions.back().permutation.size());
+      }
     }
     if (i + 1 >= next_report) {
       if (options.progress)
         options.progress("action tables: " + std::to_string(i + 1) + " of " +
-                         std::to_string(reachable_index_.size()) + "+ coordinate tuples done");
+                         std::to_string(tuples.size()) + "+ coordinate tuples done");
       next_report *= 2;
     }
   }
-  reachable_.reserve(reachable_index_.size());
-  for (std::size_t i = 0; i < reachable_index_.size(); ++i) {
-    auto row = reachable_index_.row(i);
+  reachable_.reserve(tuples.size());
+  for (std::size_t i = 0; i < tuples.size(); ++i) {
+    auto row = tuples.row(i);
     reachable_.emplace_back(row.begin(), row.end());
   }
   tables_built_ = true;

@@ -102,18 +102,19 @@ void PermGroup::recompute_orbit(std::size_t index) {
   level.orbit.assign(1, level.point);
   level.coset_of.assign(static_cast<std::size_t>(degree_), -1);
   level.coset_of[static_cast<std::size_t>(level.point)] = 0;
-  level.cosets.assign(1, perm::identity(degree_));
+  level.inverse_cosets.assign(1, perm::identity(degree_));
+  std::vector<Permutation> inverse_generators;
+  for (const auto& s : level.generators) inverse_generators.push_back(perm::inverse(s));
   for (std::size_t i = 0; i < level.orbit.size(); ++i) {
-    for (const auto& s : level.generators) {
-      int next = s[static_cast<std::size_t>(level.orbit[i])];
+    for (std::size_t g = 0; g < level.generators.size(); ++g) {
+      int next = level.generators[g][static_cast<std::size_t>(level.orbit[i])];
       if (level.coset_of[static_cast<std::size_t>(next)] >= 0) continue;
       level.coset_of[static_cast<std::size_t>(next)] = static_cast<int>(level.orbit.size());
       level.orbit.push_back(next);
-      level.cosets.push_back(perm::multiply(level.cosets[i], s));
+      // (u s)^-1 = s^-1 u^-1
+      level.inverse_cosets.push_back(perm::multiply(inverse_generators[g], level.inverse_cosets[i]));
     }
   }
-  level.inverse_cosets.clear();
-  for (const auto& c : level.cosets) level.inverse_cosets.push_back(perm::inverse(c));
 }
 
 void PermGroup::add_level(const Permutation& moving) {
@@ -140,12 +141,13 @@ void PermGroup::insert_residue(const Permutation& residue, std::size_t from, std
 // Makes level `index` complete (every Schreier generator sifts), assuming deeper levels are.
 void PermGroup::complete(std::size_t index) {
   for (std::size_t i = 0; i < levels_[index].orbit.size(); ++i) {
+    const Permutation coset = perm::inverse(levels_[index].inverse_cosets[i]);
     for (std::size_t g = 0; g < levels_[index].generators.size(); ++g) {
       const Level& level = levels_[index];
       const Permutation& s = level.generators[g];
       int image = s[static_cast<std::size_t>(level.orbit[i])];
       Permutation schreier = perm::multiply(
-          perm::multiply(level.cosets[i], s),
+          perm::multiply(coset, s),
           level.inverse_cosets[static_cast<std::size_t>(level.coset_of[static_cast<std::size_t>(image)])]);
       if (perm::is_identity(schreier)) continue;
       auto [residue, stopped] = sift(std::move(schreier), index + 1);
@@ -169,8 +171,8 @@ Permutation PermGroup::random_element(std::mt19937_64& rng) const {
   Permutation result = perm::identity(degree_);
   for (std::size_t l = levels_.size(); l-- > 0;) {
     const Level& level = levels_[l];
-    std::uniform_int_distribution<std::size_t> pick(0, level.cosets.size() - 1);
-    result = perm::multiply(result, level.cosets[pick(rng)]);
+    std::uniform_int_distribution<std::size_t> pick(0, level.inverse_cosets.size() - 1);
+    result = perm::multiply(result, perm::inverse(level.inverse_cosets[pick(rng)]));
   }
   return result;
 }

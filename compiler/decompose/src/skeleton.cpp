@@ -27,19 +27,30 @@ bool tile_order(const SetFamily& sets, std::size_t a, std::size_t b) {
   return set_bits::elements(sets.set(a)) < set_bits::elements(sets.set(b));
 }
 
+// Smallest and largest element of each set: a subset lies within its superset's bounds, which
+// rejects most candidates of a large universe before comparing words.
+struct Bounds {
+  std::uint32_t low, high;
+};
+
 // The maximal proper subsets of `whole` among the sets of E (`by_size[c]` lists the sets of
 // cardinality c). A candidate is maximal unless it lies inside a larger tile already found.
 std::vector<std::uint32_t> maximal_subsets(const SetFamily& sets,
                                            const std::vector<std::vector<std::uint32_t>>& by_size,
-                                           std::size_t whole) {
+                                           const std::vector<Bounds>& bounds, std::size_t whole) {
   std::vector<std::uint32_t> tiles;
   auto whole_bits = sets.set(whole);
+  const Bounds outer = bounds[whole];
   for (std::size_t c = sets.cardinality(whole); c-- > 1;) {
     for (std::uint32_t e : by_size[c]) {
-      auto bits = sets.set(e);
-      if (!set_bits::is_subset(bits, whole_bits)) continue;
+      const Bounds inner = bounds[e];
+      if (inner.low < outer.low || inner.high > outer.high) continue;
+      const std::size_t first = inner.low / 64, last = inner.high / 64 + 1;
+      auto bits = sets.set(e).subspan(first, last - first);
+      if (!set_bits::is_subset(bits, whole_bits.subspan(first, last - first))) continue;
       bool inside_tile = std::any_of(tiles.begin(), tiles.end(), [&](std::uint32_t t) {
-        return set_bits::is_subset(bits, sets.set(t));
+        return bounds[t].low <= inner.low && inner.high <= bounds[t].high &&
+               set_bits::is_subset(bits, sets.set(t).subspan(first, last - first));
       });
       if (!inside_tile) tiles.push_back(e);
     }
@@ -65,8 +76,14 @@ std::span<const std::uint32_t> Skeleton::tiles(std::size_t e) const {
   return {tile_data_.data() + tile_offset_[e], tile_offset_[e + 1] - tile_offset_[e]};
 }
 
+constexpr std::size_t kLinearTileSearch = 16;
+
 int Skeleton::tile_position(std::size_t e, std::size_t tile) const {
   auto t = tiles(e);
+  if (t.size() > kLinearTileSearch) {
+    auto it = wide_tile_position_.find(static_cast<std::uint64_t>(e) << 32 | tile);
+    return it == wide_tile_position_.end() ? -1 : static_cast<int>(it->second);
+  }
   auto it = std::find(t.begin(), t.end(), static_cast<std::uint32_t>(tile));
   return it == t.end() ? -1 : static_cast<int>(it - t.begin());
 }
@@ -166,15 +183,23 @@ Skeleton Skeleton::compute(const Automaton& automaton, const DecomposeOptions& o
 
   // 4. Tiles of each representative by scanning E from larger sets to smaller ones.
   std::vector<std::vector<std::uint32_t>> by_size(n + 1);
-  for (std::size_t e = 0; e < sets.size(); ++e)
+  std::vector<Bounds> bounds(sets.size());
+  for (std::size_t e = 0; e < sets.size(); ++e) {
     by_size[sets.cardinality(e)].push_back(static_cast<std::uint32_t>(e));
+    auto bits = sets.set(e);
+    std::size_t first = 0, last = words - 1;
+    while (bits[first] == 0) ++first;
+    while (bits[last] == 0) --last;
+    bounds[e] = {static_cast<std::uint32_t>(first * 64 + static_cast<std::size_t>(std::countr_zero(bits[first]))),
+                 static_cast<std::uint32_t>(last * 64 + 63 - static_cast<std::size_t>(std::countl_zero(bits[last])))};
+  }
   if (static_cast<double>(classes) * static_cast<double>(sets.size()) > 2e8)
     report(options, "tiles: scanning " + std::to_string(sets.size()) + " sets for each of " +
                         std::to_string(classes) + " class representatives (this may take a while)");
   std::vector<std::vector<std::uint32_t>> rep_tiles(classes);
   for (std::size_t c = 0; c < classes; ++c)
     if (!sk.is_singleton(sk.representative_[c]))
-      rep_tiles[c] = maximal_subsets(sets, by_size, sk.representative_[c]);
+      rep_tiles[c] = maximal_subsets(sets, by_size, bounds, sk.representative_[c]);
 
   // 5. Transport the tiles along each class: a breadth-first tree inside the class from the
   // representative gives fromRep(A·a) = fromRep(A)·a, and a permutes the tiles of A onto
@@ -203,6 +228,13 @@ Skeleton Skeleton::compute(const Automaton& automaton, const DecomposeOptions& o
         queue.push_back(to);
       }
     }
+  }
+
+  for (std::size_t e = 0; e < images; ++e) {
+    auto t = sk.tiles(e);
+    if (t.size() <= kLinearTileSearch) continue;
+    for (std::size_t i = 0; i < t.size(); ++i)
+      sk.wide_tile_position_.emplace(static_cast<std::uint64_t>(e) << 32 | t[i], static_cast<std::uint32_t>(i));
   }
 
   // 6. The class order: direct images and image tiles of members, without self loops.

@@ -17,6 +17,9 @@ struct DecomposeOptions {
   // Reachable coordinate tuples in the action tables (each costs a few hundred bytes with its
   // share of the per-level actions: full_transformations_9 has 362,880 and needs ~160 MB).
   std::size_t max_tuples = 2'000'000;
+  // Integers held by the action tables (coordinates of reachable tuples and upper tuples,
+  // permutations of the actions): long tuples (many levels) reach it before max_tuples.
+  std::size_t max_table_cells = 32'000'000;
   // Holonomy groups up to this order are enumerated element by element (names from element
   // order statistics, exact maximal normal subgroups); larger ones use Schreier-Sims only.
   std::uint64_t max_enumerated_group_order = 100'000;

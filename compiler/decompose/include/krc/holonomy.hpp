@@ -125,7 +125,6 @@ private:
   std::vector<Coordinates> reachable_;
   std::vector<int> successor_;  // [reachable index * letters + a]
   std::vector<LevelTable> tables_;
-  RowIndex reachable_index_;
   std::vector<RowIndex> prefix_index_;  // per level d: the upper tuples of length d
 };
 

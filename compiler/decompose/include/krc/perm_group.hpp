@@ -43,8 +43,9 @@ private:
     int point;
     std::vector<Permutation> generators;  // strong generators fixing the earlier base points
     std::vector<int> orbit;
-    std::vector<int> coset_of;            // point -> index into cosets, -1 outside the orbit
-    std::vector<Permutation> cosets;      // cosets[i] maps `point` to orbit[i]
+    std::vector<int> coset_of;            // point -> index into the orbit, -1 outside it
+    // The inverse of the coset representative that maps `point` to orbit[i] (sifting needs
+    // the inverses; the representatives themselves are recomputed when needed).
     std::vector<Permutation> inverse_cosets;
   };
   // Sifts p through levels from `start`: the residue and the level where it stopped.

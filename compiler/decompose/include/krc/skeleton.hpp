@@ -9,6 +9,7 @@
 // action of a letter on E is a table. The semigroup is never enumerated.
 #include <cstdint>
 #include <span>
+#include <unordered_map>
 #include <vector>
 
 #include "krc/automaton.hpp"
@@ -77,6 +78,8 @@ private:
   int skeleton_depth_ = 1;
   std::vector<std::size_t> tile_offset_;  // per set, into tile_data_ (size set_count + 1)
   std::vector<std::uint32_t> tile_data_;
+  // (set << 32 | tile) -> position, for sets with many tiles (linear search for the others).
+  std::unordered_map<std::uint64_t, std::uint32_t> wide_tile_position_;
 };
 
 }  // namespace krc
