@@ -17,6 +17,15 @@ void write_output(const std::string& path, std::string_view contents) {
   }
   namespace fs = std::filesystem;
   fs::path target(path);
+  // A device or pipe (-o /dev/null, a FIFO) is written in place: renaming a temporary file
+  // over it would replace the device itself with a regular file.
+  std::error_code status_error;
+  if (fs::exists(target, status_error) && !fs::is_regular_file(target, status_error)) {
+    std::ofstream out(target, std::ios::binary);
+    out.write(contents.data(), static_cast<std::streamsize>(contents.size()));
+    if (!out) throw InputError(path, "", "cannot write here");
+    return;
+  }
   fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
   if (!fs::is_directory(dir)) throw InputError(path, "", "directory does not exist");
   std::random_device rd;
