@@ -207,3 +207,12 @@ TEST_CASE("safetensors: bad tensor entries name the tensor") {
   CHECK(problem_of(R"({"dtype":"F32","shape":[2],"data_offsets":[0,18446744073709551615]})", two_floats)
             .find("needs 8 bytes") != std::string::npos);
 }
+
+TEST_CASE("safetensors: deeply nested or huge headers do not exhaust the stack") {
+  const std::string deep = std::string(200000, '[') + std::string(200000, ']');
+  CHECK(error_of(container(deep, "")).problem().find("must be a JSON object") != std::string::npos);
+  const std::string deep_entry = "{\"w\":" + std::string(200000, '[') + std::string(200000, ']') + "}";
+  CHECK(error_of(container(deep_entry, "")).place() == "tensor 'w'");
+  const std::string deep_metadata = "{\"__metadata__\":{\"a\":" + std::string(200000, '[') + std::string(200000, ']') + "}}";
+  CHECK(error_of(container(deep_metadata, "")).place() == "__metadata__");
+}

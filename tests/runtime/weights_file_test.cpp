@@ -329,3 +329,38 @@ TEST_CASE("weights file: the command line rejects bad krc files with exit status
   CHECK(missing.status == 2);
   CHECK(missing.err.find("absent.safetensors") != std::string::npos);
 }
+
+TEST_CASE("weights file: damaged files are rejected with an InputError, never a crash") {
+  // Random byte changes, truncations and header edits of a valid file: every outcome must be
+  // a network or an InputError (the sanitizer build checks the "never a crash" part).
+  std::mt19937_64 rng(99);
+  const std::string good = network_to_safetensors(network_with_big_mlp());
+  const std::string dense = network_to_safetensors(sample_network(2), {WriteOptions::Storage::Dense});
+  int rejected = 0;
+  for (int round = 0; round < 3000; ++round) {
+    std::string bytes = round % 2 ? good : dense;
+    std::uint64_t header_length;
+    std::memcpy(&header_length, bytes.data(), 8);
+    const int changes = std::uniform_int_distribution<int>(1, 4)(rng);
+    for (int c = 0; c < changes; ++c) {
+      // Mostly inside the header, where the structure is.
+      const std::size_t limit = round % 3 == 0 ? bytes.size() : 8 + header_length;
+      const std::size_t at = std::uniform_int_distribution<std::size_t>(0, limit - 1)(rng);
+      switch (rng() % 4) {
+        case 0: bytes[at] = static_cast<char>(rng()); break;
+        case 1: bytes[at] = "0123456789[]{},:\"-."[rng() % 19]; break;
+        case 2: bytes.resize(at); break;
+        default: bytes.erase(at, 1); break;
+      }
+      if (bytes.size() < 9) break;
+      std::memcpy(&header_length, bytes.data(), 8);
+      header_length = std::min<std::uint64_t>(header_length, bytes.size() - 8);
+    }
+    try {
+      network_from_safetensors(parse_safetensors(bytes, "damaged"), "damaged");
+    } catch (const InputError&) {
+      ++rejected;
+    }
+  }
+  CHECK(rejected > 2500);
+}
