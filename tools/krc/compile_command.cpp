@@ -83,7 +83,8 @@ int run_compile(const CompileArguments& a) {
                           {"bytes", bytes.size()},
                           {"seconds", seconds()}};
     if (!result.cascade.is_null()) out["cascade"] = result.cascade;
-    std::cout << out.dump(1) << "\n";
+    // The output path comes from the command line and need not be UTF-8.
+    std::cout << out.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     return 0;
   }
   std::cout << automaton.name() << ": " << automaton.state_count() << " states, "

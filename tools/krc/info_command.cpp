@@ -92,7 +92,8 @@ int network_info(const InfoArguments& a) {
     for (const auto& [name, width] : subspaces(net)) spaces.push_back({{"name", name}, {"width", width}});
     out["residual_subspaces"] = spaces;
     if (a.labels) out["residual_labels"] = net.residual_labels;
-    std::cout << out.dump(1) << "\n";
+    // The file name comes from the command line and need not be UTF-8.
+    std::cout << out.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     return 0;
   }
   std::cout << a.input << ": network for automaton '" << net.automaton.value("name", "?") << "' ("

@@ -12,6 +12,7 @@
 #include "dot_scanner.hpp"
 #include "krc/input_error.hpp"
 #include "source_lines.hpp"
+#include "utf8.hpp"
 
 namespace krc {
 
@@ -200,7 +201,9 @@ Automaton read_dot_automaton(const std::string& text, const std::string& file, c
   std::vector<std::optional<StateId>> state_of(boost::num_vertices(g));
   for (std::size_t v : state_vertices) {
     const DotNode& node = g[v];
-    StateId q = b.add_state(use_labels ? node.label : node.id, node_place(node));
+    const std::string& state_name = use_labels ? node.label : node.id;
+    if (auto problem = frontend::invalid_utf8_problem(state_name, "state name")) b.fail(node_place(node), *problem);
+    StateId q = b.add_state(state_name, node_place(node));
     state_of[v] = q;
     if (lowercase(node.shape) == "doublecircle") b.add_accepting(q);
   }
@@ -221,6 +224,7 @@ Automaton read_dot_automaton(const std::string& text, const std::string& file, c
     std::string letter = input_letter(g[e].label);
     if (letter.empty())
       b.fail(place, "the edge '" + from.id + "' -> '" + to.id + "' has no label: which letter does it read?");
+    if (auto problem = frontend::invalid_utf8_problem(letter, "letter")) b.fail(place, *problem);
     LetterId a = b.letter(letter, place);
     b.add_transition(*state_of[boost::source(e, g)], a, *state_of[boost::target(e, g)], place);
   }

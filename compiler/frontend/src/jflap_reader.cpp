@@ -8,6 +8,7 @@
 
 #include "krc/input_error.hpp"
 #include "source_lines.hpp"
+#include "utf8.hpp"
 
 namespace krc {
 
@@ -116,7 +117,9 @@ Automaton read_jflap_automaton(const std::string& text, const std::string& file,
   std::map<std::string, StateId> by_id;
   for (const auto& s : states) {
     if (by_id.count(s.id)) b.fail(s.place, "two states have the id '" + s.id + "'");
-    StateId q = b.add_state(use_names ? s.name : s.id, s.place);
+    const std::string& state_name = use_names ? s.name : s.id;
+    if (auto problem = frontend::invalid_utf8_problem(state_name, "state name")) b.fail(s.place, *problem);
+    StateId q = b.add_state(state_name, s.place);
     by_id.emplace(s.id, q);
     if (s.initial) b.set_initial(q, s.place);
     if (s.final) b.add_accepting(q);
@@ -139,6 +142,7 @@ Automaton read_jflap_automaton(const std::string& text, const std::string& file,
     std::string letter = trim(element.get<std::string>("read", ""));
     if (letter.empty())
       b.fail(place, "an empty <read> (an epsilon transition): a DFA reads one letter per transition");
+    if (auto problem = frontend::invalid_utf8_problem(letter, "letter")) b.fail(place, *problem);
     b.add_transition(from, b.letter(letter, place), to, place);
   }
   bool has_initial = false;

@@ -13,6 +13,7 @@
 #include "krc/input_error.hpp"
 #include "krc/jflap_reader.hpp"
 #include "krc/json_reader.hpp"
+#include "utf8.hpp"
 
 namespace krc {
 
@@ -68,7 +69,8 @@ Automaton parse_automaton(const std::string& text, const std::string& file, cons
   if (text.compare(0, 3, "\xEF\xBB\xBF") == 0)
     return parse_automaton(text.substr(3), file, LoadOptions{options.completion, format});
   bool standard_input = file == "-" || file == "<stdin>" || file.empty();
-  std::string name = standard_input ? "stdin" : std::filesystem::path(file).stem().string();
+  // A file name need not be UTF-8, but the automaton's name must be (it goes into JSON).
+  std::string name = standard_input ? "stdin" : frontend::replace_invalid_utf8(std::filesystem::path(file).stem().string());
   try {
     if (format == "json") return read_json_automaton(text, file, name, options.completion);
     if (format == "dot") return read_dot_automaton(text, file, name, options.completion);
