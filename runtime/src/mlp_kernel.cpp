@@ -15,12 +15,6 @@
 
 namespace krc::kernels {
 
-namespace {
-// Inputs below this magnitude are "small": far below any designed value (1/max_len counts
-// are >= 1e-7 up to max_len 10^7), far above softmax leakage (e^-20 and smaller).
-constexpr double kSmallInput = 1e-7;
-}  // namespace
-
 template <typename Act>
 void apply_mlp(const PreparedMlp& mlp, Activations<Act>& x, int n, MlpScratch& s) {
   const bool float32 = std::is_same_v<Act, float>;
@@ -41,11 +35,13 @@ void apply_mlp(const PreparedMlp& mlp, Activations<Act>& x, int n, MlpScratch& s
     };
     // Large inputs are scattered into their units' sums; small ones only counted.
     double small_total = 0.0;
+    s.small_inputs.clear();
     for (int c : mlp.reads) {
       const double xv = static_cast<double>(row[c]);
       if (xv == 0.0) continue;
-      if (std::abs(xv) < kSmallInput) {
+      if (std::abs(xv) < mlp.small_input) {
         small_total += std::abs(xv);
+        s.small_inputs.push_back(c);
         continue;
       }
       for (int e = in.begin(c); e < in.end(c); ++e) {
@@ -53,11 +49,18 @@ void apply_mlp(const PreparedMlp& mlp, Activations<Act>& x, int n, MlpScratch& s
         s.acc[in.column[e]] += in.value[e] * xv;
       }
     }
-    if (small_total > 0.0)
+    if (2.0 * small_total >= mlp.low_threshold) {
       for (const auto& [threshold, u] : mlp.units_by_threshold) {
         if (threshold >= 2.0 * small_total) break;
         touch(u);
       }
+    } else {
+      // A unit the small inputs can lift has a threshold below 2L < kLowThreshold and one
+      // of them as input.
+      const ScatterRows& low = mlp.low_threshold_by_input;
+      for (int c : s.small_inputs)
+        for (int e = low.begin(c); e < low.end(c); ++e) touch(low.column[e]);
+    }
     for (int u : mlp.positive_bias_units) touch(u);
 
     for (int c : mlp.writes) s.out[c] = static_cast<double>(row[c]) + mlp.out_bias[c];

@@ -45,56 +45,72 @@ ScatterRows ScatterRows::columns_of(const SparseMatrix& m) {
   });
 }
 
-PreparedNetwork::PreparedNetwork(const Network& n)
-    : d_model(n.d_model()), scale(n.attention_scale) {
+PreparedHead prepare_head(const AttentionHead& h) {
+  PreparedHead ph;
+  ph.kind = h.kind;
+  ph.query_dim = static_cast<int>(h.query.cols());
+  ph.value_dim = static_cast<int>(h.value.cols());
+  ph.query = ScatterRows::rows_of(h.query);
+  ph.key = ScatterRows::rows_of(h.key);
+  ph.value = ScatterRows::rows_of(h.value);
+  ph.output = ScatterRows::rows_of(h.output);
+  for (int c = 0; c < ph.query.rows; ++c)
+    if (ph.query.begin(c) < ph.query.end(c) || ph.key.begin(c) < ph.key.end(c) ||
+        ph.value.begin(c) < ph.value.end(c))
+      ph.reads.push_back(c);
+  return ph;
+}
+
+PreparedMlp prepare_mlp(const Mlp& m, double small_input, double low_threshold) {
+  const int d_model = static_cast<int>(m.in_weight.cols());
+  PreparedMlp pm;
+  pm.hidden = m.hidden();
+  pm.small_input = small_input;
+  pm.low_threshold = low_threshold;
+  pm.in_by_input = ScatterRows::columns_of(m.in_weight);
+  pm.in_by_unit = ScatterRows::rows_of(m.in_weight);
+  pm.out_by_unit = ScatterRows::columns_of(m.out_weight);
+  pm.in_bias.assign(m.in_bias.data(), m.in_bias.data() + m.in_bias.size());
+  pm.out_bias.assign(m.out_bias.data(), m.out_bias.data() + m.out_bias.size());
+  std::vector<char> low(pm.hidden, 0);
+  for (int u = 0; u < pm.hidden; ++u) {
+    double largest = 0.0;
+    for (int e = pm.in_by_unit.begin(u); e < pm.in_by_unit.end(u); ++e)
+      largest = std::max(largest, std::abs(pm.in_by_unit.value[e]));
+    pm.largest_in_weight.push_back(largest);
+    if (pm.in_bias[u] > 0.0) {
+      pm.positive_bias_units.push_back(u);
+    } else if (largest > 0.0) {
+      const double threshold = -pm.in_bias[u] / largest;
+      pm.units_by_threshold.emplace_back(threshold, u);
+      low[u] = threshold < low_threshold;
+    }
+  }
+  std::sort(pm.units_by_threshold.begin(), pm.units_by_threshold.end());
+  pm.low_threshold_by_input = compress(d_model, pm.hidden, [&](auto emit) {
+    for_each_nonzero(m.in_weight, [&](int u, int c, float w) {
+      if (low[u]) emit(c, u, w);
+    });
+  });
+  std::vector<char> writes(d_model, 0);
+  for (int c : pm.out_by_unit.column) writes[c] = 1;
+  for (int c = 0; c < d_model; ++c) {
+    if (pm.in_by_input.begin(c) < pm.in_by_input.end(c)) pm.reads.push_back(c);
+    if (writes[c] || pm.out_bias[c] != 0.0) pm.writes.push_back(c);
+  }
+  return pm;
+}
+
+PreparedNetwork::PreparedNetwork(const Network& n) : d_model(n.d_model()), scale(n.attention_scale) {
   for (const auto& layer : n.layers) {
     PreparedLayer p;
-    for (const auto& h : layer.heads) {
-      PreparedHead ph;
-      ph.kind = h.kind;
-      ph.query_dim = static_cast<int>(h.query.cols());
-      ph.value_dim = static_cast<int>(h.value.cols());
-      ph.query = ScatterRows::rows_of(h.query);
-      ph.key = ScatterRows::rows_of(h.key);
-      ph.value = ScatterRows::rows_of(h.value);
-      ph.output = ScatterRows::rows_of(h.output);
-      for (int c = 0; c < ph.query.rows; ++c)
-        if (ph.query.begin(c) < ph.query.end(c) || ph.key.begin(c) < ph.key.end(c) ||
-            ph.value.begin(c) < ph.value.end(c))
-          ph.reads.push_back(c);
-      p.heads.push_back(std::move(ph));
-    }
+    for (const auto& h : layer.heads) p.heads.push_back(prepare_head(h));
     std::vector<char> written(d_model, 0);
     for (const auto& ph : p.heads)
       for (int c : ph.output.column) written[c] = 1;
     for (int c = 0; c < d_model; ++c)
       if (written[c]) p.attention_writes.push_back(c);
-    if (layer.mlp) {
-      const Mlp& m = *layer.mlp;
-      PreparedMlp pm;
-      pm.hidden = m.hidden();
-      pm.in_by_input = ScatterRows::columns_of(m.in_weight);
-      pm.out_by_unit = ScatterRows::columns_of(m.out_weight);
-      pm.in_bias.assign(m.in_bias.data(), m.in_bias.data() + m.in_bias.size());
-      pm.out_bias.assign(m.out_bias.data(), m.out_bias.data() + m.out_bias.size());
-      pm.in_by_unit = ScatterRows::rows_of(m.in_weight);
-      for (int u = 0; u < pm.hidden; ++u) {
-        double largest = 0.0;
-        for (int e = pm.in_by_unit.begin(u); e < pm.in_by_unit.end(u); ++e)
-          largest = std::max(largest, std::abs(pm.in_by_unit.value[e]));
-        pm.largest_in_weight.push_back(largest);
-        if (m.in_bias[u] > 0.0f) pm.positive_bias_units.push_back(u);
-        else if (largest > 0.0) pm.units_by_threshold.emplace_back(-pm.in_bias[u] / largest, u);
-      }
-      std::sort(pm.units_by_threshold.begin(), pm.units_by_threshold.end());
-      std::vector<char> writes(d_model, 0);
-      for (int c : pm.out_by_unit.column) writes[c] = 1;
-      for (int c = 0; c < d_model; ++c) {
-        if (pm.in_by_input.begin(c) < pm.in_by_input.end(c)) pm.reads.push_back(c);
-        if (writes[c] || pm.out_bias[c] != 0.0) pm.writes.push_back(c);
-      }
-      p.mlp = std::move(pm);
-    }
+    if (layer.mlp) p.mlp = prepare_mlp(*layer.mlp);
     layers.push_back(std::move(p));
   }
   unembedding = ScatterRows::rows_of(n.unembedding);

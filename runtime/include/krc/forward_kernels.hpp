@@ -62,7 +62,7 @@ void apply_attention(const PreparedLayer& layer, double scale, const ForwardOpti
 struct MlpScratch {
   std::vector<double> acc, out;
   std::vector<char> touched_mark;
-  std::vector<int> touched;
+  std::vector<int> touched, small_inputs;
 };
 
 // x[i] += W2 ReLU(W1 x[i] + b1) + b2 for every row i < n, touching only the hidden units

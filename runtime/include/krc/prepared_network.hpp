@@ -42,6 +42,11 @@ struct PreparedMlp {
   // The other units with some weight, by how much input they need to become active:
   // -bias / max|weight|. Inputs of total size L can only activate the units below L.
   std::vector<std::pair<double, int>> units_by_threshold;
+  // Inputs below small_input in magnitude are "small" (see prepare_mlp).
+  double small_input = 0, low_threshold = 0;
+  // Per input dim, the units it feeds whose threshold is below low_threshold: the only units
+  // that small inputs (of total size below low_threshold / 2) can activate.
+  ScatterRows low_threshold_by_input;
   std::vector<int> reads;   // input dims with a weight to some unit
   std::vector<int> writes;  // residual dims with an output weight or an output bias
 };
@@ -51,6 +56,12 @@ struct PreparedLayer {
   std::vector<int> attention_writes;  // residual dims some head's output writes
   std::optional<PreparedMlp> mlp;
 };
+
+PreparedHead prepare_head(const AttentionHead& head);
+// small_input: far below any designed value (counts 1/max_len are >= 1e-7 up to max_len
+// 10^7), far above softmax leakage (e^-20 and less). Any values give the same results; the
+// two only decide how fast.
+PreparedMlp prepare_mlp(const Mlp& mlp, double small_input = 1e-7, double low_threshold = 1e-2);
 
 struct PreparedNetwork {
   explicit PreparedNetwork(const Network& network);
