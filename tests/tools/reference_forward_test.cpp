@@ -1,0 +1,96 @@
+// tools/reference_forward.py, the numpy forward pass written from README's "Weights file
+// format" section alone, against `krc run --json` on networks that `krc compile` built from
+// zoo automata, and both against the automaton itself.
+#include <doctest/doctest.h>
+
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <sstream>
+
+#include "krc/automaton_json.hpp"
+#include "test_support.hpp"
+
+using namespace krc;
+using nlohmann::json;
+
+namespace {
+
+std::string quoted(const std::string& s) { return "'" + s + "'"; }
+
+// One JSON object per word, as the script prints them; the words go to its stdin.
+std::vector<json> reference_states(const test::TempDir& dir, const std::string& model,
+                                   const std::vector<std::vector<std::string>>& words) {
+  const auto input = dir / "words.txt", output = dir / "reference.jsonl";
+  {
+    std::ofstream in(input);
+    for (const auto& w : words) {
+      for (std::size_t i = 0; i < w.size(); ++i) in << (i ? " " : "") << w[i];
+      in << "\n";
+    }
+  }
+  const std::string command = "/usr/bin/python3 " + quoted((test::source_dir() / "tools" / "reference_forward.py").string()) +
+                              " " + quoted(model) + " < " + quoted(input.string()) + " > " + quoted(output.string());
+  const int status = std::system(command.c_str());
+  REQUIRE(WIFEXITED(status));
+  REQUIRE(WEXITSTATUS(status) == 0);
+  std::vector<json> lines;
+  std::istringstream out(test::read_text(output));
+  for (std::string line; std::getline(out, line);) lines.push_back(json::parse(line));
+  return lines;
+}
+
+}  // namespace
+
+TEST_CASE("reference_forward.py, krc run and the automaton agree on compiled zoo networks") {
+  struct Case {
+    const char* automaton;
+    std::vector<std::string> compile_options;
+  };
+  const Case cases[] = {
+      {"parity", {"--strategy", "kr"}},
+      {"cyclic_5", {"--strategy", "scan"}},
+      {"flipflop_3", {"--attention", "hard"}},
+      {"symmetric_3", {}},
+      {"gridworld_4", {"--dense"}},
+  };
+  std::mt19937_64 rng(2);
+  test::TempDir dir;
+  for (const auto& c : cases) {
+    CAPTURE(c.automaton);
+    const auto source = test::source_dir() / "automata" / "zoo" / (std::string(c.automaton) + ".json");
+    const Automaton automaton = automaton_from_json(json::parse(test::read_text(source)), source.string());
+    const std::string model = (dir / (std::string(c.automaton) + ".safetensors")).string();
+    std::vector<std::string> compile{"compile", source.string(), "-o", model, "--max-len", "40"};
+    compile.insert(compile.end(), c.compile_options.begin(), c.compile_options.end());
+    const auto compiled = test::run_krc(compile);
+    REQUIRE_MESSAGE(compiled.status == 0, compiled.err);
+
+    std::vector<std::vector<std::string>> words{{}};
+    std::vector<std::vector<StateId>> expected{automaton.run(std::vector<LetterId>{})};
+    for (int w = 0; w < 5; ++w) {
+      std::vector<LetterId> word(std::uniform_int_distribution<int>(1, 40)(rng));
+      for (auto& a : word) a = static_cast<LetterId>(rng() % automaton.letter_count());
+      std::vector<std::string> letters;
+      for (LetterId a : word) letters.push_back(automaton.letter_name(a));
+      words.push_back(letters);
+      expected.push_back(automaton.run(word));
+    }
+    const auto reference = reference_states(dir, model, words);
+    REQUIRE(reference.size() == words.size());
+    for (std::size_t w = 0; w < words.size(); ++w) {
+      std::vector<std::string> args{"run", model, "--json"};
+      args.insert(args.end(), words[w].begin(), words[w].end());
+      const auto run = test::run_krc(args);
+      REQUIRE_MESSAGE(run.status == 0, run.err);
+      const json krc_states = json::parse(run.out)["states"];
+      json automaton_states = json::array();
+      for (StateId s : expected[w]) automaton_states.push_back(automaton.state_name(s));
+      CHECK(reference[w]["states"] == automaton_states);
+      CHECK(krc_states == automaton_states);
+    }
+  }
+}
