@@ -40,16 +40,29 @@ std::vector<krc::Automaton> emulation_automata() {
 class CascadeRunner {
 public:
   explicit CascadeRunner(const HolonomyDecomposition& h) : h_(h) {}
-  const Coordinates& step(const Coordinates& c, LetterId a) {
-    auto key = std::make_pair(c, a);
-    auto it = memo_.find(key);
-    if (it == memo_.end()) it = memo_.emplace(key, h_.apply(c, a)).first;
+  int id(const Coordinates& c) {
+    auto [it, added] = ids_.emplace(c, static_cast<int>(tuples_.size()));
+    if (added) {
+      tuples_.push_back(c);
+      next_.resize(tuples_.size() * h_.automaton().letter_count(), -1);
+    }
     return it->second;
   }
+  int step(int from, LetterId a) {
+    const std::size_t slot = static_cast<std::size_t>(from) * h_.automaton().letter_count() + a;
+    if (next_[slot] < 0) {
+      int to = id(h_.apply(tuples_[static_cast<std::size_t>(from)], a));
+      next_[slot] = to;  // `next_` may have grown inside id(): index again
+    }
+    return next_[slot];
+  }
+  const Coordinates& tuple(int id) const { return tuples_[static_cast<std::size_t>(id)]; }
 
 private:
   const HolonomyDecomposition& h_;
-  std::map<std::pair<Coordinates, LetterId>, Coordinates> memo_;
+  std::map<Coordinates, int> ids_;
+  std::vector<Coordinates> tuples_;
+  std::vector<int> next_;
 };
 
 }  // namespace
@@ -75,9 +88,9 @@ TEST_CASE("emulation: 200 random words from every state of every test automaton"
       for (int w = 0; w < 200; ++w) {
         std::vector<LetterId> word(static_cast<std::size_t>(length(rng)));
         for (auto& a : word) a = letter(rng);
-        Coordinates c = h.encode(q);
+        int c = runner.id(h.encode(q));
         for (LetterId a : word) c = runner.step(c, a);
-        if (h.decode(c) != automaton.run(word, q).back()) ++failures;
+        if (h.decode(runner.tuple(c)) != automaton.run(word, q).back()) ++failures;
       }
     }
     CHECK(failures == 0);

@@ -122,6 +122,8 @@ Skeleton Skeleton::compute(const Automaton& automaton, const DecomposeOptions& o
   for (std::size_t q = 0; q < n; ++q) set_bits::set(current, q);
   sets.insert(current);
   std::size_t next_report = std::size_t{1} << 18;
+  const std::size_t bytes_per_image = words * sizeof(SetWord) + k * sizeof(std::uint32_t) + 12;
+  const std::size_t image_limit = std::min(options.max_images, options.max_image_bytes / bytes_per_image);
   for (std::size_t i = 0; i < sets.size(); ++i) {
     auto source = sets.set(i);
     std::copy(source.begin(), source.end(), current.begin());
@@ -133,10 +135,10 @@ Skeleton Skeleton::compute(const Automaton& automaton, const DecomposeOptions& o
           set_bits::set(image, delta[w * 64 + static_cast<std::size_t>(std::countr_zero(bits))]);
       sk.successor_.push_back(static_cast<std::uint32_t>(sets.insert(image)));
     }
-    if (sets.size() > options.max_images)
+    if (sets.size() > image_limit)
       throw LimitError("the image orbit of '" + automaton.name() + "' has more than " +
-                       std::to_string(options.max_images) +
-                       " sets; the holonomy decomposition is out of reach (limit: max images)");
+                       std::to_string(image_limit) + " sets of " + std::to_string(n) +
+                       " states; the holonomy decomposition is out of reach (limit: max images)");
     if (sets.size() >= next_report) {
       report(options, "orbit of the state set: " + std::to_string(sets.size()) + " images so far");
       next_report *= 2;

@@ -11,6 +11,8 @@ namespace krc {
 struct DecomposeOptions {
   // Images of the state set kept in the skeleton (each costs about n/8 + 8 bytes + letters*4).
   std::size_t max_images = std::size_t{1} << 22;
+  // ...and at most this many bytes for them (wide sets over many states reach it first).
+  std::size_t max_image_bytes = std::size_t{512} << 20;
   // Build the complete action tables (reachable coordinate tuples and, per level, the action
   // of every letter for every reachable upper tuple). act() and apply() work without them.
   bool build_tables = true;
