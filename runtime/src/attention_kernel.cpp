@@ -1,10 +1,11 @@
 // The attention sublayer over a word. Every head's q, k and v are projected first (from the
 // few input dims the head reads), then the rows are updated block by block: scores of a
-// block of query rows against the causal keys (a GEMM in double), softmax terms below the
+// block of query rows against the causal keys (a small GEMM in double), softmax terms below the
 // threshold skipped before exp, value sums over the few nonzeros of each value row, output
 // rows scattered into the block, which is rounded back into x once.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "krc/forward_kernels.hpp"
 
@@ -18,6 +19,11 @@ namespace {
 
 constexpr int kQueryBlock = 64;
 
+// 8 doubles: one AVX-512 register, two AVX2 ones (GCC/Clang vector extension).
+using Vec8 = double __attribute__((vector_size(64)));
+
+int round_up_to_16(int n) { return (n + 15) / 16 * 16; }
+
 // Softmax terms whose weight is an exact zero in the stored precision need no exp.
 double skip_threshold(Precision precision) { return precision == Precision::Float32 ? -104.0 : -746.0; }
 
@@ -25,14 +31,16 @@ template <typename Act>
 void project(const PreparedHead& head, const Activations<Act>& x, int n, bool float32, HeadScratch& s) {
   const int qd = head.query_dim, vd = head.value_dim;
   s.q.setZero(n, qd);
-  s.k.setZero(n, qd);
+  s.kt.setZero(qd, round_up_to_16(n));
+  std::vector<double> key(qd);
   s.dense_v.assign(vd, 0.0);
   s.v.clear();
   auto scatter = [](const ScatterRows& w, int c, double xv, double* out) {
     for (int e = w.begin(c); e < w.end(c); ++e) out[w.column[e]] += xv * w.value[e];
   };
   for (int i = 0; i < n; ++i) {
-    double *q = s.q.row(i).data(), *k = s.k.row(i).data(), *v = s.dense_v.data();
+    double *q = s.q.row(i).data(), *k = key.data(), *v = s.dense_v.data();
+    std::fill(key.begin(), key.end(), 0.0);
     for (int c : head.reads) {
       const double xv = x(i, c);
       if (xv == 0.0) continue;
@@ -42,7 +50,7 @@ void project(const PreparedHead& head, const Activations<Act>& x, int n, bool fl
     }
     for (int j = 0; j < qd; ++j) {
       q[j] = stored(q[j], float32);
-      k[j] = stored(k[j], float32);
+      s.kt(j, i) = stored(k[j], float32);
     }
     for (int j = 0; j < vd; ++j) {
       if (v[j] == 0.0) continue;
@@ -53,6 +61,37 @@ void project(const PreparedHead& head, const Activations<Act>& x, int n, bool fl
       s.v.value.push_back(value);
     }
     s.v.start.push_back(static_cast<int>(s.v.index.size()));
+  }
+}
+
+// scores(i - r0, j) = scale * q_i . k_j for the rows i in [r0, r1) and the keys j <= i (up
+// to a multiple of 16; entries beyond i are never read). A tile of 4 query rows x 16 keys
+// keeps 8 independent vector sums going; the keys' tile stays in L1 while the block's rows
+// go by. Each score sums over the query dims in order, so it does not depend on the tiling.
+void causal_scores(const DoubleRows& q, const DoubleRows& kt, int r0, int r1, double scale, DoubleRows& scores) {
+  const int qd = static_cast<int>(q.cols());
+  for (int j = 0; j < r1; j += 16) {
+    for (int i = r0; i < r1; i += 4) {
+      const int rows = std::min(4, r1 - i);
+      if (j >= i + rows) continue;  // causal: no row of this group reads these keys
+      const double* query[4];
+      for (int r = 0; r < 4; ++r) query[r] = q.row(std::min(i + r, r1 - 1)).data();
+      Vec8 low[4] = {}, high[4] = {};
+      for (int k = 0; k < qd; ++k) {
+        Vec8 key_low, key_high;
+        std::memcpy(&key_low, kt.row(k).data() + j, sizeof key_low);
+        std::memcpy(&key_high, kt.row(k).data() + j + 8, sizeof key_high);
+        for (int r = 0; r < 4; ++r) {
+          low[r] += query[r][k] * key_low;
+          high[r] += query[r][k] * key_high;
+        }
+      }
+      for (int r = 0; r < rows; ++r) {
+        const Vec8 out_low = scale * low[r], out_high = scale * high[r];
+        std::memcpy(scores.row(i - r0 + r).data() + j, &out_low, sizeof out_low);
+        std::memcpy(scores.row(i - r0 + r).data() + j + 8, &out_high, sizeof out_high);
+      }
+    }
   }
 }
 
@@ -134,21 +173,19 @@ void apply_attention(const PreparedLayer& layer, double scale, const ForwardOpti
   s.acc.assign(widest_value, 0.0);
   s.diff.resize(n);
   s.kept.resize(n);
-  s.scores.resize(kQueryBlock, n);
+  s.scores.resize(kQueryBlock, round_up_to_16(n));
   s.block.resize(kQueryBlock, d);
 
   // q, k and v of every position are known, so x can be updated while the blocks go by.
   for (int r0 = 0; r0 < n; r0 += kQueryBlock) {
-    const int r1 = std::min(n, r0 + kQueryBlock), rows = r1 - r0;
+    const int r1 = std::min(n, r0 + kQueryBlock);
     for (int i = r0; i < r1; ++i)
       for (int c : layer.attention_writes) s.block(i - r0, c) = static_cast<double>(x(i, c));
     for (std::size_t hi = 0; hi < layer.heads.size(); ++hi) {
       const PreparedHead& head = layer.heads[hi];
       const HeadScratch& h = s.heads[hi];
       const bool argmax = options.attention == AttentionKind::Hard && head.kind == HeadKind::Select;
-      auto scores = s.scores.topLeftCorner(rows, r1);
-      if (head.query_dim == 0) scores.setZero();
-      else scores.noalias() = scale * (h.q.middleRows(r0, rows) * h.k.topRows(r1).transpose());
+      causal_scores(h.q, h.kt, r0, r1, scale, s.scores);
       for (int i = r0; i < r1; ++i) {
         mix_values(head, h, s.scores.row(i - r0).data(), i + 1, argmax, threshold, s);
         double* out = s.block.row(i - r0).data();

@@ -2,6 +2,7 @@
 // parallel-prefix network: 13 layers, d_model ~450, one lookup head per layer (±1 position
 // codes, head_dim 13, one-hot values of width 120) and an MLP of 14,400 pair units per layer
 // (ReLU(f_a + s_b - 1), 2 inputs and 3 outputs each), on 100 random words of length 4096.
+// --file times a compiled network instead.
 #include <chrono>
 #include <ctime>
 #include <iomanip>
@@ -12,6 +13,8 @@
 
 #include "bench_suite.hpp"
 #include "krc/forward.hpp"
+#include "krc/input_error.hpp"
+#include "krc/weights_file.hpp"
 #include "krc/network.hpp"
 
 namespace krc::cli {
@@ -21,6 +24,8 @@ namespace {
 struct ForwardBenchOptions {
   int layers = 13, words = 100, length = 4096, elements = 120, letters = 5, threads = 0;
   bool quick = false;  // one configuration only (float32, softmax)
+  std::string file;    // time this weights file instead of the synthetic network
+  bool length_given = false;
 };
 
 int bits_for(int positions) {
@@ -107,15 +112,28 @@ Network synthetic_scan_network(const ForwardBenchOptions& o) {
 
 int run_forward_bench(const ForwardBenchOptions& o) {
   using Clock = std::chrono::steady_clock;
-  const Network network = synthetic_scan_network(o);
+  Network network;
+  ForwardBenchOptions run = o;
+  if (o.file.empty()) {
+    network = synthetic_scan_network(o);
+    std::cout << "synthetic network: ";
+  } else {
+    network = load_network(o.file);
+    run.letters = static_cast<int>(network.vocabulary.size()) - 1;
+    if (!o.length_given) run.length = network.max_len;
+    if (run.length > network.max_len)
+      throw InputError(o.file, "--length", "longer than the network's max_len " + std::to_string(network.max_len));
+    std::cout << o.file << ": ";
+  }
   const auto size = network.size();
-  std::cout << "synthetic network: " << size.layers << " layers, d_model " << size.d_model << ", "
-            << size.heads << " heads (head_dim " << network.layers[0].heads[0].query.cols() << ", value width "
-            << o.elements << "), MLP " << size.mlp_hidden[0] << " hidden units per layer, " << size.nonzeros
-            << " nonzero weights of " << size.parameters << "\n";
+  long long hidden = 0;
+  for (int h : size.mlp_hidden) hidden += h;
+  std::cout << size.layers << " layers, d_model " << size.d_model << ", " << size.heads << " heads, " << hidden
+            << " MLP hidden units in all, " << size.nonzeros << " nonzero weights of " << size.parameters << "; "
+            << run.words << " random words of length " << run.length << "\n";
   std::mt19937_64 rng(7);
-  std::uniform_int_distribution<LetterId> letter(0, static_cast<LetterId>(o.letters - 1));
-  std::vector<std::vector<LetterId>> words(o.words, std::vector<LetterId>(o.length));
+  std::uniform_int_distribution<LetterId> letter(0, static_cast<LetterId>(run.letters - 1));
+  std::vector<std::vector<LetterId>> words(run.words, std::vector<LetterId>(run.length));
   for (auto& w : words)
     for (auto& a : w) a = letter(rng);
 
@@ -142,11 +160,11 @@ int run_forward_bench(const ForwardBenchOptions& o) {
     // The network composes random table entries; its argmax at least must be a real state.
     if (logits.size() != words.size()) return 1;
     const int threads = o.threads > 0 ? o.threads : static_cast<int>(std::thread::hardware_concurrency());
-    const double positions = static_cast<double>(o.words) * (o.length + 1);
+    const double positions = static_cast<double>(run.words) * (run.length + 1);
     std::cout << std::left << std::setw(10) << to_string(c.attention) << std::setw(11) << to_string(c.precision)
               << std::right << std::setw(9) << threads << std::setw(12) << std::fixed << std::setprecision(2)
               << seconds << std::setw(14) << cpu << std::setw(16) << std::setprecision(0) << positions / seconds
-              << std::setw(15) << std::setprecision(1) << 1000.0 * cpu / o.words << "\n";
+              << std::setw(15) << std::setprecision(1) << 1000.0 * cpu / run.words << "\n";
   }
   return 0;
 }
@@ -157,7 +175,10 @@ const RegisterBenchSuite forward_suite{BenchSuite{
       auto o = std::make_shared<ForwardBenchOptions>();
       sub.add_option("--layers", o->layers, "layers (default 13)")->check(CLI::PositiveNumber);
       sub.add_option("--words", o->words, "words (default 100)")->check(CLI::PositiveNumber);
-      sub.add_option("--length", o->length, "word length (default 4096)")->check(CLI::Range(1, 1 << 20));
+      sub.add_option("--length", o->length, "word length (default 4096; with --file, max_len)")
+          ->check(CLI::Range(0, 1 << 20))
+          ->each([o](const std::string&) { o->length_given = true; });
+      sub.add_option("--file", o->file, "time this weights file instead of the synthetic network");
       sub.add_option("--elements", o->elements, "one-hot width of the scanned values (default 120)")
           ->check(CLI::Range(1, 1000));
       sub.add_option("--threads", o->threads, "threads (default: one per core)")->check(CLI::NonNegativeNumber);

@@ -32,8 +32,10 @@ struct VerifyArguments {
 class ProgressLine {
 public:
   explicit ProgressLine(bool wanted) : wanted_(wanted) {}
-  ~ProgressLine() {
+  // Erases the line, so that the report starts on a clean one.
+  void clear() {
     if (shown_) std::cerr << "\r" << std::string(width_, ' ') << "\r" << std::flush;
+    shown_ = false;
   }
   void operator()(const VerifyProgress& p) {
     if (!wanted_ || p.seconds < 2.0) return;
@@ -79,7 +81,7 @@ int run_verify(const VerifyArguments& a) {
   } catch (const std::invalid_argument& e) {  // e.g. more words of that length than can be counted
     throw InputError(a.file, "", e.what());
   }
-  progress.reset();  // clears the progress line before the report
+  progress->clear();
   if (a.json) std::cout << report_to_json(report, automaton).dump(1) << "\n";
   else std::cout << format_report(report, automaton);
   return report.ok() ? 0 : 1;

@@ -41,7 +41,8 @@ struct SparseRows {
 };
 
 struct HeadScratch {
-  DoubleRows q, k;  // [n, query_dim], rounded as stored
+  DoubleRows q;   // [n, query_dim], rounded as stored
+  DoubleRows kt;  // keys transposed: [query_dim, n rounded up to 16], zero padded
   SparseRows v;     // value rows, mostly one-hot
   std::vector<double> dense_v;
 };
