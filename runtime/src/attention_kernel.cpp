@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "krc/forward_kernels.hpp"
 
@@ -18,6 +19,7 @@ namespace krc::kernels {
 namespace {
 
 constexpr int kQueryBlock = 64;
+static_assert(kQueryBlock == sizeof(AttentionScratch::row_max) / sizeof(double));
 
 // 8 doubles: one AVX-512 register, two AVX2 ones (GCC/Clang vector extension).
 using Vec8 = double __attribute__((vector_size(64)));
@@ -65,11 +67,19 @@ void project(const PreparedHead& head, const Activations<Act>& x, int n, bool fl
 }
 
 // scores(i - r0, j) = scale * q_i . k_j for the rows i in [r0, r1) and the keys j <= i (up
-// to a multiple of 16; entries beyond i are never read). A tile of 4 query rows x 16 keys
-// keeps 8 independent vector sums going; the keys' tile stays in L1 while the block's rows
-// go by. Each score sums over the query dims in order, so it does not depend on the tiling.
-void causal_scores(const DoubleRows& q, const DoubleRows& kt, int r0, int r1, double scale, DoubleRows& scores) {
+// to a multiple of 16; entries beyond i are never read), and row_max[i - r0] = the largest of
+// them (saving softmax a pass over the row). A tile of 4 query rows x 16 keys keeps 8
+// independent vector sums going; the keys' tile stays in L1 while the block's rows go by.
+// Each score sums over the query dims in order, so it does not depend on the tiling.
+void causal_scores(const DoubleRows& q, const DoubleRows& kt, int r0, int r1, double scale, DoubleRows& scores,
+                   double* row_max) {
   const int qd = static_cast<int>(q.cols());
+  constexpr double lowest = -std::numeric_limits<double>::infinity();
+  Vec8 best[kQueryBlock];
+  for (int r = 0; r < r1 - r0; ++r) {
+    best[r] = Vec8{} + lowest;
+    row_max[r] = lowest;
+  }
   for (int j = 0; j < r1; j += 16) {
     for (int i = r0; i < r1; i += 4) {
       const int rows = std::min(4, r1 - i);
@@ -88,11 +98,21 @@ void causal_scores(const DoubleRows& q, const DoubleRows& kt, int r0, int r1, do
       }
       for (int r = 0; r < rows; ++r) {
         const Vec8 out_low = scale * low[r], out_high = scale * high[r];
-        std::memcpy(scores.row(i - r0 + r).data() + j, &out_low, sizeof out_low);
-        std::memcpy(scores.row(i - r0 + r).data() + j + 8, &out_high, sizeof out_high);
+        double* row = scores.row(i - r0 + r).data();
+        std::memcpy(row + j, &out_low, sizeof out_low);
+        std::memcpy(row + j + 8, &out_high, sizeof out_high);
+        Vec8& b = best[i - r0 + r];
+        if (j + 16 <= i + r + 1) {  // every key of the tile is causal for this row
+          b = b > out_low ? b : out_low;
+          b = b > out_high ? b : out_high;
+        } else {
+          for (int t = j; t <= i + r; ++t) row_max[i - r0 + r] = std::max(row_max[i - r0 + r], row[t]);
+        }
       }
     }
   }
+  for (int r = 0; r < r1 - r0; ++r)
+    for (int t = 0; t < 8; ++t) row_max[r] = std::max(row_max[r], best[r][t]);
 }
 
 // Whether any of score[j..j+8) is >= cutoff: one vector compare where the CPU has one.
@@ -132,8 +152,8 @@ int keep_above(const double* score, int keys, double cutoff, double max, int* ke
 }
 
 // acc = the head's attention-weighted value sum for query row i (scores of keys 0..i).
-void mix_values(const PreparedHead& head, const HeadScratch& h, const double* score, int keys, bool argmax,
-                double threshold, AttentionScratch& s) {
+void mix_values(const PreparedHead& head, const HeadScratch& h, const double* score, int keys, double max,
+                bool argmax, double threshold, AttentionScratch& s) {
   double* acc = s.acc.data();
   if (argmax) {
     int best = 0;
@@ -142,7 +162,6 @@ void mix_values(const PreparedHead& head, const HeadScratch& h, const double* sc
     for (int k = h.v.start[best]; k < h.v.start[best + 1]; ++k) acc[h.v.index[k]] = h.v.value[k];
     return;
   }
-  const double max = Eigen::Map<const Eigen::ArrayXd>(score, keys).maxCoeff();
   const int kept = keep_above(score, keys, max + threshold, max, s.kept.data(), s.diff.data());
   auto weights = Eigen::Map<Eigen::ArrayXd>(s.diff.data(), kept);
   weights = weights.exp();  // vectorised
@@ -185,9 +204,9 @@ void apply_attention(const PreparedLayer& layer, double scale, const ForwardOpti
       const PreparedHead& head = layer.heads[hi];
       const HeadScratch& h = s.heads[hi];
       const bool argmax = options.attention == AttentionKind::Hard && head.kind == HeadKind::Select;
-      causal_scores(h.q, h.kt, r0, r1, scale, s.scores);
+      causal_scores(h.q, h.kt, r0, r1, scale, s.scores, s.row_max);
       for (int i = r0; i < r1; ++i) {
-        mix_values(head, h, s.scores.row(i - r0).data(), i + 1, argmax, threshold, s);
+        mix_values(head, h, s.scores.row(i - r0).data(), i + 1, s.row_max[i - r0], argmax, threshold, s);
         double* out = s.block.row(i - r0).data();
         for (int c = 0; c < head.value_dim; ++c) {
           if (s.acc[c] == 0.0) continue;

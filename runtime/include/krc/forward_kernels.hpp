@@ -50,6 +50,7 @@ struct HeadScratch {
 struct AttentionScratch {
   std::vector<HeadScratch> heads;
   DoubleRows scores;  // one block of query rows against the causal keys
+  double row_max[64];  // the largest causal score of each row of the block
   DoubleRows block;   // x + the heads' outputs for one block of rows
   std::vector<double> acc, diff;
   std::vector<int> kept;
