@@ -1,10 +1,12 @@
 #include "krc/compile.hpp"
 
+#include <optional>
 #include <stdexcept>
 
 #include "krc/assemble.hpp"
 #include "krc/automaton_json.hpp"
 #include "krc/holonomy.hpp"
+#include "krc/input_error.hpp"
 #include "krc/kr_strategy.hpp"
 #include "krc/scan_strategy.hpp"
 #include "krc/verifier.hpp"
@@ -82,8 +84,34 @@ CompileResult compile(const Automaton& automaton, const CompileOptions& options)
     case Strategy::Kr: return compile_kr(automaton, options);
     case Strategy::Auto: break;
   }
-  CompileResult scan = compile_scan(automaton, options);
-  CompileResult kr = compile_kr(automaton, options);
+  // Either strategy may exceed a limit where the other does not (a huge state set for scan's
+  // state maps, a huge cascade for kr's tables): keep whichever succeeds.
+  std::optional<CompileResult> scan_result, kr_result;
+  std::string scan_error, kr_error;
+  try {
+    scan_result = compile_scan(automaton, options);
+  } catch (const LimitError& e) {
+    scan_error = e.what();
+  }
+  try {
+    kr_result = compile_kr(automaton, options);
+  } catch (const LimitError& e) {
+    kr_error = e.what();
+  }
+  if (!scan_result && !kr_result)
+    throw LimitError("neither strategy fits: scan: " + scan_error + "; kr: " + kr_error);
+  if (!kr_result) {
+    scan_result->reason = "auto: kr was not possible (" + kr_error + "); kept scan";
+    scan_result->network.compiler["auto"] = scan_result->reason;
+    return std::move(*scan_result);
+  }
+  if (!scan_result) {
+    kr_result->reason = "auto: scan was not possible (" + scan_error + "); kept kr";
+    kr_result->network.compiler["auto"] = kr_result->reason;
+    return std::move(*kr_result);
+  }
+  CompileResult& scan = *scan_result;
+  CompileResult& kr = *kr_result;
   const auto s = scan.network.size();
   const auto k = kr.network.size();
   bool pick_kr = k.layers < s.layers || (k.layers == s.layers && k.parameters < s.parameters);

@@ -24,6 +24,12 @@ PrefixScan::PrefixScan(Features& features, PrefixScanSpec spec)
       n_(static_cast<int>(spec_.set_labels.size())),
       steps_(ceil_log2(features.max_len())) {
   choose_form();
+  const double units = element_form_ ? double(elements_.size()) * double(elements_.size())
+                                     : double(n_) * n_ * n_ + 2.0 * n_ * n_;
+  if (units > double(spec_.max_units_per_step))
+    throw LimitError(spec_.name + ": a parallel-prefix step over " + std::to_string(n_) +
+                     " states would need " + std::to_string(static_cast<long long>(units)) +
+                     " hidden units (limit " + std::to_string(spec_.max_units_per_step) + ")");
   auto& layout = features_.program().layout();
   if (element_form_) {
     prefix_ = layout.allocate(spec_.name + " prefix", element_labels_);

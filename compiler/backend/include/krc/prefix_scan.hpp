@@ -27,6 +27,7 @@ struct PrefixScanSpec {
   std::vector<std::string> symbol_labels;
   StateId initial = 0;                      // x0
   std::size_t max_elements = 200000;        // monoid enumeration limit for the element form
+  std::size_t max_units_per_step = 20'000'000;  // beyond this the network is not practical
 };
 
 class PrefixScan {
