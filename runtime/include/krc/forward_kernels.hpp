@@ -1,6 +1,6 @@
 #pragma once
 // The forward pass's inner loops (forward.hpp states the arithmetic they implement): one
-// attention head over a whole word, one MLP over a whole word. Internal to the runtime.
+// attention sublayer over a whole word, one MLP over a whole word. Internal to the runtime.
 #include <Eigen/Dense>
 #include <vector>
 
@@ -18,7 +18,8 @@ inline double stored(double v, bool float32) {
   return float32 ? static_cast<double>(static_cast<float>(v)) : v;
 }
 
-// The nonzeros of each row of a matrix (compiled activations are mostly zero).
+// The nonzeros of each row of a matrix (compiled value rows are mostly one-hot): row i is
+// (index, value)[start[i], start[i + 1]).
 struct SparseRows {
   std::vector<int> start{0}, index;
   std::vector<double> value;
@@ -28,16 +29,6 @@ struct SparseRows {
     index.clear();
     value.clear();
   }
-  template <typename T>
-  void push_row(const T* row, int width) {
-    for (int c = 0; c < width; ++c)
-      if (row[c] != 0) {
-        index.push_back(c);
-        value.push_back(static_cast<double>(row[c]));
-      }
-    start.push_back(static_cast<int>(index.size()));
-  }
-  int rows() const { return static_cast<int>(start.size()) - 1; }
 };
 
 struct HeadScratch {
