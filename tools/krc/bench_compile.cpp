@@ -1,0 +1,329 @@
+// `krc bench compile [--max-len N ...] [--strategy scan|kr|both] [--automata DIR]
+// [--verify-words K] [--json] [-q]`: what each strategy builds for every automaton in a
+// directory (by default the repository's automata/zoo) at each max_len — layers, width,
+// heads, MLP units, parameters, nonzeros, file size — and how long krc::compile takes; with
+// --verify-words K also how long krc::verify takes on K random words of the full max_len.
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "bench_suite.hpp"
+#include "krc/compile.hpp"
+#include "krc/input_error.hpp"
+#include "krc/load_automaton.hpp"
+#include "krc/verifier.hpp"
+#include "krc/weights_file.hpp"
+
+namespace krc::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+struct CompileBenchArguments {
+  std::vector<int> max_lens{256, 1024, 4096, 8192};
+  std::string strategy = "both";
+  std::string automata;  // directory; empty: the repository's automata/zoo
+  long long verify_words = 0;
+  bool json = false, quiet = false;
+};
+
+// The zoo directory: next to the working directory, or to the binary (build/krc or
+// build/tools/krc), like `krc bench decompose` finds tests/reference.
+fs::path find_zoo() {
+  std::vector<fs::path> candidates{fs::path("automata") / "zoo"};
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    candidates.push_back(exe.parent_path() / ".." / "automata" / "zoo");
+    candidates.push_back(exe.parent_path() / ".." / ".." / "automata" / "zoo");
+  }
+  for (const auto& c : candidates)
+    if (fs::is_directory(c, ec)) return c.lexically_normal();
+  throw InputError("--automata", "", "no automata/zoo directory next to the working directory or the krc binary; give --automata DIR");
+}
+
+// The description files in `dir`, by name: the extensions load_automaton knows.
+std::vector<fs::path> automaton_files(const fs::path& dir) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) throw InputError(dir.string(), "", "not a directory");
+  std::vector<fs::path> files;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string ext = it->path().extension().string();
+    if (it->is_regular_file(ec) && (ext == ".json" || ext == ".dot" || ext == ".gv" || ext == ".jff"))
+      files.push_back(it->path());
+  }
+  if (ec) throw InputError(dir.string(), "", "cannot list the directory: " + ec.message());
+  if (files.empty()) throw InputError(dir.string(), "", "no automaton files (.json, .dot, .gv, .jff)");
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+struct VerifyFigures {
+  long long words = 0, positions = 0, wrong_positions = 0;
+  double seconds = 0, smallest_margin = 0;
+  int threads = 0;
+  bool ok() const { return wrong_positions == 0; }
+  double words_per_second() const { return seconds > 0 ? words / seconds : 0; }
+};
+
+struct Row {
+  std::string automaton, file;
+  std::size_t states = 0, letters = 0;
+  Strategy strategy = Strategy::Scan;
+  int max_len = 0;
+  std::string error;  // non-empty: the strategy could not build this network
+  NetworkSize size;
+  long long mlp_hidden_total = 0, bytes = 0;
+  double compile_seconds = 0;
+  std::optional<VerifyFigures> verified;
+};
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// Status lines on stderr, but only once the run has taken long enough to wonder about.
+class Progress {
+public:
+  explicit Progress(bool quiet) : quiet_(quiet) {}
+  void note(const std::string& line) const {
+    if (!quiet_ && seconds_since(start_) > 2.0) std::cerr << "krc: bench compile: " << line << std::endl;
+  }
+  // Inside a verification: a line at most every 10 s.
+  void verifying(const std::string& what, const VerifyProgress& p) {
+    if (quiet_ || p.seconds < 10.0 * (last_report_ + 1)) return;
+    last_report_ = static_cast<int>(p.seconds / 10.0);
+    const double percent = p.positions_total > 0 ? 100.0 * p.positions_done / p.positions_total : 100.0;
+    std::cerr << "krc: bench compile: " << what << ": verified " << static_cast<int>(percent) << "% ("
+              << with_thousands(p.words_done) << " of " << with_thousands(p.words_total) << " words) in "
+              << static_cast<int>(p.seconds) << " s" << std::endl;
+  }
+  void new_verification() { last_report_ = 0; }
+
+private:
+  bool quiet_;
+  Clock::time_point start_ = Clock::now();
+  int last_report_ = 0;
+};
+
+Row measure(const Automaton& automaton, const fs::path& file, Strategy strategy, int max_len,
+            long long verify_words, Progress& progress) {
+  Row row;
+  row.automaton = automaton.name();
+  row.file = file.string();
+  row.states = automaton.state_count();
+  row.letters = automaton.letter_count();
+  row.strategy = strategy;
+  row.max_len = max_len;
+  const std::string what = row.automaton + " " + to_string(strategy) + " max-len " + std::to_string(max_len);
+  progress.note(what + ": compiling");
+
+  CompileOptions options;
+  options.strategy = strategy;
+  options.max_len = max_len;
+  std::optional<CompileResult> result;
+  const auto start = Clock::now();
+  try {
+    result = compile(automaton, options);
+  } catch (const LimitError& e) {  // over a limit: say so in the row, go on with the others
+    row.error = e.what();
+    return row;
+  } catch (const std::bad_alloc&) {
+    row.error = "out of memory";
+    return row;
+  }
+  row.compile_seconds = seconds_since(start);
+  const Network& network = result->network;
+  row.size = network.size();
+  for (int h : row.size.mlp_hidden) row.mlp_hidden_total += h;
+  row.bytes = static_cast<long long>(network_to_safetensors(network).size());
+
+  if (verify_words > 0) {
+    progress.new_verification();
+    progress.note(what + ": verifying " + with_thousands(verify_words) + " random words of length " +
+                  std::to_string(max_len));
+    VerifyOptions verify_options;
+    verify_options.exhaustive_length = 0;
+    verify_options.random_words = verify_words;
+    verify_options.random_length = max_len;
+    verify_options.forward.attention = network.attention;
+    verify_options.progress = [&](const VerifyProgress& p) { progress.verifying(what, p); };
+    const VerifyReport report = verify(network, automaton, verify_options);
+    VerifyFigures v;
+    v.words = report.words;
+    v.positions = report.positions;
+    v.wrong_positions = report.wrong_positions;
+    v.seconds = report.seconds;
+    v.smallest_margin = report.smallest_margin;
+    v.threads = report.threads;
+    row.verified = v;
+  }
+  return row;
+}
+
+std::string fixed(double x, int decimals) {
+  std::ostringstream s;
+  s.setf(std::ios::fixed);
+  s.precision(decimals);
+  s << x;
+  return s.str();
+}
+
+std::string margin_text(double margin) {
+  if (std::isinf(margin)) return margin > 0 ? "inf" : "-inf";
+  std::ostringstream s;
+  s.precision(4);
+  s << margin;
+  return s.str();
+}
+
+nlohmann::json row_to_json(const Row& r) {
+  nlohmann::json j = {{"automaton", r.automaton}, {"file", r.file},         {"states", r.states},
+                      {"letters", r.letters},     {"strategy", to_string(r.strategy)}, {"max_len", r.max_len}};
+  if (!r.error.empty()) {
+    j["error"] = r.error;
+    return j;
+  }
+  j["layers"] = r.size.layers;
+  j["d_model"] = r.size.d_model;
+  j["heads"] = r.size.heads;
+  j["mlp_hidden"] = r.mlp_hidden_total;
+  j["parameters"] = r.size.parameters;
+  j["nonzeros"] = r.size.nonzeros;
+  j["bytes"] = r.bytes;
+  j["compile_seconds"] = r.compile_seconds;
+  if (r.verified) {
+    const auto& v = *r.verified;
+    j["verify"] = {{"words", v.words},
+                   {"length", r.max_len},
+                   {"positions", v.positions},
+                   {"wrong_positions", v.wrong_positions},
+                   {"ok", v.ok()},
+                   {"seconds", v.seconds},
+                   {"words_per_second", v.words_per_second()},
+                   // +inf (one state: no wrong logit) has no JSON form: null.
+                   {"smallest_margin", std::isfinite(v.smallest_margin) ? nlohmann::json(v.smallest_margin)
+                                                                        : nlohmann::json(nullptr)},
+                   {"threads", v.threads}};
+  }
+  return j;
+}
+
+// An aligned table: text columns left, numbers right; an error row gives its reason right
+// after the columns that identify it.
+void print_table(const std::vector<Row>& rows, bool with_verify) {
+  std::vector<std::string> header{"automaton", "strategy", "max_len", "layers", "d_model", "heads",
+                                  "MLP hidden", "parameters", "nonzeros", "file bytes", "compile s"};
+  if (with_verify)
+    for (const char* h : {"verify s", "words/s", "min margin", "result"}) header.push_back(h);
+  auto left_aligned = [&](std::size_t c) { return c < 2 || (with_verify && c + 1 == header.size()); };
+
+  std::vector<std::vector<std::string>> cells;
+  for (const auto& r : rows) {
+    std::vector<std::string> c{r.automaton, to_string(r.strategy), with_thousands(r.max_len)};
+    if (r.error.empty()) {
+      for (long long n : {static_cast<long long>(r.size.layers), static_cast<long long>(r.size.d_model),
+                          static_cast<long long>(r.size.heads), r.mlp_hidden_total, r.size.parameters,
+                          r.size.nonzeros, r.bytes})
+        c.push_back(with_thousands(n));
+      c.push_back(fixed(r.compile_seconds, r.compile_seconds < 0.1 ? 4 : 3));
+      if (r.verified) {
+        const auto& v = *r.verified;
+        c.push_back(fixed(v.seconds, 2));
+        const double rate = v.words_per_second();
+        c.push_back(rate >= 100 ? with_thousands(std::llround(rate)) : fixed(rate, 1));
+        c.push_back(margin_text(v.smallest_margin));
+        c.push_back(v.ok() ? "all right" : with_thousands(v.wrong_positions) + " wrong positions");
+      }
+    }
+    cells.push_back(std::move(c));
+  }
+  std::vector<std::size_t> width(header.size());
+  for (std::size_t c = 0; c < header.size(); ++c) width[c] = header[c].size();
+  for (const auto& row : cells)
+    for (std::size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
+
+  auto format_cells = [&](const std::vector<std::string>& row) {
+    std::string line;
+    for (std::size_t c = 0; c < row.size(); ++c) {
+      if (c > 0) line += "  ";
+      const std::string pad(width[c] - row[c].size(), ' ');
+      line += left_aligned(c) ? row[c] + pad : pad + row[c];
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    return line;
+  };
+  std::cout << format_cells(header) << "\n";
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    std::cout << format_cells(cells[i]);
+    if (!rows[i].error.empty()) std::cout << "  error: " << rows[i].error;
+    std::cout << "\n";
+  }
+  std::cout << "\ncompile s: wall time of krc::compile alone (not loading, not writing the file);"
+               " file bytes: the safetensors file krc compile writes (sparse storage)\n";
+  if (with_verify)
+    std::cout << "verify s: krc::verify in float32 (attention as compiled) on the random words of length max_len,"
+                 " no exhaustive part; min margin: right logit - best wrong logit\n";
+}
+
+int run_compile_bench(const CompileBenchArguments& a) {
+  const fs::path dir = a.automata.empty() ? find_zoo() : fs::path(a.automata);
+  std::vector<Strategy> strategies;
+  if (a.strategy == "scan" || a.strategy == "both") strategies.push_back(Strategy::Scan);
+  if (a.strategy == "kr" || a.strategy == "both") strategies.push_back(Strategy::Kr);
+
+  Progress progress(a.quiet);
+  std::vector<Row> rows;
+  for (const auto& file : automaton_files(dir)) {
+    const Automaton automaton = load_automaton(file.string());
+    for (int max_len : a.max_lens)
+      for (Strategy s : strategies) rows.push_back(measure(automaton, file, s, max_len, a.verify_words, progress));
+  }
+
+  bool all_right = true;
+  for (const auto& r : rows)
+    if (r.verified && !r.verified->ok()) all_right = false;
+  if (a.json) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& r : rows) out.push_back(row_to_json(r));
+    std::cout << out.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+  } else {
+    print_table(rows, a.verify_words > 0);
+  }
+  return all_right ? 0 : 1;
+}
+
+const RegisterBenchSuite compile_suite{BenchSuite{
+    "compile", "what each strategy builds (layers, parameters, file size) and compile/verify times, per automaton",
+    [](CLI::App& sub) -> std::function<int()> {
+      auto a = std::make_shared<CompileBenchArguments>();
+      sub.add_option("--max-len", a->max_lens, "one or more max_len values (default 256 1024 4096 8192)")
+          ->check(CLI::Range(1, 1 << 20));
+      sub.add_option("--strategy", a->strategy, "scan, kr or both")
+          ->check(CLI::IsMember({"scan", "kr", "both"}))
+          ->capture_default_str();
+      sub.add_option("--automata", a->automata,
+                     "directory of description files (.json, .dot, .gv, .jff); default: the repository's automata/zoo");
+      sub.add_option("--verify-words", a->verify_words,
+                     "also verify each network on this many random words of length max_len (default 0: off)")
+          ->check(CLI::NonNegativeNumber);
+      sub.add_flag("--json", a->json, "print the rows as JSON");
+      sub.add_flag("-q,--quiet", a->quiet, "no progress lines on stderr");
+      return [a] { return run_compile_bench(*a); };
+    }}};
+
+}  // namespace
+}  // namespace krc::cli
