@@ -1,5 +1,6 @@
-// The attention sublayer over a word. Every head's q, k and v are projected first (from the
-// few input dims the head reads), then the rows are updated block by block: scores of a
+// The attention sublayer over a word (or over the rows of a word after the prefix it shares
+// with the previous word). Every head's q, k and v are projected first (from the few input
+// dims the head reads), then the rows are updated block by block: scores of a
 // block of query rows against the causal keys (a small GEMM in double), softmax terms below the
 // threshold skipped before exp, value sums over the few nonzeros of each value row, output
 // rows scattered into the block, which is rounded back into x once.
@@ -29,20 +30,31 @@ int round_up_to_16(int n) { return (n + 15) / 16 * 16; }
 // Softmax terms whose weight is an exact zero in the stored precision need no exp.
 double skip_threshold(Precision precision) { return precision == Precision::Float32 ? -104.0 : -746.0; }
 
+// q, k and v of rows [from, n); rows < from of k and v stay as the previous word left them.
 template <typename Act>
-void project(const PreparedHead& head, const Activations<Act>& x, int n, bool float32, HeadScratch& s) {
+void project(const PreparedHead& head, const Activations<Act>& x, int from, int n, bool float32, HeadState& h,
+             AttentionScratch& s) {
   const int qd = head.query_dim, vd = head.value_dim;
-  s.q.setZero(n, qd);
-  s.kt.setZero(qd, round_up_to_16(n));
-  std::vector<double> key(qd);
+  h.q.resize(n, qd);
+  const int columns = round_up_to_16(n);
+  if (h.kt.rows() != qd) {
+    h.kt.setZero(qd, columns);
+  } else if (h.kt.cols() < columns) {
+    DoubleRows grown = DoubleRows::Zero(qd, columns);
+    grown.leftCols(h.kt.cols()) = h.kt;
+    h.kt.swap(grown);
+  }
+  h.v.start.resize(from + 1);
+  h.v.index.resize(h.v.start[from]);
+  h.v.value.resize(h.v.start[from]);
+  s.key.assign(qd, 0.0);
   s.dense_v.assign(vd, 0.0);
-  s.v.clear();
   auto scatter = [](const ScatterRows& w, int c, double xv, double* out) {
     for (int e = w.begin(c); e < w.end(c); ++e) out[w.column[e]] += xv * w.value[e];
   };
-  for (int i = 0; i < n; ++i) {
-    double *q = s.q.row(i).data(), *k = key.data(), *v = s.dense_v.data();
-    std::fill(key.begin(), key.end(), 0.0);
+  for (int i = from; i < n; ++i) {
+    double *q = h.q.row(i).data(), *k = s.key.data(), *v = s.dense_v.data();
+    std::fill(q, q + qd, 0.0);
     for (int c : head.reads) {
       const double xv = x(i, c);
       if (xv == 0.0) continue;
@@ -52,17 +64,18 @@ void project(const PreparedHead& head, const Activations<Act>& x, int n, bool fl
     }
     for (int j = 0; j < qd; ++j) {
       q[j] = stored(q[j], float32);
-      s.kt(j, i) = stored(k[j], float32);
+      h.kt(j, i) = stored(k[j], float32);
+      k[j] = 0.0;
     }
     for (int j = 0; j < vd; ++j) {
       if (v[j] == 0.0) continue;
       const double value = stored(v[j], float32);
       v[j] = 0.0;
       if (value == 0.0) continue;  // underflowed in float32
-      s.v.index.push_back(j);
-      s.v.value.push_back(value);
+      h.v.index.push_back(j);
+      h.v.value.push_back(value);
     }
-    s.v.start.push_back(static_cast<int>(s.v.index.size()));
+    h.v.start.push_back(static_cast<int>(h.v.index.size()));
   }
 }
 
@@ -152,7 +165,7 @@ int keep_above(const double* score, int keys, double cutoff, double max, int* ke
 }
 
 // acc = the head's attention-weighted value sum for query row i (scores of keys 0..i).
-void mix_values(const PreparedHead& head, const HeadScratch& h, const double* score, int keys, double max,
+void mix_values(const PreparedHead& head, const HeadState& h, const double* score, int keys, double max,
                 bool argmax, double threshold, AttentionScratch& s) {
   double* acc = s.acc.data();
   if (argmax) {
@@ -163,8 +176,12 @@ void mix_values(const PreparedHead& head, const HeadScratch& h, const double* sc
     return;
   }
   const int kept = keep_above(score, keys, max + threshold, max, s.kept.data(), s.diff.data());
-  auto weights = Eigen::Map<Eigen::ArrayXd>(s.diff.data(), kept);
-  weights = weights.exp();  // vectorised
+  // Vectorised exp over whole packets from an aligned start: Eigen computes unaligned heads
+  // and tails with scalar code, whose last bit may differ, which would make a result depend
+  // on where the buffer happens to lie.
+  const int padded = (kept + 7) / 8 * 8;
+  s.diff.segment(kept, padded - kept).setZero();
+  s.diff.head(padded) = s.diff.head(padded).exp();
   double sum = 0.0;
   for (int t = 0; t < kept; ++t) {
     const double w = s.diff[t];
@@ -179,30 +196,30 @@ void mix_values(const PreparedHead& head, const HeadScratch& h, const double* sc
 
 template <typename Act>
 void apply_attention(const PreparedLayer& layer, double scale, const ForwardOptions& options,
-                     Activations<Act>& x, int n, AttentionScratch& s) {
+                     Activations<Act>& x, int from, int n, LayerAttentionState& state, AttentionScratch& s) {
   const bool float32 = std::is_same_v<Act, float>;
   const double threshold = skip_threshold(options.precision);
   const int d = static_cast<int>(x.cols());
-  s.heads.resize(layer.heads.size());
+  state.heads.resize(layer.heads.size());
   int widest_value = 0;
   for (std::size_t h = 0; h < layer.heads.size(); ++h) {
-    project(layer.heads[h], x, n, float32, s.heads[h]);
+    project(layer.heads[h], x, from, n, float32, state.heads[h], s);
     widest_value = std::max(widest_value, layer.heads[h].value_dim);
   }
   s.acc.assign(widest_value, 0.0);
-  s.diff.resize(n);
+  if (s.diff.size() < n + 8) s.diff.resize(n + 8);
   s.kept.resize(n);
-  s.scores.resize(kQueryBlock, round_up_to_16(n));
+  if (s.scores.cols() < round_up_to_16(n)) s.scores.resize(kQueryBlock, round_up_to_16(n));
   s.block.resize(kQueryBlock, d);
 
   // q, k and v of every position are known, so x can be updated while the blocks go by.
-  for (int r0 = 0; r0 < n; r0 += kQueryBlock) {
+  for (int r0 = from; r0 < n; r0 += kQueryBlock) {
     const int r1 = std::min(n, r0 + kQueryBlock);
     for (int i = r0; i < r1; ++i)
       for (int c : layer.attention_writes) s.block(i - r0, c) = static_cast<double>(x(i, c));
     for (std::size_t hi = 0; hi < layer.heads.size(); ++hi) {
       const PreparedHead& head = layer.heads[hi];
-      const HeadScratch& h = s.heads[hi];
+      const HeadState& h = state.heads[hi];
       const bool argmax = options.attention == AttentionKind::Hard && head.kind == HeadKind::Select;
       causal_scores(h.q, h.kt, r0, r1, scale, s.scores, s.row_max);
       for (int i = r0; i < r1; ++i) {
@@ -223,8 +240,8 @@ void apply_attention(const PreparedLayer& layer, double scale, const ForwardOpti
 }
 
 template void apply_attention<float>(const PreparedLayer&, double, const ForwardOptions&, Activations<float>&, int,
-                                     AttentionScratch&);
+                                     int, LayerAttentionState&, AttentionScratch&);
 template void apply_attention<double>(const PreparedLayer&, double, const ForwardOptions&, Activations<double>&,
-                                      int, AttentionScratch&);
+                                      int, int, LayerAttentionState&, AttentionScratch&);
 
 }  // namespace krc::kernels

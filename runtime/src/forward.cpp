@@ -3,6 +3,7 @@
 #include <atomic>
 #include <exception>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <thread>
 
@@ -30,38 +31,54 @@ void check_word(const Network& network, const std::vector<LetterId>& word) {
                                   std::to_string(letters) + " letters)");
 }
 
-// One thread's buffers, reused from word to word.
+// One thread's buffers, reused from word to word. Consecutive words often share a prefix
+// (exhaustive verification enumerates words in lexicographic order); by causality those
+// positions compute exactly what they computed before, so only the rows after the shared
+// prefix are run: every row's arithmetic depends on its own word's rows <= it alone, never on
+// how rows are grouped, so the logits are bitwise those of a fresh run.
 template <typename Act>
 class WordRunner {
 public:
   WordRunner(const Network& network, const PreparedNetwork& prepared, const ForwardOptions& options)
-      : network_(network), prepared_(prepared), options_(options) {}
+      : network_(network), prepared_(prepared), options_(options), layer_states_(prepared.layers.size()) {}
 
-  Eigen::MatrixXd run(const std::vector<LetterId>& word) {
+  const DoubleRows& run(const std::vector<LetterId>& word) {
     const int n = static_cast<int>(word.size()) + 1, d = prepared_.d_model;
-    x_.resize(n, d);
-    for (int t = 0; t < n; ++t) {
+    int from = 0;  // the first row to compute
+    if (last_word_) {
+      std::size_t shared = 0;
+      while (shared < word.size() && shared < last_word_->size() && word[shared] == (*last_word_)[shared]) ++shared;
+      from = static_cast<int>(shared) + 1;
+    }
+    last_word_.reset();  // the state is not a whole word's until this run completes
+    if (x_.rows() != n) x_.resize(n, d);  // rows before `from` are not read again
+    for (int t = from; t < n; ++t) {
       const int token = t == 0 ? 0 : static_cast<int>(word[t - 1]) + 1;
       for (int c = 0; c < d; ++c)
         x_(t, c) = static_cast<Act>(static_cast<double>(network_.token_embedding(token, c)) +
                                     static_cast<double>(network_.position_embedding(t, c)));
     }
-    for (const PreparedLayer& layer : prepared_.layers) {
+    for (std::size_t l = 0; l < prepared_.layers.size(); ++l) {
+      const PreparedLayer& layer = prepared_.layers[l];
       // Every head reads the same x; their outputs are summed, then added once.
-      if (!layer.heads.empty()) apply_attention(layer, prepared_.scale, options_, x_, n, attention_);
-      if (layer.mlp) apply_mlp(*layer.mlp, x_, n, mlp_);
+      if (!layer.heads.empty())
+        apply_attention(layer, prepared_.scale, options_, x_, from, n, layer_states_[l], attention_);
+      if (layer.mlp) apply_mlp(*layer.mlp, x_, from, n, mlp_);
     }
     const ScatterRows& u = prepared_.unembedding;
-    Eigen::MatrixXd logits = Eigen::MatrixXd::Zero(n, u.cols);
-    for (int t = 0; t < n; ++t) {
+    logits_.conservativeResize(n, u.cols);
+    for (int t = from; t < n; ++t) {
+      double* row = logits_.row(t).data();
+      std::fill(row, row + u.cols, 0.0);
       for (int c = 0; c < d; ++c) {
         const double xv = x_(t, c);
         if (xv == 0.0) continue;
-        for (int e = u.begin(c); e < u.end(c); ++e) logits(t, u.column[e]) += xv * u.value[e];
+        for (int e = u.begin(c); e < u.end(c); ++e) row[u.column[e]] += xv * u.value[e];
       }
-      for (int s = 0; s < u.cols; ++s) logits(t, s) = static_cast<double>(static_cast<Act>(logits(t, s)));
+      for (int s = 0; s < u.cols; ++s) row[s] = static_cast<double>(static_cast<Act>(row[s]));
     }
-    return logits;
+    last_word_ = word;
+    return logits_;
   }
 
 private:
@@ -69,24 +86,30 @@ private:
   const PreparedNetwork& prepared_;
   const ForwardOptions& options_;
   Activations<Act> x_;
+  std::vector<LayerAttentionState> layer_states_;
   AttentionScratch attention_;
   MlpScratch mlp_;
+  DoubleRows logits_;
+  std::optional<std::vector<LetterId>> last_word_;
 };
 
 // Runs `body(runner, i)` for i in [0, count) on `threads` threads, each with its own runner.
+// Threads take runs of consecutive words, so that a runner sees the prefixes they share.
 template <typename Act, typename Body>
 void run_parallel(const Network& network, const PreparedNetwork& prepared, const ForwardOptions& options,
                   std::size_t count, Body body) {
   std::size_t threads = options.threads > 0 ? static_cast<std::size_t>(options.threads)
                                             : std::max(1u, std::thread::hardware_concurrency());
   threads = std::min(threads, count);
+  const std::size_t chunk = std::max<std::size_t>(1, count / (4 * std::max<std::size_t>(1, threads)));
   std::atomic<std::size_t> next{0};
   std::exception_ptr failure;
   std::mutex failure_mutex;
   auto work = [&] {
     try {
       WordRunner<Act> runner(network, prepared, options);
-      for (std::size_t i = next++; i < count; i = next++) body(runner, i);
+      for (std::size_t first = next.fetch_add(chunk); first < count; first = next.fetch_add(chunk))
+        for (std::size_t i = first; i < std::min(count, first + chunk); ++i) body(runner, i);
     } catch (...) {
       std::lock_guard lock(failure_mutex);
       if (!failure) failure = std::current_exception();
@@ -116,8 +139,8 @@ ForwardPass::~ForwardPass() = default;
 Eigen::MatrixXd ForwardPass::run(const std::vector<LetterId>& word) const {
   check_word(network_, word);
   if (options_.precision == Precision::Float32)
-    return WordRunner<float>(network_, *prepared_, options_).run(word);
-  return WordRunner<double>(network_, *prepared_, options_).run(word);
+    return Eigen::MatrixXd(WordRunner<float>(network_, *prepared_, options_).run(word));
+  return Eigen::MatrixXd(WordRunner<double>(network_, *prepared_, options_).run(word));
 }
 
 std::vector<Eigen::MatrixXd> ForwardPass::run(const std::vector<std::vector<LetterId>>& words) const {

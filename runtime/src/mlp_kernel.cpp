@@ -16,15 +16,17 @@
 namespace krc::kernels {
 
 template <typename Act>
-void apply_mlp(const PreparedMlp& mlp, Activations<Act>& x, int n, MlpScratch& s) {
+void apply_mlp(const PreparedMlp& mlp, Activations<Act>& x, int from, int n, MlpScratch& s) {
   const bool float32 = std::is_same_v<Act, float>;
-  s.touched_mark.assign(mlp.hidden, 0);
-  s.acc.assign(mlp.hidden, 0.0);
+  if (s.acc.size() < static_cast<std::size_t>(mlp.hidden)) {  // grown once; rows leave them zero
+    s.touched_mark.resize(mlp.hidden, 0);
+    s.acc.resize(mlp.hidden, 0.0);
+  }
   s.out.resize(x.cols());
   const ScatterRows& in = mlp.in_by_input;
   const ScatterRows& unit_in = mlp.in_by_unit;
   const ScatterRows& out_w = mlp.out_by_unit;
-  for (int i = 0; i < n; ++i) {
+  for (int i = from; i < n; ++i) {
     Act* row = x.row(i).data();
     s.touched.clear();
     auto touch = [&](int u) {
@@ -84,7 +86,7 @@ void apply_mlp(const PreparedMlp& mlp, Activations<Act>& x, int n, MlpScratch& s
   }
 }
 
-template void apply_mlp<float>(const PreparedMlp&, Activations<float>&, int, MlpScratch&);
-template void apply_mlp<double>(const PreparedMlp&, Activations<double>&, int, MlpScratch&);
+template void apply_mlp<float>(const PreparedMlp&, Activations<float>&, int, int, MlpScratch&);
+template void apply_mlp<double>(const PreparedMlp&, Activations<double>&, int, int, MlpScratch&);
 
 }  // namespace krc::kernels

@@ -167,6 +167,41 @@ TEST_CASE("parallel runs give the same logits as one word at a time") {
   }
 }
 
+TEST_CASE("words sharing a prefix with the previous one get bitwise the logits of a fresh run") {
+  // A runner reuses the rows of the prefix a word shares with its predecessor; the batch
+  // below is full of such prefixes (all words of length 5 in lexicographic order, then
+  // shorter, longer and repeated words), and each word alone is a fresh run.
+  for (auto precision : {Precision::Float32, Precision::Float64}) {
+    for (auto& c : random_cases(41, 8)) {
+      const int letters = static_cast<int>(c.network.vocabulary.size()) - 1;
+      std::vector<std::vector<LetterId>> words;
+      std::vector<LetterId> word(5, 0);
+      for (bool more = true; more;) {
+        words.push_back(word);
+        more = false;
+        for (int i = 4; i >= 0 && !more; --i) {
+          if (static_cast<int>(word[i]) + 1 < letters) {
+            ++word[i];
+            more = true;
+          } else {
+            word[i] = 0;
+          }
+        }
+      }
+      words.push_back({1 % static_cast<LetterId>(letters)});
+      words.push_back(words.back());
+      words.push_back(std::vector<LetterId>(std::min(c.network.max_len, 70), 0));
+      words.push_back({});
+      words.push_back(std::vector<LetterId>(std::min(c.network.max_len, 9), 0));
+      for (auto attention : {AttentionKind::Softmax, AttentionKind::Hard}) {
+        ForwardPass pass(c.network, {attention, precision, 1});
+        const auto batch = pass.run(words);
+        for (std::size_t i = 0; i < words.size(); ++i) CHECK(batch[i] == pass.run(words[i]));
+      }
+    }
+  }
+}
+
 TEST_CASE("words longer than max_len or with unknown letters are rejected") {
   auto cases = random_cases(3, 1);
   const Network& n = cases[0].network;

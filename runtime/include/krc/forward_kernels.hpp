@@ -31,36 +31,43 @@ struct SparseRows {
   }
 };
 
-struct HeadScratch {
+// One head's projections in one layer. They outlive a word: the next word reuses the rows
+// of the prefix it shares with this one.
+struct HeadState {
   DoubleRows q;   // [n, query_dim], rounded as stored
-  DoubleRows kt;  // keys transposed: [query_dim, n rounded up to 16], zero padded
-  SparseRows v;     // value rows, mostly one-hot
-  std::vector<double> dense_v;
+  DoubleRows kt;  // keys transposed: [query_dim, at least n rounded up to 16]
+  SparseRows v;   // value rows, mostly one-hot
+};
+
+struct LayerAttentionState {
+  std::vector<HeadState> heads;
 };
 
 struct AttentionScratch {
-  std::vector<HeadScratch> heads;
-  DoubleRows scores;  // one block of query rows against the causal keys
+  DoubleRows scores;   // one block of query rows against the causal keys
   double row_max[64];  // the largest causal score of each row of the block
-  DoubleRows block;   // x + the heads' outputs for one block of rows
-  std::vector<double> acc, diff;
+  DoubleRows block;    // x + the heads' outputs for one block of rows
+  std::vector<double> acc, key, dense_v;
+  Eigen::ArrayXd diff;  // softmax exponents, then weights; aligned (see mix_values)
   std::vector<int> kept;
 };
 
-// x[i] += sum over heads of (attention-weighted sum of v_j, j <= i) W_O, for every i < n.
+// Rows [from, n) of x get the sum over heads of (attention-weighted sum of v_j, j <= i) W_O.
+// `state` must hold this layer's k and v of rows < from, as left by the previous call for a
+// word with the same first `from` positions.
 template <typename Act>
 void apply_attention(const PreparedLayer& layer, double scale, const ForwardOptions& options,
-                     Activations<Act>& x, int n, AttentionScratch& scratch);
+                     Activations<Act>& x, int from, int n, LayerAttentionState& state, AttentionScratch& scratch);
 
 struct MlpScratch {
-  std::vector<double> acc, out;
+  std::vector<double> acc, out;  // acc and touched_mark are all zero between rows
   std::vector<char> touched_mark;
   std::vector<int> touched, small_inputs;
 };
 
-// x[i] += W2 ReLU(W1 x[i] + b1) + b2 for every row i < n, touching only the hidden units
-// that can be nonzero.
+// x[i] += W2 ReLU(W1 x[i] + b1) + b2 for every row i in [from, n), touching only the hidden
+// units that can be nonzero.
 template <typename Act>
-void apply_mlp(const PreparedMlp& mlp, Activations<Act>& x, int n, MlpScratch& scratch);
+void apply_mlp(const PreparedMlp& mlp, Activations<Act>& x, int from, int n, MlpScratch& scratch);
 
 }  // namespace krc::kernels
