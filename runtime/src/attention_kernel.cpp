@@ -55,13 +55,14 @@ void project(const PreparedHead& head, const Activations<Act>& x, int from, int 
   for (int i = from; i < n; ++i) {
     double *q = h.q.row(i).data(), *k = s.key.data(), *v = s.dense_v.data();
     std::fill(q, q + qd, 0.0);
-    for (int c : head.reads) {
-      const double xv = x(i, c);
-      if (xv == 0.0) continue;
+    const Act* row = x.row(i).data();
+    head.reads.for_each([&](int c) {
+      const double xv = row[c];
+      if (xv == 0.0) return;
       scatter(head.query, c, xv, q);
       scatter(head.key, c, xv, k);
       scatter(head.value, c, xv, v);
-    }
+    });
     for (int j = 0; j < qd; ++j) {
       q[j] = stored(q[j], float32);
       h.kt(j, i) = stored(k[j], float32);
@@ -215,8 +216,11 @@ void apply_attention(const PreparedLayer& layer, double scale, const ForwardOpti
   // q, k and v of every position are known, so x can be updated while the blocks go by.
   for (int r0 = from; r0 < n; r0 += kQueryBlock) {
     const int r1 = std::min(n, r0 + kQueryBlock);
-    for (int i = r0; i < r1; ++i)
-      for (int c : layer.attention_writes) s.block(i - r0, c) = static_cast<double>(x(i, c));
+    for (int i = r0; i < r1; ++i) {
+      const Act* row = x.row(i).data();
+      double* block = s.block.row(i - r0).data();
+      layer.attention_writes.for_each([&](int c) { block[c] = static_cast<double>(row[c]); });
+    }
     for (std::size_t hi = 0; hi < layer.heads.size(); ++hi) {
       const PreparedHead& head = layer.heads[hi];
       const HeadState& h = state.heads[hi];
@@ -234,8 +238,11 @@ void apply_attention(const PreparedLayer& layer, double scale, const ForwardOpti
         }
       }
     }
-    for (int i = r0; i < r1; ++i)
-      for (int c : layer.attention_writes) x(i, c) = static_cast<Act>(s.block(i - r0, c));
+    for (int i = r0; i < r1; ++i) {
+      Act* row = x.row(i).data();
+      const double* block = s.block.row(i - r0).data();
+      layer.attention_writes.for_each([&](int c) { row[c] = static_cast<Act>(block[c]); });
+    }
   }
 }
 

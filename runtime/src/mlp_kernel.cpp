@@ -38,19 +38,19 @@ void apply_mlp(const PreparedMlp& mlp, Activations<Act>& x, int from, int n, Mlp
     // Large inputs are scattered into their units' sums; small ones only counted.
     double small_total = 0.0;
     s.small_inputs.clear();
-    for (int c : mlp.reads) {
+    mlp.reads.for_each([&](int c) {
       const double xv = static_cast<double>(row[c]);
-      if (xv == 0.0) continue;
+      if (xv == 0.0) return;
       if (std::abs(xv) < mlp.small_input) {
         small_total += std::abs(xv);
         s.small_inputs.push_back(c);
-        continue;
+        return;
       }
       for (int e = in.begin(c); e < in.end(c); ++e) {
         touch(in.column[e]);
         s.acc[in.column[e]] += in.value[e] * xv;
       }
-    }
+    });
     if (2.0 * small_total >= mlp.low_threshold) {
       for (const auto& [threshold, u] : mlp.units_by_threshold) {
         if (threshold >= 2.0 * small_total) break;
@@ -65,7 +65,7 @@ void apply_mlp(const PreparedMlp& mlp, Activations<Act>& x, int from, int n, Mlp
     }
     for (int u : mlp.positive_bias_units) touch(u);
 
-    for (int c : mlp.writes) s.out[c] = static_cast<double>(row[c]) + mlp.out_bias[c];
+    mlp.writes.for_each([&](int c) { s.out[c] = static_cast<double>(row[c]) + mlp.out_bias[c]; });
     for (int u : s.touched) {
       s.touched_mark[u] = 0;
       double pre = s.acc[u] + mlp.in_bias[u];  // exact when there are no small inputs
@@ -82,7 +82,7 @@ void apply_mlp(const PreparedMlp& mlp, Activations<Act>& x, int from, int n, Mlp
       const double h = stored(pre, float32);
       for (int e = out_w.begin(u); e < out_w.end(u); ++e) s.out[out_w.column[e]] += out_w.value[e] * h;
     }
-    for (int c : mlp.writes) row[c] = static_cast<Act>(s.out[c]);
+    mlp.writes.for_each([&](int c) { row[c] = static_cast<Act>(s.out[c]); });
   }
 }
 

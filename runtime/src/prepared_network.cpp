@@ -33,6 +33,16 @@ void for_each_nonzero(const SparseMatrix& m, F f) {
 }
 }  // namespace
 
+DimSet DimSet::of(const std::vector<char>& member) {
+  DimSet set;
+  for (int c = 0; c < static_cast<int>(member.size()); ++c) {
+    if (!member[c]) continue;
+    if (!set.runs.empty() && set.runs.back().second == c) ++set.runs.back().second;
+    else set.runs.emplace_back(c, c + 1);
+  }
+  return set;
+}
+
 ScatterRows ScatterRows::rows_of(const SparseMatrix& m) {
   return compress(static_cast<int>(m.rows()), static_cast<int>(m.cols()), [&](auto emit) {
     for_each_nonzero(m, [&](int r, int c, float v) { emit(r, c, v); });
@@ -54,10 +64,11 @@ PreparedHead prepare_head(const AttentionHead& h) {
   ph.key = ScatterRows::rows_of(h.key);
   ph.value = ScatterRows::rows_of(h.value);
   ph.output = ScatterRows::rows_of(h.output);
+  std::vector<char> reads(ph.query.rows, 0);
   for (int c = 0; c < ph.query.rows; ++c)
-    if (ph.query.begin(c) < ph.query.end(c) || ph.key.begin(c) < ph.key.end(c) ||
-        ph.value.begin(c) < ph.value.end(c))
-      ph.reads.push_back(c);
+    reads[c] = ph.query.begin(c) < ph.query.end(c) || ph.key.begin(c) < ph.key.end(c) ||
+               ph.value.begin(c) < ph.value.end(c);
+  ph.reads = DimSet::of(reads);
   return ph;
 }
 
@@ -92,12 +103,14 @@ PreparedMlp prepare_mlp(const Mlp& m, double small_input, double low_threshold) 
       if (low[u]) emit(c, u, w);
     });
   });
-  std::vector<char> writes(d_model, 0);
+  std::vector<char> reads(d_model, 0), writes(d_model, 0);
   for (int c : pm.out_by_unit.column) writes[c] = 1;
   for (int c = 0; c < d_model; ++c) {
-    if (pm.in_by_input.begin(c) < pm.in_by_input.end(c)) pm.reads.push_back(c);
-    if (writes[c] || pm.out_bias[c] != 0.0) pm.writes.push_back(c);
+    reads[c] = pm.in_by_input.begin(c) < pm.in_by_input.end(c);
+    writes[c] = writes[c] || pm.out_bias[c] != 0.0;
   }
+  pm.reads = DimSet::of(reads);
+  pm.writes = DimSet::of(writes);
   return pm;
 }
 
@@ -108,8 +121,7 @@ PreparedNetwork::PreparedNetwork(const Network& n) : d_model(n.d_model()), scale
     std::vector<char> written(d_model, 0);
     for (const auto& ph : p.heads)
       for (int c : ph.output.column) written[c] = 1;
-    for (int c = 0; c < d_model; ++c)
-      if (written[c]) p.attention_writes.push_back(c);
+    p.attention_writes = DimSet::of(written);
     if (layer.mlp) p.mlp = prepare_mlp(*layer.mlp);
     layers.push_back(std::move(p));
   }

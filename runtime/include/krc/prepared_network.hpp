@@ -22,12 +22,25 @@ struct ScatterRows {
   int end(int r) const { return start[r + 1]; }
 };
 
+// A set of residual dims, stored as runs of consecutive dims (layouts group them in
+// blocks), so that loops over it are plain contiguous loops.
+struct DimSet {
+  std::vector<std::pair<int, int>> runs;  // [begin, end)
+
+  static DimSet of(const std::vector<char>& member);
+  template <typename F>
+  void for_each(F f) const {
+    for (const auto& [begin, end] : runs)
+      for (int c = begin; c < end; ++c) f(c);
+  }
+};
+
 struct PreparedHead {
   HeadKind kind = HeadKind::Select;
   int query_dim = 0, value_dim = 0;
   ScatterRows query, key, value;  // input dim -> head dims
   ScatterRows output;             // value dim -> residual dims
-  std::vector<int> reads;         // the input dims with a weight in query, key or value
+  DimSet reads;                   // the input dims with a weight in query, key or value
 };
 
 struct PreparedMlp {
@@ -47,13 +60,13 @@ struct PreparedMlp {
   // Per input dim, the units it feeds whose threshold is below low_threshold: the only units
   // that small inputs (of total size below low_threshold / 2) can activate.
   ScatterRows low_threshold_by_input;
-  std::vector<int> reads;   // input dims with a weight to some unit
-  std::vector<int> writes;  // residual dims with an output weight or an output bias
+  DimSet reads;   // input dims with a weight to some unit
+  DimSet writes;  // residual dims with an output weight or an output bias
 };
 
 struct PreparedLayer {
   std::vector<PreparedHead> heads;
-  std::vector<int> attention_writes;  // residual dims some head's output writes
+  DimSet attention_writes;  // residual dims some head's output writes
   std::optional<PreparedMlp> mlp;
 };
 
