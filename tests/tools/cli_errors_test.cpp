@@ -71,6 +71,16 @@ TEST_CASE("krc compile: an input that is not JSON") {
   CHECK(contains(err, "not valid JSON"));
 }
 
+TEST_CASE("krc compile: a number beyond a double's range is placed like a syntax error") {
+  test::TempDir dir;
+  // Valid JSON that nlohmann cannot hold: it throws a different exception, without a place.
+  const std::string input = write_file(dir, "huge.json",
+                                       "{\"states\": [\"a\"],\n \"alphabet\": [\"x\"],\n"
+                                       " \"initial\": 0,\n \"transitions\": {\"x\": [-1e400]}}\n");
+  std::string err = check_compile_rejects(input, {"line 4, column 24"});  // where -1e400 starts
+  CHECK(contains(err, "too large"));
+}
+
 TEST_CASE("krc compile: a transition to an unknown state") {
   test::TempDir dir;
   const std::string input = write_file(

@@ -68,6 +68,29 @@ private:
   std::set<std::size_t> array_depths_;       // depths whose container is an array
 };
 
+// nlohmann reports a number beyond a double's range (1e999) as out_of_range 406, without the
+// position its parse errors carry. A second pass with a SAX handler that only listens for the
+// error finds it: `offset` is where the offending token starts.
+struct ErrorLocator {
+  std::size_t offset = 0;
+  bool null() { return true; }
+  bool boolean(bool) { return true; }
+  bool number_integer(json::number_integer_t) { return true; }
+  bool number_unsigned(json::number_unsigned_t) { return true; }
+  bool number_float(json::number_float_t, const json::string_t&) { return true; }
+  bool string(json::string_t&) { return true; }
+  bool binary(json::binary_t&) { return true; }
+  bool start_object(std::size_t) { return true; }
+  bool key(json::string_t&) { return true; }
+  bool end_object() { return true; }
+  bool start_array(std::size_t) { return true; }
+  bool end_array() { return true; }
+  bool parse_error(std::size_t position, const std::string& last_token, const json::exception&) {
+    offset = position >= last_token.size() ? position - last_token.size() : 0;  // position: just past it
+    return false;
+  }
+};
+
 }  // namespace
 
 Automaton read_json_automaton(const std::string& text, const std::string& file,
@@ -79,6 +102,11 @@ Automaton read_json_automaton(const std::string& text, const std::string& file,
     // e.byte is the 1-based position of the character the parser stopped at.
     std::size_t offset = e.byte == 0 ? 0 : e.byte - 1;
     throw InputError(file, frontend::line_column_place(text, offset), "not valid JSON: " + parse_problem(e));
+  } catch (const json::out_of_range& e) {
+    ErrorLocator locator;
+    json::sax_parse(text, &locator);
+    throw InputError(file, frontend::line_column_place(text, locator.offset),
+                     "a number too large for krc (beyond the range of a double)");
   }
   Automaton automaton = automaton_from_json(document, file, options);
   if (document.contains("name")) return automaton;
