@@ -160,6 +160,7 @@ TEST_CASE("bench compile --verify-words: K random words of length max_len, figur
     CHECK(v.at("wrong_positions") == 0);
     CHECK(v.at("ok") == true);
     CHECK(v.at("words_per_second").get<double>() > 0);
+    CHECK(v.at("cpu_seconds").get<double>() >= 0);
 
     const Automaton automaton = load_reference(name);
     VerifyOptions options;

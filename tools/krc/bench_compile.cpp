@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <ctime>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -73,7 +74,7 @@ std::vector<fs::path> automaton_files(const fs::path& dir) {
 
 struct VerifyFigures {
   long long words = 0, positions = 0, wrong_positions = 0;
-  double seconds = 0, smallest_margin = 0;
+  double seconds = 0, cpu_seconds = 0, smallest_margin = 0;
   int threads = 0;
   bool ok() const { return wrong_positions == 0; }
   double words_per_second() const { return seconds > 0 ? words / seconds : 0; }
@@ -98,7 +99,11 @@ double seconds_since(Clock::time_point start) {
 // Status lines on stderr, but only once the run has taken long enough to wonder about.
 class Progress {
 public:
-  explicit Progress(bool quiet) : quiet_(quiet) {}
+  Progress(bool quiet, int cases) : quiet_(quiet), cases_(cases) {}
+  // "[3/92] parity kr max-len 1024": names the next case.
+  std::string next_case(const std::string& what) {
+    return "[" + std::to_string(++case_) + "/" + std::to_string(cases_) + "] " + what;
+  }
   void note(const std::string& line) const {
     if (!quiet_ && seconds_since(start_) > 2.0) std::cerr << "krc: bench compile: " << line << std::endl;
   }
@@ -115,6 +120,7 @@ public:
 
 private:
   bool quiet_;
+  int cases_, case_ = 0;
   Clock::time_point start_ = Clock::now();
   int last_report_ = 0;
 };
@@ -128,7 +134,8 @@ Row measure(const Automaton& automaton, const fs::path& file, Strategy strategy,
   row.letters = automaton.letter_count();
   row.strategy = strategy;
   row.max_len = max_len;
-  const std::string what = row.automaton + " " + to_string(strategy) + " max-len " + std::to_string(max_len);
+  const std::string what =
+      progress.next_case(row.automaton + " " + to_string(strategy) + " max-len " + std::to_string(max_len));
   progress.note(what + ": compiling");
 
   CompileOptions options;
@@ -161,12 +168,16 @@ Row measure(const Automaton& automaton, const fs::path& file, Strategy strategy,
     verify_options.random_length = max_len;
     verify_options.forward.attention = network.attention;
     verify_options.progress = [&](const VerifyProgress& p) { progress.verifying(what, p); };
+    // CPU time of all threads as well: unlike wall time it does not grow with the machine's load.
+    const std::clock_t cpu_start = std::clock();
     const VerifyReport report = verify(network, automaton, verify_options);
+    const double cpu_seconds = static_cast<double>(std::clock() - cpu_start) / CLOCKS_PER_SEC;
     VerifyFigures v;
     v.words = report.words;
     v.positions = report.positions;
     v.wrong_positions = report.wrong_positions;
     v.seconds = report.seconds;
+    v.cpu_seconds = cpu_seconds;
     v.smallest_margin = report.smallest_margin;
     v.threads = report.threads;
     row.verified = v;
@@ -213,6 +224,7 @@ nlohmann::json row_to_json(const Row& r) {
                    {"wrong_positions", v.wrong_positions},
                    {"ok", v.ok()},
                    {"seconds", v.seconds},
+                   {"cpu_seconds", v.cpu_seconds},
                    {"words_per_second", v.words_per_second()},
                    // +inf (one state: no wrong logit) has no JSON form: null.
                    {"smallest_margin", std::isfinite(v.smallest_margin) ? nlohmann::json(v.smallest_margin)
@@ -228,7 +240,7 @@ void print_table(const std::vector<Row>& rows, bool with_verify) {
   std::vector<std::string> header{"automaton", "strategy", "max_len", "layers", "d_model", "heads",
                                   "MLP hidden", "parameters", "nonzeros", "file bytes", "compile s"};
   if (with_verify)
-    for (const char* h : {"verify s", "words/s", "min margin", "result"}) header.push_back(h);
+    for (const char* h : {"verify s", "cpu s", "words/s", "min margin", "result"}) header.push_back(h);
   auto left_aligned = [&](std::size_t c) { return c < 2 || (with_verify && c + 1 == header.size()); };
 
   std::vector<std::vector<std::string>> cells;
@@ -243,6 +255,7 @@ void print_table(const std::vector<Row>& rows, bool with_verify) {
       if (r.verified) {
         const auto& v = *r.verified;
         c.push_back(fixed(v.seconds, 2));
+        c.push_back(fixed(v.cpu_seconds, 2));
         const double rate = v.words_per_second();
         c.push_back(rate >= 100 ? with_thousands(std::llround(rate)) : fixed(rate, 1));
         c.push_back(margin_text(v.smallest_margin));
@@ -275,8 +288,9 @@ void print_table(const std::vector<Row>& rows, bool with_verify) {
   std::cout << "\ncompile s: wall time of krc::compile alone (not loading, not writing the file);"
                " file bytes: the safetensors file krc compile writes (sparse storage)\n";
   if (with_verify)
-    std::cout << "verify s: krc::verify in float32 (attention as compiled) on the random words of length max_len,"
-                 " no exhaustive part; min margin: right logit - best wrong logit\n";
+    std::cout << "verify s: wall time of krc::verify in float32 (attention as compiled) on the random words of"
+                 " length max_len, no exhaustive part; cpu s: its CPU time over all threads;\n"
+                 "words/s: words per wall second; min margin: right logit - best wrong logit\n";
 }
 
 int run_compile_bench(const CompileBenchArguments& a) {
@@ -285,9 +299,10 @@ int run_compile_bench(const CompileBenchArguments& a) {
   if (a.strategy == "scan" || a.strategy == "both") strategies.push_back(Strategy::Scan);
   if (a.strategy == "kr" || a.strategy == "both") strategies.push_back(Strategy::Kr);
 
-  Progress progress(a.quiet);
+  const auto files = automaton_files(dir);
+  Progress progress(a.quiet, static_cast<int>(files.size() * a.max_lens.size() * strategies.size()));
   std::vector<Row> rows;
-  for (const auto& file : automaton_files(dir)) {
+  for (const auto& file : files) {
     const Automaton automaton = load_automaton(file.string());
     for (int max_len : a.max_lens)
       for (Strategy s : strategies) rows.push_back(measure(automaton, file, s, max_len, a.verify_words, progress));
