@@ -8,7 +8,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <set>
-#include <sstream>
+#include <iterator>
 #include <stdexcept>
 
 #include "krc/input_error.hpp"
@@ -268,11 +268,13 @@ TensorFile parse_safetensors(std::string_view bytes, const std::string& file) {
 TensorFile read_safetensors(const std::string& path) {
   namespace fs = std::filesystem;
   std::error_code ec;
-  if (!fs::is_regular_file(path, ec)) throw InputError(path, "", "no such file");
+  if (!fs::exists(path, ec)) throw InputError(path, "", "no such file");
+  if (fs::is_directory(path, ec)) throw InputError(path, "", "is a directory");
   std::ifstream in(path, std::ios::binary);
-  std::ostringstream contents;
-  if (!(in && contents << in.rdbuf())) throw InputError(path, "", "cannot read the file");
-  return parse_safetensors(contents.str(), path);
+  if (!in) throw InputError(path, "", "cannot open the file");
+  std::string contents((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) throw InputError(path, "", "cannot read the file");
+  return parse_safetensors(contents, path);
 }
 
 namespace {

@@ -131,6 +131,8 @@ VerifyReport verify(const Network& network, const Automaton& automaton, const Ve
                                 " is outside [0, max_len " + std::to_string(network.max_len) + "]");
   if (report.random_words < 0) throw std::invalid_argument("the number of random words is negative");
   report.exhaustive_words = report.exhaustive_length > 0 ? power(letters, report.exhaustive_length) : 0;
+  if (report.exhaustive_words == 0 && report.random_words == 0)
+    throw std::invalid_argument("nothing to verify: no exhaustive length and no random words");
   if (report.exhaustive_words < 0)
     throw std::invalid_argument("too many words of length " + std::to_string(report.exhaustive_length) +
                                 " to enumerate");

@@ -69,6 +69,9 @@ TEST_CASE("krc verify: bad options exit 2") {
   CHECK(too_long.err.find("--length") != std::string::npos);
   CHECK(test::run_krc({"verify", good, "--exhaustive", "40"}).status == 2);
   CHECK(test::run_krc({"verify", good, "--attention", "linear"}).status == 2);
+  auto nothing = test::run_krc({"verify", good, "--exhaustive", "0", "--random", "0"});
+  CHECK(nothing.status == 2);
+  CHECK(nothing.err.find("nothing to verify") != std::string::npos);
   CHECK(test::run_krc({"verify"}).status == 2);
 }
 

@@ -102,6 +102,16 @@ TEST_CASE("safetensors: read_safetensors reads what was written to disk") {
   CHECK(back == file);
   CHECK(f32_values(back.tensors["w"]) == values);
   CHECK_THROWS_AS(read_safetensors((dir / "missing.safetensors").string()), InputError);
+  CHECK_THROWS_AS(read_safetensors(dir.path().string()), InputError);  // a directory
+  const auto empty = (dir / "empty.safetensors").string();
+  std::ofstream(empty, std::ios::binary).close();
+  try {
+    read_safetensors(empty);
+    FAIL("an empty file was accepted");
+  } catch (const InputError& e) {
+    CHECK(e.place() == "header");
+    CHECK(e.problem().find("0 bytes") != std::string::npos);
+  }
 }
 
 TEST_CASE("safetensors: a file shorter than the 8-byte header length") {

@@ -175,7 +175,7 @@ TEST_CASE("verifier: the default exhaustive length") {
   CHECK(default_exhaustive_length(200000, 9, 100000) == 0);
 }
 
-TEST_CASE("verifier: lengths beyond max_len are refused, progress is reported") {
+TEST_CASE("verifier: lengths beyond max_len and empty runs are refused, progress is reported") {
   Automaton a = abc_reset();
   Network n = test::reset_network(a);  // max_len 12
   VerifyOptions too_long;
@@ -184,6 +184,10 @@ TEST_CASE("verifier: lengths beyond max_len are refused, progress is reported") 
   VerifyOptions too_long_random;
   too_long_random.random_length = 13;
   CHECK_THROWS_AS(verify(n, a, too_long_random), std::invalid_argument);
+  VerifyOptions nothing;
+  nothing.exhaustive_length = 0;
+  nothing.random_words = 0;
+  CHECK_THROWS_AS(verify(n, a, nothing), std::invalid_argument);
 
   VerifyOptions options;
   options.exhaustive_length = 9;

@@ -81,7 +81,7 @@ struct VerifyReport {
 int default_exhaustive_length(std::size_t letters, int max_len, long long max_words);
 
 // Throws std::invalid_argument when the automaton does not fit the network (letters,
-// states) or a requested length exceeds max_len.
+// states), a requested length exceeds max_len, or there is nothing to check.
 VerifyReport verify(const Network& network, const Automaton& automaton, const VerifyOptions& options = {});
 
 // "verified 1,100,000 positions of 61,049 words: all right; smallest margin ..." and, on a
