@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 namespace krc {
 
@@ -78,7 +79,6 @@ PreparedMlp prepare_mlp(const Mlp& m, double small_input, double low_threshold) 
   pm.hidden = m.hidden();
   pm.small_input = small_input;
   pm.low_threshold = low_threshold;
-  pm.in_by_input = ScatterRows::columns_of(m.in_weight);
   pm.in_by_unit = ScatterRows::rows_of(m.in_weight);
   pm.out_by_unit = ScatterRows::columns_of(m.out_weight);
   pm.in_bias.assign(m.in_bias.data(), m.in_bias.data() + m.in_bias.size());
@@ -98,6 +98,36 @@ PreparedMlp prepare_mlp(const Mlp& m, double small_input, double low_threshold) 
     }
   }
   std::sort(pm.units_by_threshold.begin(), pm.units_by_threshold.end());
+
+  // Runs: single-input units with bias <= 0, grouped by (input, weight).
+  std::map<std::pair<int, double>, std::vector<std::pair<double, int>>> groups;
+  for (int u = 0; u < pm.hidden; ++u)
+    if (pm.in_by_unit.end(u) - pm.in_by_unit.begin(u) == 1 && pm.in_bias[u] <= 0.0) {
+      const int e = pm.in_by_unit.begin(u);
+      groups[{pm.in_by_unit.column[e], pm.in_by_unit.value[e]}].emplace_back(pm.in_bias[u], u);
+    }
+  std::vector<char> in_run(pm.hidden, 0);
+  for (auto& [key, members] : groups) {
+    if (members.size() < PreparedMlp::kMinRun) continue;
+    std::sort(members.begin(), members.end());
+    UnitRun run;
+    run.input = key.first;
+    run.weight = key.second;
+    for (const auto& [bias, u] : members) {
+      run.bias.push_back(bias);
+      run.unit.push_back(u);
+      in_run[u] = 1;
+    }
+    pm.runs.push_back(std::move(run));  // std::map order: by input
+  }
+  pm.runs_start.assign(d_model + 1, 0);
+  for (const auto& run : pm.runs) ++pm.runs_start[run.input + 1];
+  for (int c = 0; c < d_model; ++c) pm.runs_start[c + 1] += pm.runs_start[c];
+  pm.in_by_input = compress(d_model, pm.hidden, [&](auto emit) {
+    for_each_nonzero(m.in_weight, [&](int u, int c, float w) {
+      if (!in_run[u]) emit(c, u, w);
+    });
+  });
   pm.low_threshold_by_input = compress(d_model, pm.hidden, [&](auto emit) {
     for_each_nonzero(m.in_weight, [&](int u, int c, float w) {
       if (low[u]) emit(c, u, w);
@@ -106,7 +136,7 @@ PreparedMlp prepare_mlp(const Mlp& m, double small_input, double low_threshold) 
   std::vector<char> reads(d_model, 0), writes(d_model, 0);
   for (int c : pm.out_by_unit.column) writes[c] = 1;
   for (int c = 0; c < d_model; ++c) {
-    reads[c] = pm.in_by_input.begin(c) < pm.in_by_input.end(c);
+    reads[c] = pm.in_by_input.begin(c) < pm.in_by_input.end(c) || pm.runs_start[c] < pm.runs_start[c + 1];
     writes[c] = writes[c] || pm.out_bias[c] != 0.0;
   }
   pm.reads = DimSet::of(reads);

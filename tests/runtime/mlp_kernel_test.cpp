@@ -37,22 +37,37 @@ TEST_CASE("the sparse MLP kernel equals the dense formula for any small-input th
   std::mt19937_64 rng(12);
   const std::pair<double, double> thresholds[] = {{0.0, 1e-2}, {1e-7, 1e-2}, {1e-7, 1e-12}, {1e-4, 1e-6},
                                                   {1.0, 1e-2}, {100.0, 1e-2}, {100.0, 1e9}};
-  int cases = 0;
+  int cases = 0, runs = 0;
   kernels::MlpScratch scratch;  // shared by all rounds: the kernel leaves it clean
   for (int round = 0; round < 60; ++round) {
     const int d = std::uniform_int_distribution<int>(2, 12)(rng);
     const int hidden = std::uniform_int_distribution<int>(0, 60)(rng);
+    // Plus a staircase, as counters compile to: units ReLU(w x_c + b) on one input with one
+    // weight and many biases (some repeated, some positive), which the kernel handles as runs.
+    const int steps = round % 3 == 0 ? 0 : std::uniform_int_distribution<int>(1, 30)(rng);
+    const int all = hidden + steps;
     Mlp mlp;
-    mlp.in_weight = test::random_sparse(rng, hidden, d, 0.2);
-    mlp.out_weight = test::random_sparse(rng, d, hidden, 0.3);
-    mlp.in_bias = Eigen::VectorXf(hidden);
+    SparseMatrix random_in = test::random_sparse(rng, hidden, d, 0.2);
+    std::vector<Eigen::Triplet<float, int>> in;
+    for (int u = 0; u < random_in.outerSize(); ++u)
+      for (SparseMatrix::InnerIterator it(random_in, u); it; ++it) in.emplace_back(u, it.col(), it.value());
+    const int stair_input = static_cast<int>(rng() % d);
+    const float stair_weight = rng() % 2 ? 4.0f : -0.5f;
+    for (int k = 0; k < steps; ++k) in.emplace_back(hidden + k, stair_input, stair_weight);
+    mlp.in_weight = SparseMatrix(all, d);
+    mlp.in_weight.setFromTriplets(in.begin(), in.end());
+    mlp.out_weight = test::random_sparse(rng, d, all, 0.3);
+    mlp.in_bias = Eigen::VectorXf(all);
     for (int u = 0; u < hidden; ++u) mlp.in_bias[u] = bias(rng);
+    for (int k = 0; k < steps; ++k)
+      mlp.in_bias[hidden + k] = k % 7 == 6 ? 0.25f : -0.25f * static_cast<float>(k / 2) + (k % 5 == 0 ? 0.0f : 0.125f);
     mlp.out_bias = Eigen::VectorXf::Zero(d);
     if (round % 2) mlp.out_bias[0] = 0.5f;
     const int n = 20;
     kernels::Activations<double> x(n, d);
     for (int i = 0; i < n; ++i)
       for (int c = 0; c < d; ++c) x(i, c) = activation(rng);
+    for (int i = 0; i < n; i += 2) x(i, stair_input) = 0.125 * static_cast<double>(rng() % 40);  // on the steps
 
     // The dense formula.
     const Eigen::MatrixXd w1 = Eigen::MatrixXf(mlp.in_weight).cast<double>();
@@ -66,6 +81,7 @@ TEST_CASE("the sparse MLP kernel equals the dense formula for any small-input th
       CAPTURE(small_input);
       CAPTURE(low_threshold);
       const PreparedMlp prepared = prepare_mlp(mlp, small_input, low_threshold);
+      runs += static_cast<int>(prepared.runs.size());
       kernels::Activations<double> y = x;
       kernels::apply_mlp(prepared, y, 0, n, scratch);
       // Relative to each value's own size, so that tiny results count as much as large ones.
@@ -75,4 +91,5 @@ TEST_CASE("the sparse MLP kernel equals the dense formula for any small-input th
     }
   }
   CHECK(cases == 60 * 7);
+  CHECK(runs > 0);
 }

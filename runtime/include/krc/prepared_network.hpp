@@ -43,9 +43,19 @@ struct PreparedHead {
   DimSet reads;                   // the input dims with a weight in query, key or value
 };
 
+// Single-input units that share their input and weight, by bias: a counter's staircase
+// ReLU(w z - b_k). For an input value v the active ones, w v + b > 0, are a suffix of the
+// run, found by binary search instead of touching every unit.
+struct UnitRun {
+  int input = 0;
+  double weight = 0;
+  std::vector<double> bias;  // ascending
+  std::vector<int> unit;
+};
+
 struct PreparedMlp {
   int hidden = 0;
-  ScatterRows in_by_input;  // input dim -> (hidden unit, weight)
+  ScatterRows in_by_input;  // input dim -> (hidden unit, weight), units in runs left out
   ScatterRows in_by_unit;   // hidden unit -> (input dim, weight)
   ScatterRows out_by_unit;  // hidden unit -> (residual dim, weight)
   std::vector<double> in_bias, out_bias;
@@ -62,6 +72,9 @@ struct PreparedMlp {
   ScatterRows low_threshold_by_input;
   DimSet reads;   // input dims with a weight to some unit
   DimSet writes;  // residual dims with an output weight or an output bias
+  std::vector<UnitRun> runs;    // by input
+  std::vector<int> runs_start;  // per input dim: its runs are [runs_start[c], runs_start[c + 1])
+  static constexpr std::size_t kMinRun = 8;  // shorter runs go the ordinary way
 };
 
 struct PreparedLayer {
