@@ -13,12 +13,6 @@ using namespace krc;
 
 namespace {
 
-Automaton reference(const std::string& name) {
-  return automaton_from_json(
-      nlohmann::json::parse(test::read_text(test::reference_dir() / "automata" / (name + ".json"))),
-      name);
-}
-
 Network build(const Automaton& a, Strategy strategy, int max_len) {
   CompileOptions options;
   options.strategy = strategy;
@@ -55,7 +49,7 @@ const std::vector<std::string> kNonSolvable{"alternating_5", "symmetric_5", "ful
 TEST_CASE("scan: every reference automaton verifies at max-len 256") {
   for (const auto& name : test::reference_automaton_names()) {
     CAPTURE(name);
-    Automaton a = reference(name);
+    Automaton a = test::reference_automaton(name);
     require_verified(build(a, Strategy::Scan, 256), a, 6, 500, 256);
   }
 }
@@ -81,7 +75,7 @@ TEST_CASE("kr: every solvable reference automaton verifies at max-len 1024") {
   for (const auto& name : test::reference_automaton_names()) {
     if (std::find(kNonSolvable.begin(), kNonSolvable.end(), name) != kNonSolvable.end()) continue;
     CAPTURE(name);
-    Automaton a = reference(name);
+    Automaton a = test::reference_automaton(name);
     REQUIRE(solvable(a));
     require_verified(build(a, Strategy::Kr, 1024), a, 6, 300, 1024);
   }
@@ -90,7 +84,7 @@ TEST_CASE("kr: every solvable reference automaton verifies at max-len 1024") {
 TEST_CASE("kr: non-solvable reference automata verify at max-len 1024 (scan on their non-solvable levels)") {
   for (const auto& name : kNonSolvable) {
     CAPTURE(name);
-    Automaton a = reference(name);
+    Automaton a = test::reference_automaton(name);
     REQUIRE_FALSE(solvable(a));
     CompileOptions options;
     options.strategy = Strategy::Kr;
@@ -128,7 +122,7 @@ TEST_CASE("kr: depth does not grow with max-len") {
   std::vector<Automaton> automata;
   for (const auto& name : test::reference_automaton_names())
     if (std::find(kNonSolvable.begin(), kNonSolvable.end(), name) == kNonSolvable.end())
-      automata.push_back(reference(name));
+      automata.push_back(test::reference_automaton(name));
   std::mt19937_64 rng(77);
   while (automata.size() < 60) {
     Automaton a = test::random_automaton(rng, 6, 3);
@@ -143,12 +137,12 @@ TEST_CASE("kr: depth does not grow with max-len") {
 }
 
 TEST_CASE("kr: parity and flip-flops take at most two layers, gridworld a constant number") {
-  CHECK(build(reference("parity"), Strategy::Kr, 1024).layers.size() <= 2);
-  CHECK(build(reference("flipflop_2"), Strategy::Kr, 1024).layers.size() <= 2);
-  CHECK(build(reference("flipflop_3"), Strategy::Kr, 1024).layers.size() <= 2);
+  CHECK(build(test::reference_automaton("parity"), Strategy::Kr, 1024).layers.size() <= 2);
+  CHECK(build(test::reference_automaton("flipflop_2"), Strategy::Kr, 1024).layers.size() <= 2);
+  CHECK(build(test::reference_automaton("flipflop_3"), Strategy::Kr, 1024).layers.size() <= 2);
   for (const char* name : {"gridworld_4", "gridworld_9"}) {
     CAPTURE(name);
-    Automaton a = reference(name);
+    Automaton a = test::reference_automaton(name);
     const auto layers = build(a, Strategy::Kr, 16).layers.size();
     CHECK(build(a, Strategy::Kr, 4096).layers.size() == layers);
   }
@@ -157,7 +151,7 @@ TEST_CASE("kr: parity and flip-flops take at most two layers, gridworld a consta
 TEST_CASE("auto keeps the strategy with fewer layers") {
   for (const char* name : {"parity", "gridworld_9", "symmetric_4", "full_transformations_4"}) {
     CAPTURE(name);
-    Automaton a = reference(name);
+    Automaton a = test::reference_automaton(name);
     for (int max_len : {16, 1024}) {
       CAPTURE(max_len);
       const auto scan = build(a, Strategy::Scan, max_len).size();

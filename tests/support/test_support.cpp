@@ -9,6 +9,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "krc/automaton_json.hpp"
+
 namespace krc::test {
 
 namespace fs = std::filesystem;
@@ -22,6 +24,11 @@ std::vector<std::string> reference_automaton_names() {
     if (entry.path().extension() == ".json") names.push_back(entry.path().stem().string());
   std::sort(names.begin(), names.end());
   return names;
+}
+
+Automaton reference_automaton(const std::string& name) {
+  return automaton_from_json(
+      nlohmann::json::parse(read_text(reference_dir() / "automata" / (name + ".json"))), name);
 }
 
 std::string read_text(const fs::path& path) {

@@ -14,6 +14,7 @@ std::filesystem::path source_dir();
 // from ../shared/reference so that a fresh clone can run every test).
 std::filesystem::path reference_dir();
 std::vector<std::string> reference_automaton_names();  // sorted file stems
+Automaton reference_automaton(const std::string& name);  // tests/reference/automata/NAME.json
 std::string read_text(const std::filesystem::path& path);
 
 // A fresh directory, removed with its contents at scope exit.

@@ -99,77 +99,64 @@ Terms PrefixScan::identity_terms() const {
 }
 
 void PrefixScan::build(const std::string& purpose) {
-  if (element_form_) build_elements(purpose); else build_state_maps(purpose);
-}
-
-void PrefixScan::build_elements(const std::string& purpose) {
   Program& program = features_.program();
-  const int m = static_cast<int>(elements_.size());
-  Categorical prefix = Categorical::one_hot(prefix_, element_labels_);
-  Categorical fetched = Categorical::one_hot(fetched_, element_labels_);
-  std::vector<Entry> copy;
-  for (int e = 0; e < m; ++e) copy.push_back({prefix_[e], fetched_[e], 1.0f});
-  for (int step = 0; step < steps_; ++step) {
-    const int k = 1 << step;
-    const std::string tag = spec_.name + " step " + std::to_string(step + 1);
-    program.add(fetch_from_offset(features_, k, copy,
-                                  tag + ": fetch prefix from t-" + std::to_string(k)),
-                purpose + " " + std::to_string(step + 1));
-    MlpOp mlp;
-    mlp.name = tag + ": compose";
-    mlp.begin_block(tag + ": compose prefix(t-" + std::to_string(k) + ") . prefix(t)");
-    // Before this step both operands are products of at most 2^step symbols.
-    const int longest = 1 << step;
-    for (int a = 0; a < m; ++a) {
-      if (word_length_[a] > longest) continue;
-      for (int b = 0; b < m; ++b) {
-        if (word_length_[b] > longest || product_[a][b] == b) continue;
-        add_lookup_unit(mlp, {&fetched, &prefix}, {a, b},
-                        {{prefix_[product_[a][b]], 1.0f}, {prefix_[b], -1.0f}});
-      }
-    }
-    mlp.begin_block(tag + ": clear fetched prefix");
-    add_clear_units(mlp, fetched_);
-    program.add(std::move(mlp), purpose + " " + std::to_string(step + 1));
-  }
-}
-
-void PrefixScan::build_state_maps(const std::string& purpose) {
-  Program& program = features_.program();
-  std::vector<std::string> labels(prefix_.width);
-  for (int i = 0; i < prefix_.width; ++i) labels[i] = std::to_string(i);
-  // Per-block categoricals: block q of the prefix holds the image of q.
-  std::vector<Categorical> prefix_block(n_), fetched_block(n_);
-  for (int q = 0; q < n_; ++q)
-    for (int r = 0; r < n_; ++r) {
-      prefix_block[q].labels.push_back(spec_.set_labels[r]);
-      prefix_block[q].indicator.push_back({{prefix_[q * n_ + r], 1.0f}});
-      fetched_block[q].labels.push_back(spec_.set_labels[r]);
-      fetched_block[q].indicator.push_back({{fetched_[q * n_ + r], 1.0f}});
-    }
   std::vector<Entry> copy;
   for (int i = 0; i < prefix_.width; ++i) copy.push_back({prefix_[i], fetched_[i], 1.0f});
   for (int step = 0; step < steps_; ++step) {
     const int k = 1 << step;
     const std::string tag = spec_.name + " step " + std::to_string(step + 1);
+    const std::string role = purpose + " " + std::to_string(step + 1);
     program.add(fetch_from_offset(features_, k, copy,
                                   tag + ": fetch prefix from t-" + std::to_string(k)),
-                purpose + " " + std::to_string(step + 1));
+                role);
     MlpOp mlp;
     mlp.name = tag + ": compose";
     mlp.begin_block(tag + ": compose prefix(t-" + std::to_string(k) + ") . prefix(t)");
-    // (first fetched, then current)(q) = current(fetched(q)): unit (q, i, j) fires when the
-    // fetched map sends q to i and the current one sends i to j.
-    for (int q = 0; q < n_; ++q)
-      for (int i = 0; i < n_; ++i)
-        for (int j = 0; j < n_; ++j)
-          add_lookup_unit(mlp, {&fetched_block[q], &prefix_block[i]}, {i, j},
-                          {{prefix_[q * n_ + j], 1.0f}});
-    mlp.begin_block(tag + ": clear old prefix and fetched copy");
-    add_clear_units(mlp, prefix_);
+    if (element_form_) {
+      add_element_products(mlp, step);
+      mlp.begin_block(tag + ": clear fetched prefix");
+    } else {
+      add_state_map_products(mlp);
+      // The products write the new maps whole, so the old ones go.
+      mlp.begin_block(tag + ": clear old prefix and fetched copy");
+      add_clear_units(mlp, prefix_);
+    }
     add_clear_units(mlp, fetched_);
-    program.add(std::move(mlp), purpose + " " + std::to_string(step + 1));
+    program.add(std::move(mlp), role);
   }
+}
+
+// One unit per pair (a, b) of elements: fetched a and current b become a.b in place. Before
+// step l both operands are products of at most 2^l symbols, so longer ones need no units.
+void PrefixScan::add_element_products(MlpOp& mlp, int step) const {
+  const int m = static_cast<int>(elements_.size());
+  const Categorical prefix = Categorical::one_hot(prefix_, element_labels_);
+  const Categorical fetched = Categorical::one_hot(fetched_, element_labels_);
+  const int longest = 1 << step;
+  for (int a = 0; a < m; ++a) {
+    if (word_length_[a] > longest) continue;
+    for (int b = 0; b < m; ++b) {
+      if (word_length_[b] > longest || product_[a][b] == b) continue;
+      add_lookup_unit(mlp, {&fetched, &prefix}, {a, b},
+                      {{prefix_[product_[a][b]], 1.0f}, {prefix_[b], -1.0f}});
+    }
+  }
+}
+
+// (first fetched, then current)(q) = current(fetched(q)): unit (q, i, j) fires when the
+// fetched map sends q to i and the current one sends i to j, and writes q -> j.
+void PrefixScan::add_state_map_products(MlpOp& mlp) const {
+  std::vector<Categorical> prefix_block(n_), fetched_block(n_);  // block q: the image of q
+  for (int q = 0; q < n_; ++q)
+    for (int r = 0; r < n_; ++r) {
+      prefix_block[q].indicator.push_back({{prefix_[q * n_ + r], 1.0f}});
+      fetched_block[q].indicator.push_back({{fetched_[q * n_ + r], 1.0f}});
+    }
+  for (int q = 0; q < n_; ++q)
+    for (int i = 0; i < n_; ++i)
+      for (int j = 0; j < n_; ++j)
+        add_lookup_unit(mlp, {&fetched_block[q], &prefix_block[i]}, {i, j},
+                        {{prefix_[q * n_ + j], 1.0f}});
 }
 
 Categorical PrefixScan::result() const {

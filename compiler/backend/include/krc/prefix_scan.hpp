@@ -52,8 +52,8 @@ public:
 
 private:
   void choose_form();
-  void build_elements(const std::string& purpose);
-  void build_state_maps(const std::string& purpose);
+  void add_element_products(MlpOp& mlp, int step) const;
+  void add_state_map_products(MlpOp& mlp) const;
 
   Features& features_;
   PrefixScanSpec spec_;
