@@ -9,6 +9,10 @@
 // Every other unit's pre-activation is provably negative. Candidates are evaluated from
 // their own weights against the whole row, so the result is the dense formula's. (Without
 // small inputs, the sums scattered from the large ones are already complete.)
+//
+// Units that read one linear form of the row (a counter's residue comb: thousands of units
+// on the count) are evaluated apart, in O(log n) per output (shared_input_units.hpp), from the
+// whole row, so that neither large nor small inputs concern them.
 #include <algorithm>
 #include <cmath>
 
@@ -39,7 +43,6 @@ void apply_mlp(const PreparedMlp& mlp, Activations<Act>& x, int from, int n, Mlp
     // Large inputs are scattered into their units' sums; small ones only counted.
     double small_total = 0.0;
     s.small_inputs.clear();
-    s.run_inputs.clear();
     mlp.reads.for_each([&](int c) {
       const double xv = static_cast<double>(row[c]);
       if (xv == 0.0) return;
@@ -52,7 +55,6 @@ void apply_mlp(const PreparedMlp& mlp, Activations<Act>& x, int from, int n, Mlp
         touch(in.column[e]);
         s.acc[in.column[e]] += in.value[e] * xv;
       }
-      if (mlp.runs_start[c] < mlp.runs_start[c + 1]) s.run_inputs.emplace_back(c, xv);
     });
     if (2.0 * small_total >= mlp.low_threshold) {
       for (const auto& [threshold, u] : mlp.units_by_threshold) {
@@ -69,22 +71,9 @@ void apply_mlp(const PreparedMlp& mlp, Activations<Act>& x, int from, int n, Mlp
     for (int u : mlp.positive_bias_units) touch(u);
 
     mlp.writes.for_each([&](int c) { s.out[c] = static_cast<double>(row[c]) + mlp.out_bias[c]; });
-    // Runs fed by a large input: only their active suffix. A unit of a run is touched by
-    // another path only by the scan for small inputs (its one input is large here), which
-    // means bias + 2 L max|w| > 0: the loop below recomputes it from its row, exactly.
-    for (const auto& [c, xv] : s.run_inputs)
-      for (int r = mlp.runs_start[c]; r < mlp.runs_start[c + 1]; ++r) {
-        const UnitRun& run = mlp.runs[r];
-        const double product = run.weight * xv;  // what the scatter would have added
-        const auto first = std::partition_point(run.bias.begin(), run.bias.end(),
-                                                [product](double b) { return !(product + b > 0.0); });
-        for (auto k = static_cast<std::size_t>(first - run.bias.begin()); k < run.bias.size(); ++k) {
-          const int u = run.unit[k];
-          if (s.touched_mark[u]) continue;
-          const double h = stored(product + run.bias[k], float32);
-          for (int e = out_w.begin(u); e < out_w.end(u); ++e) s.out[out_w.column[e]] += out_w.value[e] * h;
-        }
-      }
+    // Their hidden values are not rounded to float32 one by one: only the sums of the
+    // re-associated formula exist.
+    for (const SharedInputUnits& group : mlp.shared_input) group.add_contribution(group.input(row), s.out.data());
     for (int u : s.touched) {
       s.touched_mark[u] = 0;
       double pre = s.acc[u] + mlp.in_bias[u];  // exact when there are no small inputs

@@ -73,6 +73,31 @@ PreparedHead prepare_head(const AttentionHead& h) {
   return ph;
 }
 
+namespace {
+// Groups of at least PreparedMlp::kMinShared units whose input weights are one direction
+// times a factor of their own: the direction is the row divided by its first weight (for a
+// single input, that input with coefficient 1). Marks their units in `shared`.
+std::vector<SharedInputUnits> shared_input_groups(const PreparedMlp& pm, std::vector<char>& shared) {
+  using Direction = std::vector<std::pair<int, double>>;
+  std::map<Direction, std::vector<SharedInputUnits::Unit>> groups;
+  const ScatterRows& in = pm.in_by_unit;
+  for (int u = 0; u < pm.hidden; ++u) {
+    if (in.begin(u) == in.end(u)) continue;  // a constant: ReLU(bias)
+    const double factor = in.value[in.begin(u)];
+    Direction direction;
+    for (int e = in.begin(u); e < in.end(u); ++e) direction.emplace_back(in.column[e], in.value[e] / factor);
+    groups[direction].push_back({u, factor, pm.in_bias[u]});
+  }
+  std::vector<SharedInputUnits> result;
+  for (auto& [direction, units] : groups) {
+    if (units.size() < PreparedMlp::kMinShared) continue;
+    for (const auto& unit : units) shared[unit.unit] = 1;
+    result.emplace_back(direction, units, pm.out_by_unit);
+  }
+  return result;
+}
+}  // namespace
+
 PreparedMlp prepare_mlp(const Mlp& m, double small_input, double low_threshold) {
   const int d_model = static_cast<int>(m.in_weight.cols());
   PreparedMlp pm;
@@ -83,12 +108,16 @@ PreparedMlp prepare_mlp(const Mlp& m, double small_input, double low_threshold) 
   pm.out_by_unit = ScatterRows::columns_of(m.out_weight);
   pm.in_bias.assign(m.in_bias.data(), m.in_bias.data() + m.in_bias.size());
   pm.out_bias.assign(m.out_bias.data(), m.out_bias.data() + m.out_bias.size());
+  std::vector<char> shared(pm.hidden, 0);
+  pm.shared_input = shared_input_groups(pm, shared);
+
   std::vector<char> low(pm.hidden, 0);
   for (int u = 0; u < pm.hidden; ++u) {
     double largest = 0.0;
     for (int e = pm.in_by_unit.begin(u); e < pm.in_by_unit.end(u); ++e)
       largest = std::max(largest, std::abs(pm.in_by_unit.value[e]));
     pm.largest_in_weight.push_back(largest);
+    if (shared[u]) continue;
     if (pm.in_bias[u] > 0.0) {
       pm.positive_bias_units.push_back(u);
     } else if (largest > 0.0) {
@@ -99,33 +128,9 @@ PreparedMlp prepare_mlp(const Mlp& m, double small_input, double low_threshold) 
   }
   std::sort(pm.units_by_threshold.begin(), pm.units_by_threshold.end());
 
-  // Runs: single-input units with bias <= 0, grouped by (input, weight).
-  std::map<std::pair<int, double>, std::vector<std::pair<double, int>>> groups;
-  for (int u = 0; u < pm.hidden; ++u)
-    if (pm.in_by_unit.end(u) - pm.in_by_unit.begin(u) == 1 && pm.in_bias[u] <= 0.0) {
-      const int e = pm.in_by_unit.begin(u);
-      groups[{pm.in_by_unit.column[e], pm.in_by_unit.value[e]}].emplace_back(pm.in_bias[u], u);
-    }
-  std::vector<char> in_run(pm.hidden, 0);
-  for (auto& [key, members] : groups) {
-    if (members.size() < PreparedMlp::kMinRun) continue;
-    std::sort(members.begin(), members.end());
-    UnitRun run;
-    run.input = key.first;
-    run.weight = key.second;
-    for (const auto& [bias, u] : members) {
-      run.bias.push_back(bias);
-      run.unit.push_back(u);
-      in_run[u] = 1;
-    }
-    pm.runs.push_back(std::move(run));  // std::map order: by input
-  }
-  pm.runs_start.assign(d_model + 1, 0);
-  for (const auto& run : pm.runs) ++pm.runs_start[run.input + 1];
-  for (int c = 0; c < d_model; ++c) pm.runs_start[c + 1] += pm.runs_start[c];
   pm.in_by_input = compress(d_model, pm.hidden, [&](auto emit) {
     for_each_nonzero(m.in_weight, [&](int u, int c, float w) {
-      if (!in_run[u]) emit(c, u, w);
+      if (!shared[u]) emit(c, u, w);
     });
   });
   pm.low_threshold_by_input = compress(d_model, pm.hidden, [&](auto emit) {
@@ -136,7 +141,7 @@ PreparedMlp prepare_mlp(const Mlp& m, double small_input, double low_threshold) 
   std::vector<char> reads(d_model, 0), writes(d_model, 0);
   for (int c : pm.out_by_unit.column) writes[c] = 1;
   for (int c = 0; c < d_model; ++c) {
-    reads[c] = pm.in_by_input.begin(c) < pm.in_by_input.end(c) || pm.runs_start[c] < pm.runs_start[c + 1];
+    reads[c] = pm.in_by_input.begin(c) < pm.in_by_input.end(c);
     writes[c] = writes[c] || pm.out_bias[c] != 0.0;
   }
   pm.reads = DimSet::of(reads);

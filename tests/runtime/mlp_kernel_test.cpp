@@ -37,13 +37,14 @@ TEST_CASE("the sparse MLP kernel equals the dense formula for any small-input th
   std::mt19937_64 rng(12);
   const std::pair<double, double> thresholds[] = {{0.0, 1e-2}, {1e-7, 1e-2}, {1e-7, 1e-12}, {1e-4, 1e-6},
                                                   {1.0, 1e-2}, {100.0, 1e-2}, {100.0, 1e9}};
-  int cases = 0, runs = 0;
+  int cases = 0, shared_groups = 0;
   kernels::MlpScratch scratch;  // shared by all rounds: the kernel leaves it clean
   for (int round = 0; round < 60; ++round) {
     const int d = std::uniform_int_distribution<int>(2, 12)(rng);
     const int hidden = std::uniform_int_distribution<int>(0, 60)(rng);
     // Plus a staircase, as counters compile to: units ReLU(w x_c + b) on one input with one
-    // weight and many biases (some repeated, some positive), which the kernel handles as runs.
+    // weight and many biases (some repeated, some positive), which the kernel evaluates as
+    // one group of shared-input units.
     const int steps = round % 3 == 0 ? 0 : std::uniform_int_distribution<int>(1, 30)(rng);
     const int all = hidden + steps;
     Mlp mlp;
@@ -81,7 +82,7 @@ TEST_CASE("the sparse MLP kernel equals the dense formula for any small-input th
       CAPTURE(small_input);
       CAPTURE(low_threshold);
       const PreparedMlp prepared = prepare_mlp(mlp, small_input, low_threshold);
-      runs += static_cast<int>(prepared.runs.size());
+      shared_groups += static_cast<int>(prepared.shared_input.size());
       kernels::Activations<double> y = x;
       kernels::apply_mlp(prepared, y, 0, n, scratch);
       // Relative to each value's own size, so that tiny results count as much as large ones.
@@ -91,5 +92,5 @@ TEST_CASE("the sparse MLP kernel equals the dense formula for any small-input th
     }
   }
   CHECK(cases == 60 * 7);
-  CHECK(runs > 0);
+  CHECK(shared_groups > 0);
 }

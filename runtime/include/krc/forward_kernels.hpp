@@ -63,7 +63,6 @@ struct MlpScratch {
   std::vector<double> acc, out;  // acc and touched_mark are all zero between rows
   std::vector<char> touched_mark;
   std::vector<int> touched, small_inputs;
-  std::vector<std::pair<int, double>> run_inputs;  // large inputs that feed runs
 };
 
 // x[i] += W2 ReLU(W1 x[i] + b1) + b2 for every row i in [from, n), touching only the hidden

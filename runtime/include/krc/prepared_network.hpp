@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "krc/network.hpp"
+#include "krc/shared_input_units.hpp"
 
 namespace krc {
 
@@ -43,19 +44,9 @@ struct PreparedHead {
   DimSet reads;                   // the input dims with a weight in query, key or value
 };
 
-// Single-input units that share their input and weight, by bias: a counter's staircase
-// ReLU(w z - b_k). For an input value v the active ones, w v + b > 0, are a suffix of the
-// run, found by binary search instead of touching every unit.
-struct UnitRun {
-  int input = 0;
-  double weight = 0;
-  std::vector<double> bias;  // ascending
-  std::vector<int> unit;
-};
-
 struct PreparedMlp {
   int hidden = 0;
-  ScatterRows in_by_input;  // input dim -> (hidden unit, weight), units in runs left out
+  ScatterRows in_by_input;  // input dim -> (hidden unit, weight); shared-input units left out
   ScatterRows in_by_unit;   // hidden unit -> (input dim, weight)
   ScatterRows out_by_unit;  // hidden unit -> (residual dim, weight)
   std::vector<double> in_bias, out_bias;
@@ -70,11 +61,12 @@ struct PreparedMlp {
   // Per input dim, the units it feeds whose threshold is below low_threshold: the only units
   // that small inputs (of total size below low_threshold / 2) can activate.
   ScatterRows low_threshold_by_input;
-  DimSet reads;   // input dims with a weight to some unit
+  DimSet reads;   // input dims with a weight to some unit outside `shared_input`
   DimSet writes;  // residual dims with an output weight or an output bias
-  std::vector<UnitRun> runs;    // by input
-  std::vector<int> runs_start;  // per input dim: its runs are [runs_start[c], runs_start[c + 1])
-  static constexpr std::size_t kMinRun = 8;  // shorter runs go the ordinary way
+  // Units that read one linear form of the row (see shared_input_units.hpp), in groups of at
+  // least kMinShared; they are in none of the structures above, which serve the other units.
+  std::vector<SharedInputUnits> shared_input;
+  static constexpr std::size_t kMinShared = 8;  // smaller groups go the ordinary way
 };
 
 struct PreparedLayer {
