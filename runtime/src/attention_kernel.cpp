@@ -3,7 +3,9 @@
 // dims the head reads), then the rows are updated block by block: scores of a
 // block of query rows against the causal keys (a small GEMM in double), softmax terms below the
 // threshold skipped before exp, value sums over the few nonzeros of each value row, output
-// rows scattered into the block, which is rounded back into x once.
+// rows scattered into the block, which is rounded back into x once. Rows whose keys so far
+// take few distinct values (a counter's: BOS and the rest) are summed over groups of equal
+// keys instead (key_groups.cpp): O(groups) per row instead of O(t).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -177,12 +179,7 @@ void mix_values(const PreparedHead& head, const HeadState& h, const double* scor
     return;
   }
   const int kept = keep_above(score, keys, max + threshold, max, s.kept.data(), s.diff.data());
-  // Vectorised exp over whole packets from an aligned start: Eigen computes unaligned heads
-  // and tails with scalar code, whose last bit may differ, which would make a result depend
-  // on where the buffer happens to lie.
-  const int padded = (kept + 7) / 8 * 8;
-  s.diff.segment(kept, padded - kept).setZero();
-  s.diff.head(padded) = s.diff.head(padded).exp();
+  exp_in_place(s.diff, kept);
   double sum = 0.0;
   for (int t = 0; t < kept; ++t) {
     const double w = s.diff[t];
@@ -205,6 +202,7 @@ void apply_attention(const PreparedLayer& layer, double scale, const ForwardOpti
   int widest_value = 0;
   for (std::size_t h = 0; h < layer.heads.size(); ++h) {
     project(layer.heads[h], x, from, n, float32, state.heads[h], s);
+    state.heads[h].groups.keep_rows(from);
     widest_value = std::max(widest_value, layer.heads[h].value_dim);
   }
   s.acc.assign(widest_value, 0.0);
@@ -223,11 +221,9 @@ void apply_attention(const PreparedLayer& layer, double scale, const ForwardOpti
     }
     for (std::size_t hi = 0; hi < layer.heads.size(); ++hi) {
       const PreparedHead& head = layer.heads[hi];
-      const HeadState& h = state.heads[hi];
+      HeadState& h = state.heads[hi];
       const bool argmax = options.attention == AttentionKind::Hard && head.kind == HeadKind::Select;
-      causal_scores(h.q, h.kt, r0, r1, scale, s.scores, s.row_max);
-      for (int i = r0; i < r1; ++i) {
-        mix_values(head, h, s.scores.row(i - r0).data(), i + 1, s.row_max[i - r0], argmax, threshold, s);
+      auto write_output = [&](int i) {
         double* out = s.block.row(i - r0).data();
         for (int c = 0; c < head.value_dim; ++c) {
           if (s.acc[c] == 0.0) continue;
@@ -236,6 +232,29 @@ void apply_attention(const PreparedLayer& layer, double scale, const ForwardOpti
           for (int e = head.output.begin(c); e < head.output.end(c); ++e)
             out[head.output.column[e]] += a * head.output.value[e];
         }
+      };
+      // Rows whose keys so far fall into few groups go the grouped way; the others need the
+      // scores of every causal key, computed for the block's span of such rows.
+      int dense_begin = r1, dense_end = r0;
+      for (int i = r0; i < r1; ++i) {
+        s.dense_row[i - r0] = !h.groups.grouped(h, i);
+        if (s.dense_row[i - r0]) {
+          dense_begin = std::min(dense_begin, i);
+          dense_end = i + 1;
+          ++s.dense_rows;
+          continue;
+        }
+        h.groups.mix(h, i, head.value_dim, scale, argmax, threshold, s);
+        write_output(i);
+        ++s.grouped_rows;
+      }
+      if (dense_begin >= dense_end) continue;
+      causal_scores(h.q, h.kt, dense_begin, dense_end, scale, s.scores, s.row_max);
+      for (int i = dense_begin; i < dense_end; ++i) {
+        if (!s.dense_row[i - r0]) continue;
+        mix_values(head, h, s.scores.row(i - dense_begin).data(), i + 1, s.row_max[i - dense_begin], argmax,
+                   threshold, s);
+        write_output(i);
       }
     }
     for (int i = r0; i < r1; ++i) {

@@ -2,6 +2,7 @@
 // The forward pass's inner loops (forward.hpp states the arithmetic they implement): one
 // attention sublayer over a whole word, one MLP over a whole word. Internal to the runtime.
 #include <Eigen/Dense>
+#include <cstdint>
 #include <vector>
 
 #include "krc/forward.hpp"
@@ -31,12 +32,51 @@ struct SparseRows {
   }
 };
 
+struct HeadState;
+struct AttentionScratch;
+
+// The key rows of a word grouped by bitwise equality (key_groups.cpp). A counter's keys take
+// two values, BOS's and everyone else's; a query row's scores then take two values too, and
+// its softmax over t + 1 positions is a sum over two groups: exp(s_g - m) times the group's
+// member count and value sum so far. Rows whose keys so far form few groups take that path.
+// Group ids are a function of the keys of rows <= j, so they survive into the next word for
+// the prefix it shares; the sums are rebuilt per word, in row order, so that a row's result
+// never depends on the previous word.
+class KeyGroups {
+public:
+  static constexpr int kMaxGroups = 64;       // past that, a head's rows go the dense way
+  static constexpr int kRowsPerGroup = 16;    // grouped only when rows >= 16 x groups
+
+  // Forgets rows >= from (the next word shares rows < from with the last one).
+  void keep_rows(int from);
+  // Whether row i takes the grouped path; assigns rows up to i to groups first.
+  bool grouped(const HeadState& h, int i);
+  // acc = the head's attention-weighted value sum for query row i (which must be grouped).
+  void mix(const HeadState& h, int i, int value_dim, double scale, bool argmax, double threshold,
+           AttentionScratch& s);
+
+private:
+  void assign(const HeadState& h, int j);
+  void sum_through(const HeadState& h, int i, int value_dim);
+
+  std::vector<int> group_of_;      // per assigned row: its group, -1 from the overflow on
+  std::vector<int> groups_after_;  // per assigned row: groups among rows <= it
+  std::vector<std::uint64_t> hash_;
+  std::vector<int> first_;  // per group: its first row, whose key column stands for it
+  int overflow_row_ = -1;   // the row that would have made kMaxGroups + 1 groups, or -1
+  // Per group, over rows [0, summed_): members, latest member, sum of value rows.
+  int summed_ = 0;
+  std::vector<double> count_, value_sum_;
+  std::vector<int> last_;
+};
+
 // One head's projections in one layer. They outlive a word: the next word reuses the rows
 // of the prefix it shares with this one.
 struct HeadState {
   DoubleRows q;   // [n, query_dim], rounded as stored
   DoubleRows kt;  // keys transposed: [query_dim, at least n rounded up to 16]
   SparseRows v;   // value rows, mostly one-hot
+  KeyGroups groups;
 };
 
 struct LayerAttentionState {
@@ -47,10 +87,21 @@ struct AttentionScratch {
   DoubleRows scores;   // one block of query rows against the causal keys
   double row_max[64];  // the largest causal score of each row of the block
   DoubleRows block;    // x + the heads' outputs for one block of rows
-  std::vector<double> acc, key, dense_v;
+  std::vector<double> acc, key, dense_v, group_score;
   Eigen::ArrayXd diff;  // softmax exponents, then weights; aligned (see mix_values)
   std::vector<int> kept;
+  char dense_row[64];  // per row of the block: not grouped
+  long long grouped_rows = 0, dense_rows = 0;  // query rows by path, for tests and benchmarks
 };
+
+// diff[0, count) = exp(diff[0, count)). Vectorised over whole packets from an aligned start:
+// Eigen computes unaligned heads and tails with scalar code, whose last bit may differ, which
+// would make a result depend on where the buffer happens to lie. diff has room for count + 8.
+inline void exp_in_place(Eigen::ArrayXd& diff, int count) {
+  const int padded = (count + 7) / 8 * 8;
+  diff.segment(count, padded - count).setZero();
+  diff.head(padded) = diff.head(padded).exp();
+}
 
 // Rows [from, n) of x get the sum over heads of (attention-weighted sum of v_j, j <= i) W_O.
 // `state` must hold this layer's k and v of rows < from, as left by the previous call for a
