@@ -7,7 +7,9 @@
 // (a projection, a softmax sum, a weighted value sum, a residual update) runs in float64 and
 // is rounded to float32 once. Softmax terms with s_j - max < -104 are skipped: they are
 // exact zeros in float32. Precision::Float64: everything in double (terms below -746 are
-// skipped, exact zeros in float64).
+// skipped, exact zeros in float64). Two sums are re-associated, not taken term by term: softmax
+// over groups of equal keys (key_groups.cpp) and MLP units reading one linear form of the row
+// (shared_input_units.hpp), whose hidden values are therefore not stored one by one.
 //
 // AttentionKind::Hard: Select heads take the argmax of the scores (ties to the latest
 // position); Average heads have no argmax form and are evaluated as exact softmax.
