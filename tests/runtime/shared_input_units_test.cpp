@@ -7,8 +7,10 @@
 #include <set>
 
 #include "krc/compile.hpp"
+#include "krc/forward.hpp"
 #include "krc/forward_kernels.hpp"
 #include "krc/prepared_network.hpp"
+#include "naive_forward.hpp"
 #include "random_network.hpp"
 #include "test_support.hpp"
 
@@ -190,6 +192,33 @@ TEST_CASE("units sharing one input form, float32 activations: the dense formula 
         CHECK(std::abs(y(i, c) - expected.value[c]) <= 1e-6 * (expected.magnitude[c] + std::abs(expected.value[c])));
     }
   }
+}
+
+TEST_CASE("networks whose MLPs hold shared-input groups: the forward pass equals the plain dense one") {
+  std::mt19937_64 rng(608);
+  int words = 0, groups = 0;
+  for (int i = 0; i < 15; ++i) {
+    test::RandomNetworkShape shape;
+    shape.max_len = 80;
+    const Automaton a = test::random_automaton(rng, 4, 3);
+    Network n = test::random_network(rng, a, shape);
+    for (auto& layer : n.layers) {
+      layer.mlp = random_shared_mlp(rng, n.d_model(), 1 + static_cast<int>(rng() % 3)).mlp;
+      groups += static_cast<int>(prepare_mlp(*layer.mlp).shared_input.size());
+    }
+    ForwardPass f64(n, {AttentionKind::Softmax, Precision::Float64, 1});
+    ForwardPass f32(n, {AttentionKind::Softmax, Precision::Float32, 1});
+    for (int w = 0; w < 4; ++w) {
+      const auto word = test::random_word(rng, static_cast<int>(a.letter_count()), w == 0 ? 80 : static_cast<int>(rng() % 81));
+      const Eigen::MatrixXd oracle = test::naive_logits(n, word);
+      const double size = 1.0 + oracle.cwiseAbs().maxCoeff();
+      CHECK((f64.run(word) - oracle).cwiseAbs().maxCoeff() <= 1e-12 * size);
+      CHECK((f32.run(word) - oracle).cwiseAbs().maxCoeff() <= 1e-5 * size);
+      ++words;
+    }
+  }
+  CHECK(words == 60);
+  CHECK(groups >= 15);
 }
 
 TEST_CASE("a compiled residue comb at max-len 8192: outputs exactly one-hot on the plateaus, equal to the dense formula") {
