@@ -166,3 +166,11 @@ TEST_CASE("auto keeps the strategy with fewer layers") {
     }
   }
 }
+
+TEST_CASE("scan: gridworld_9 and symmetric_5 at max-len 4096 verify on 100 words of length 4096") {
+  for (const char* name : {"gridworld_9", "symmetric_5"}) {
+    CAPTURE(name);
+    Automaton a = test::reference_automaton(name);
+    require_verified(build(a, Strategy::Scan, 4096), a, 0, 100, 4096);
+  }
+}
