@@ -3,6 +3,7 @@
 #include <sys/wait.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -85,6 +86,28 @@ Automaton random_automaton(std::mt19937_64& rng, int max_states, int max_letters
     for (auto& t : row) t = target(rng);
   return Automaton("random_" + std::to_string(n) + "x" + std::to_string(k), states, letters,
                    delta, target(rng));
+}
+
+}  // namespace krc::test
+
+namespace krc::test {
+
+double test_scale() {
+  static const double scale = [] {
+    const char* text = std::getenv("KRC_TEST_SCALE");
+    if (!text || !*text) return 1.0;
+    char* end = nullptr;
+    const double value = std::strtod(text, &end);
+    if (*end != '\0' || !(value > 0.0) || value > 1.0)
+      throw std::runtime_error(std::string("KRC_TEST_SCALE must be a number in (0, 1], not '") +
+                               text + "'");
+    return value;
+  }();
+  return scale;
+}
+
+long long scaled(long long n) {
+  return std::max(1LL, static_cast<long long>(std::ceil(static_cast<double>(n) * test_scale())));
 }
 
 }  // namespace krc::test

@@ -41,4 +41,10 @@ CommandResult run_krc(const std::vector<std::string>& args);
 // A uniformly random complete automaton with 1..max_states states and 1..max_letters letters.
 Automaton random_automaton(std::mt19937_64& rng, int max_states, int max_letters);
 
+// The heavy verification tests scale their counts (random automata, random words) by
+// KRC_TEST_SCALE, a number in (0, 1] (default 1: the counts the issues ask for). The sanitizer
+// build runs 20-50x slower, so `tools/test.sh --sanitize` sets it to 0.05. scaled(n) >= 1.
+double test_scale();
+long long scaled(long long n);
+
 }  // namespace krc::test

@@ -312,3 +312,28 @@ TEST_CASE("--help works for krc and every subcommand it lists") {
     CHECK(help.err.empty());
   }
 }
+
+// The cascade summary of `krc compile --strategy kr` names each level's units by what the
+// algebra says they must be: a flip-flop's only level has the trivial group (no counter) and
+// resets (a memory unit); a cyclic group automaton has one Z_p counter and no resets.
+TEST_CASE("krc compile --strategy kr: the cascade lines name counters and memory units") {
+  test::TempDir dir;
+  auto level_lines = [&](const std::string& stem) {
+    auto r = test::run_krc({"compile", zoo_file(stem).string(), "--strategy", "kr", "--max-len", "16",
+                            "-o", (dir / (stem + ".safetensors")).string()});
+    REQUIRE(r.status == 0);
+    std::vector<std::string> lines;
+    std::istringstream in(r.out);
+    for (std::string line; std::getline(in, line);)
+      if (contains(line, "level ")) lines.push_back(line);
+    return lines;
+  };
+  auto flipflop = level_lines("flipflop_2");
+  REQUIRE(flipflop.size() == 1);
+  CHECK(contains(flipflop[0], "memory unit"));
+  CHECK_FALSE(contains(flipflop[0], "counters"));
+  auto cyclic = level_lines("cyclic_5");
+  REQUIRE(cyclic.size() == 1);
+  CHECK(contains(cyclic[0], "counters Z5"));
+  CHECK_FALSE(contains(cyclic[0], "memory unit"));
+}

@@ -26,7 +26,8 @@ struct CompileArguments {
   bool complete = false, dense = false, json = false;
 };
 
-// "1: (2,1) kr memory | 2: (4,S4) counters Z2 Z3 Z2 Z2 + memory" from the backend's plan.
+// "level 1: (2,1)  memory unit", "level 2: (4,S4)  counters Z2 Z3 Z2 Z2 + memory unit",
+// "level 3: (120,S5)  scan", from the backend's plan.
 std::string levels_text(const nlohmann::json& levels) {
   std::string out;
   for (const auto& level : levels) {
@@ -34,13 +35,19 @@ std::string levels_text(const nlohmann::json& levels) {
     for (std::size_t s = 0; s < level["groups"].size(); ++s)
       out += " (" + std::to_string(level["tiles"][s].get<int>()) + "," +
              level["groups"][s].get<std::string>() + ")";
+    // A trivial group needs no counter: such a level is a memory unit alone.
     const std::string mode = level["mode"];
-    out += "  " + mode;
-    if (mode == "counters") {
+    std::string counters;
+    if (mode == "counters")
       for (const auto& slot : level["counters"])
-        for (const auto& p : slot) out += " Z" + std::to_string(p.get<int>());
-    }
-    if (level["resets"].get<bool>()) out += " + memory unit";
+        for (const auto& p : slot) counters += " Z" + std::to_string(p.get<int>());
+    std::vector<std::string> parts;
+    if (mode != "counters") parts.push_back(mode);
+    else if (!counters.empty()) parts.push_back("counters" + counters);
+    if (level["resets"].get<bool>()) parts.push_back("memory unit");
+    if (parts.empty()) parts.push_back("no state change");
+    out += "  " + parts[0];
+    for (std::size_t i = 1; i < parts.size(); ++i) out += " + " + parts[i];
   }
   return out;
 }
