@@ -3,7 +3,6 @@
 // check that an InputError names the file and the place.
 #include <doctest/doctest.h>
 
-#include <fstream>
 #include <string>
 
 #include "krc/input_error.hpp"
@@ -14,12 +13,6 @@ namespace krc::test {
 
 inline std::filesystem::path frontend_data(const std::string& name) {
   return source_dir() / "tests" / "frontend" / "data" / name;
-}
-
-inline std::string write_file(const TempDir& dir, const std::string& name, const std::string& text) {
-  auto path = (dir / name).string();
-  std::ofstream(path, std::ios::binary) << text;
-  return path;
 }
 
 // Loads `text` saved as `name`, expecting an InputError; returns it for further checks after
@@ -41,10 +34,6 @@ inline InputError load_error(const std::string& name, const std::string& text,
   }
   FAIL("no InputError for " << name);
   return InputError("", "", "");
-}
-
-inline bool contains(const std::string& haystack, const std::string& needle) {
-  return haystack.find(needle) != std::string::npos;
 }
 
 }  // namespace krc::test

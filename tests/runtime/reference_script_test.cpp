@@ -2,12 +2,8 @@
 // C++ forward pass on random networks written dense, sparse and mixed.
 #include <doctest/doctest.h>
 
-#include <sys/wait.h>
-
-#include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "krc/forward.hpp"
 #include "krc/weights_file.hpp"
@@ -19,26 +15,14 @@ using nlohmann::json;
 
 namespace {
 
-// Runs the script on the words (one per line on stdin); one JSON object per word.
-std::vector<json> run_script(const test::TempDir& dir, const std::string& model, const Network& n,
-                             const std::vector<std::vector<LetterId>>& words, const std::string& attention) {
-  const auto input = dir / "words.txt", output = dir / "out.jsonl";
-  {
-    std::ofstream in(input);
-    for (const auto& w : words) {
-      for (std::size_t i = 0; i < w.size(); ++i) in << (i ? "," : "") << n.vocabulary[w[i] + 1];
-      in << "\n";
-    }
+// The words as the script reads them: one per line, letters by name, comma-separated.
+std::vector<std::string> word_lines(const Network& n, const std::vector<std::vector<LetterId>>& words) {
+  std::vector<std::string> lines;
+  for (const auto& w : words) {
+    std::string line;
+    for (std::size_t i = 0; i < w.size(); ++i) line += (i ? "," : "") + n.vocabulary[w[i] + 1];
+    lines.push_back(line);
   }
-  const std::string command = "/usr/bin/python3 '" + (test::source_dir() / "tools" / "reference_forward.py").string() +
-                              "' '" + model + "' --attention " + attention + " < '" + input.string() + "' > '" +
-                              output.string() + "'";
-  const int status = std::system(command.c_str());
-  REQUIRE(WIFEXITED(status));
-  REQUIRE(WEXITSTATUS(status) == 0);
-  std::vector<json> lines;
-  std::istringstream out(test::read_text(output));
-  for (std::string line; std::getline(out, line);) lines.push_back(json::parse(line));
   return lines;
 }
 
@@ -62,7 +46,7 @@ TEST_CASE("reference_forward.py agrees with the C++ forward pass on random netwo
       words.push_back(test::random_word(rng, static_cast<int>(a.letter_count()),
                                         std::uniform_int_distribution<int>(1, shape.max_len)(rng)));
     for (auto attention : {AttentionKind::Softmax, AttentionKind::Hard}) {
-      const auto script = run_script(dir, model, n, words, to_string(attention));
+      const auto script = test::run_reference_forward(dir, model, word_lines(n, words), {"--attention", to_string(attention)});
       REQUIRE(script.size() == words.size());
       ForwardPass pass(n, {attention, Precision::Float64, 1});
       for (std::size_t w = 0; w < words.size(); ++w) {

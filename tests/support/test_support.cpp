@@ -40,6 +40,25 @@ std::string read_text(const fs::path& path) {
   return s.str();
 }
 
+bool contains(const std::string& haystack, const std::string& needle) {
+  return haystack.find(needle) != std::string::npos;
+}
+
+std::string with_commas(long long n) {
+  std::string digits = std::to_string(n), out;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && digits[i - 1] != '-' && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
+std::string write_file(const TempDir& dir, const std::string& name, const std::string& bytes) {
+  const std::string path = (dir / name).string();
+  std::ofstream(path, std::ios::binary) << bytes;
+  return path;
+}
+
 TempDir::TempDir() {
   std::string pattern = (fs::temp_directory_path() / "krc-test-XXXXXX").string();
   if (!mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed");
@@ -58,6 +77,26 @@ std::string shell_quote(const std::string& s) {
   return q + "'";
 }
 }  // namespace
+
+std::vector<nlohmann::json> run_reference_forward(const TempDir& dir, const std::string& model,
+                                                  const std::vector<std::string>& word_lines,
+                                                  const std::vector<std::string>& args) {
+  std::string words;
+  for (const auto& line : word_lines) words += line + "\n";
+  const std::string input = write_file(dir, "reference_forward_input.txt", words);
+  const std::string output = (dir / "reference_forward_output.jsonl").string();
+  std::string command = "/usr/bin/python3 " + shell_quote((source_dir() / "tools" / "reference_forward.py").string()) +
+                        " " + shell_quote(model);
+  for (const auto& a : args) command += " " + shell_quote(a);
+  command += " < " + shell_quote(input) + " > " + shell_quote(output);
+  const int status = std::system(command.c_str());
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    throw std::runtime_error("reference_forward.py failed: " + command);
+  std::vector<nlohmann::json> lines;
+  std::istringstream out(read_text(output));
+  for (std::string line; std::getline(out, line);) lines.push_back(nlohmann::json::parse(line));
+  return lines;
+}
 
 CommandResult run_krc(const std::vector<std::string>& args) {
   const char* env = std::getenv("KRC_BINARY");

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "krc/automaton.hpp"
 
 namespace krc::test {
@@ -16,6 +18,9 @@ std::filesystem::path reference_dir();
 std::vector<std::string> reference_automaton_names();  // sorted file stems
 Automaton reference_automaton(const std::string& name);  // tests/reference/automata/NAME.json
 std::string read_text(const std::filesystem::path& path);
+bool contains(const std::string& haystack, const std::string& needle);
+// 1234567 -> "1,234,567", as krc prints counts (written here, not taken from krc).
+std::string with_commas(long long n);
 
 // A fresh directory, removed with its contents at scope exit.
 class TempDir {
@@ -37,6 +42,16 @@ struct CommandResult {
   std::string out, err;
 };
 CommandResult run_krc(const std::vector<std::string>& args);
+
+// Writes `bytes` to dir/name and returns the path.
+std::string write_file(const TempDir& dir, const std::string& name, const std::string& bytes);
+
+// Runs tools/reference_forward.py (Debian's /usr/bin/python3) on the weights file `model`
+// with `args`, the words given one per line on stdin ("a b c": letters separated by spaces);
+// returns the JSON object it prints for each word. Fails the test if the script fails.
+std::vector<nlohmann::json> run_reference_forward(const TempDir& dir, const std::string& model,
+                                                  const std::vector<std::string>& word_lines,
+                                                  const std::vector<std::string>& args = {});
 
 // A uniformly random complete automaton with 1..max_states states and 1..max_letters letters.
 Automaton random_automaton(std::mt19937_64& rng, int max_states, int max_letters);

@@ -20,24 +20,13 @@
 #include "test_support.hpp"
 
 using namespace krc;
+using test::contains;
+using test::with_commas;
+using test::write_file;
 using nlohmann::json;
 namespace fs = std::filesystem;
 
 namespace {
-
-bool contains(const std::string& haystack, const std::string& needle) {
-  return haystack.find(needle) != std::string::npos;
-}
-
-// 1234567 -> "1,234,567", written here rather than taken from krc.
-std::string with_commas(long long n) {
-  std::string digits = std::to_string(n), out;
-  for (std::size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return out;
-}
 
 void write_text(const fs::path& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary);

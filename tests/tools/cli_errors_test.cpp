@@ -11,20 +11,13 @@
 #include "test_support.hpp"
 
 using namespace krc;
+using test::contains;
+using test::with_commas;
+using test::write_file;
 using nlohmann::json;
 namespace fs = std::filesystem;
 
 namespace {
-
-bool contains(const std::string& haystack, const std::string& needle) {
-  return haystack.find(needle) != std::string::npos;
-}
-
-std::string write_file(const test::TempDir& dir, const std::string& name, const std::string& bytes) {
-  const std::string path = (dir / name).string();
-  std::ofstream(path, std::ios::binary) << bytes;
-  return path;
-}
 
 // `krc compile input -o OUT` must fail with status 2 and a message naming the file and the
 // place, twice: once with no OUT (none may appear), once over an existing OUT (it must keep

@@ -17,30 +17,19 @@
 #include "test_support.hpp"
 
 using namespace krc;
+using test::contains;
+using test::with_commas;
+using test::write_file;
 using nlohmann::json;
 namespace fs = std::filesystem;
 
 namespace {
-
-bool contains(const std::string& haystack, const std::string& needle) {
-  return haystack.find(needle) != std::string::npos;
-}
 
 fs::path zoo_file(const std::string& stem) { return test::source_dir() / "automata" / "zoo" / (stem + ".json"); }
 
 Automaton zoo_automaton(const std::string& stem) {
   auto path = zoo_file(stem);
   return automaton_from_json(json::parse(test::read_text(path)), path.string());
-}
-
-// 1234567 -> "1,234,567", as krc prints counts.
-std::string with_commas(long long n) {
-  std::string digits = std::to_string(n), out;
-  for (std::size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return out;
 }
 
 // What a weights file holds, read straight from its bytes as the README defines them

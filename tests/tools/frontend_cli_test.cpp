@@ -11,12 +11,12 @@
 #include "test_support.hpp"
 
 using namespace krc;
+using test::contains;
+using test::with_commas;
+using test::write_file;
 namespace fs = std::filesystem;
 
 namespace {
-bool contains(const std::string& haystack, const std::string& needle) {
-  return haystack.find(needle) != std::string::npos;
-}
 
 Automaton reference_automaton(const std::string& stem) {
   auto path = test::reference_dir() / "automata" / (stem + ".json");

@@ -3,10 +3,6 @@
 // zoo automata, and both against the automaton itself.
 #include <doctest/doctest.h>
 
-#include <sys/wait.h>
-
-#include <cstdlib>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <sstream>
@@ -19,27 +15,14 @@ using nlohmann::json;
 
 namespace {
 
-std::string quoted(const std::string& s) { return "'" + s + "'"; }
-
-// One JSON object per word, as the script prints them; the words go to its stdin.
-std::vector<json> reference_states(const test::TempDir& dir, const std::string& model,
-                                   const std::vector<std::vector<std::string>>& words) {
-  const auto input = dir / "words.txt", output = dir / "reference.jsonl";
-  {
-    std::ofstream in(input);
-    for (const auto& w : words) {
-      for (std::size_t i = 0; i < w.size(); ++i) in << (i ? " " : "") << w[i];
-      in << "\n";
-    }
+// One line per word, letters separated by spaces.
+std::vector<std::string> word_lines(const std::vector<std::vector<std::string>>& words) {
+  std::vector<std::string> lines;
+  for (const auto& w : words) {
+    std::string line;
+    for (std::size_t i = 0; i < w.size(); ++i) line += (i ? " " : "") + w[i];
+    lines.push_back(line);
   }
-  const std::string command = "/usr/bin/python3 " + quoted((test::source_dir() / "tools" / "reference_forward.py").string()) +
-                              " " + quoted(model) + " < " + quoted(input.string()) + " > " + quoted(output.string());
-  const int status = std::system(command.c_str());
-  REQUIRE(WIFEXITED(status));
-  REQUIRE(WEXITSTATUS(status) == 0);
-  std::vector<json> lines;
-  std::istringstream out(test::read_text(output));
-  for (std::string line; std::getline(out, line);) lines.push_back(json::parse(line));
   return lines;
 }
 
@@ -79,7 +62,7 @@ TEST_CASE("reference_forward.py, krc run and the automaton agree on compiled zoo
       words.push_back(letters);
       expected.push_back(automaton.run(word));
     }
-    const auto reference = reference_states(dir, model, words);
+    const auto reference = test::run_reference_forward(dir, model, word_lines(words));
     REQUIRE(reference.size() == words.size());
     for (std::size_t w = 0; w < words.size(); ++w) {
       std::vector<std::string> args{"run", model, "--json"};
