@@ -12,7 +12,6 @@
 
 using namespace krc;
 using test::contains;
-using test::with_commas;
 using test::write_file;
 using nlohmann::json;
 namespace fs = std::filesystem;

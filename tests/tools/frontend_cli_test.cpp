@@ -12,8 +12,6 @@
 
 using namespace krc;
 using test::contains;
-using test::with_commas;
-using test::write_file;
 namespace fs = std::filesystem;
 
 namespace {
