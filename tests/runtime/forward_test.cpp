@@ -4,6 +4,7 @@
 #include "krc/forward.hpp"
 #include "naive_forward.hpp"
 #include "random_network.hpp"
+#include "reset_network.hpp"
 #include "test_support.hpp"
 
 using namespace krc;
@@ -103,33 +104,9 @@ TEST_CASE("float32 and float64 forward passes agree within tolerance") {
 }
 
 TEST_CASE("hard attention breaks ties towards the latest position") {
-  // Reset automaton "last letter"; one select head whose query is zero, so every score
-  // ties: ties to the latest position copy the current token, which is the state.
-  Automaton last("last", {"start", "a", "b", "c"}, {"a", "b", "c"}, {{1, 1, 1, 1}, {2, 2, 2, 2}, {3, 3, 3, 3}}, 0);
-  Network n;
-  n.max_len = 40;
-  n.vocabulary = {"<bos>", "a", "b", "c"};
-  n.states = last.states();
-  n.automaton = automaton_to_json(last);
-  for (int c = 0; c < 8; ++c) n.residual_labels.push_back(c < 4 ? "token " + std::to_string(c) : "copy " + std::to_string(c - 4));
-  n.token_embedding = RowMatrix::Zero(4, 8);
-  for (int t = 0; t < 4; ++t) n.token_embedding(t, t) = 1;
-  n.position_embedding = RowMatrix::Zero(n.max_len + 1, 8);
-  AttentionHead head;
-  head.kind = HeadKind::Select;
-  head.query = SparseMatrix(8, 1);
-  head.key = SparseMatrix(8, 1);
-  head.value = SparseMatrix(8, 4);
-  head.output = SparseMatrix(4, 8);
-  n.unembedding = SparseMatrix(8, 4);
-  for (int t = 0; t < 4; ++t) {
-    head.value.insert(t, t) = 1;
-    head.output.insert(t, 4 + t) = 1;
-    n.unembedding.insert(4 + t, t) = 1;
-  }
-  Layer layer;
-  layer.heads.push_back(head);
-  n.layers.push_back(layer);
+  // One select head whose query is zero, so every score ties (reset_network.hpp).
+  const Automaton last = test::last_letter_automaton();
+  const Network n = test::last_letter_copy_network(40, false);
 
   std::mt19937_64 rng(5);
   std::vector<std::vector<LetterId>> words;

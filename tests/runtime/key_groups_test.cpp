@@ -11,6 +11,7 @@
 #include "krc/prepared_network.hpp"
 #include "naive_forward.hpp"
 #include "random_network.hpp"
+#include "reset_network.hpp"
 #include "test_support.hpp"
 
 using namespace krc;
@@ -260,35 +261,10 @@ TEST_CASE("compiled kr networks: counter heads take the grouped path past row 31
 }
 
 TEST_CASE("hard attention over key groups: ties go to the latest position") {
-  // Automaton "last letter"; one select head whose key is the token and whose query is zero,
-  // so that the four groups of keys all score 0: ties to the latest position copy the
-  // current token, which is the state.
-  const Automaton last("last", {"start", "a", "b", "c"}, {"a", "b", "c"},
-                       {{1, 1, 1, 1}, {2, 2, 2, 2}, {3, 3, 3, 3}}, 0);
-  Network n;
-  n.max_len = 300;
-  n.vocabulary = {"<bos>", "a", "b", "c"};
-  n.states = last.states();
-  for (int c = 0; c < 8; ++c) n.residual_labels.push_back(c < 4 ? "token " + std::to_string(c) : "copy " + std::to_string(c - 4));
-  n.token_embedding = RowMatrix::Zero(4, 8);
-  for (int t = 0; t < 4; ++t) n.token_embedding(t, t) = 1;
-  n.position_embedding = RowMatrix::Zero(n.max_len + 1, 8);
-  AttentionHead head;
-  head.kind = HeadKind::Select;
-  head.query = SparseMatrix(8, 4);
-  head.key = SparseMatrix(8, 4);
-  head.value = SparseMatrix(8, 4);
-  head.output = SparseMatrix(4, 8);
-  n.unembedding = SparseMatrix(8, 4);
-  for (int t = 0; t < 4; ++t) {
-    head.key.insert(t, t) = 1;
-    head.value.insert(t, t) = 1;
-    head.output.insert(t, 4 + t) = 1;
-    n.unembedding.insert(4 + t, t) = 1;
-  }
-  Layer layer;
-  layer.heads.push_back(head);
-  n.layers.push_back(layer);
+  // One select head whose key is the token and whose query is zero, so that the four groups
+  // of keys all score 0 (reset_network.hpp).
+  const Automaton last = test::last_letter_automaton();
+  const Network n = test::last_letter_copy_network(300, true);
 
   std::mt19937_64 rng(8);
   std::vector<std::vector<LetterId>> words;

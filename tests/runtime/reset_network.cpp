@@ -36,4 +36,39 @@ Network reset_network(const Automaton& automaton, const ResetNetworkOptions& opt
   return n;
 }
 
+Automaton last_letter_automaton() {
+  return Automaton("last", {"start", "a", "b", "c"}, {"a", "b", "c"}, {{1, 1, 1, 1}, {2, 2, 2, 2}, {3, 3, 3, 3}}, 0);
+}
+
+Network last_letter_copy_network(int max_len, bool token_keys) {
+  const Automaton last = last_letter_automaton();
+  Network n;
+  n.max_len = max_len;
+  n.vocabulary = {"<bos>", "a", "b", "c"};
+  n.states = last.states();
+  n.automaton = automaton_to_json(last);
+  for (int c = 0; c < 8; ++c) n.residual_labels.push_back(c < 4 ? "token " + std::to_string(c) : "copy " + std::to_string(c - 4));
+  n.token_embedding = RowMatrix::Zero(4, 8);
+  for (int t = 0; t < 4; ++t) n.token_embedding(t, t) = 1;
+  n.position_embedding = RowMatrix::Zero(n.max_len + 1, 8);
+  AttentionHead head;
+  head.kind = HeadKind::Select;
+  const int key_dim = token_keys ? 4 : 1;
+  head.query = SparseMatrix(8, key_dim);
+  head.key = SparseMatrix(8, key_dim);
+  head.value = SparseMatrix(8, 4);
+  head.output = SparseMatrix(4, 8);
+  n.unembedding = SparseMatrix(8, 4);
+  for (int t = 0; t < 4; ++t) {
+    if (token_keys) head.key.insert(t, t) = 1;
+    head.value.insert(t, t) = 1;
+    head.output.insert(t, 4 + t) = 1;
+    n.unembedding.insert(4 + t, t) = 1;
+  }
+  Layer layer;
+  layer.heads.push_back(head);
+  n.layers.push_back(layer);
+  return n;
+}
+
 }  // namespace krc::test

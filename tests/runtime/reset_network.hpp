@@ -1,6 +1,6 @@
 #pragma once
-// A reset automaton (the state is a function of the last letter) and a network with no
-// layers that computes it: token one-hots read straight into the state logits.
+// Reset automata (the state is a function of the last letter) and hand-made networks that
+// compute them.
 #include "krc/automaton.hpp"
 #include "krc/network.hpp"
 
@@ -22,5 +22,13 @@ struct ResetNetworkOptions {
   float weak_weight = 0.5f;
 };
 Network reset_network(const Automaton& automaton, const ResetNetworkOptions& options = {});
+
+// The automaton "last letter" (states start, a, b, c; letter x resets to x) and a one-layer
+// network for it whose single select head has query zero, so that every score ties: hard
+// attention, breaking ties towards the latest position, copies the current token, which is the
+// state. With token_keys the key is the token one-hot (four groups of equal keys, all scoring
+// 0); otherwise the key is zero.
+Automaton last_letter_automaton();
+Network last_letter_copy_network(int max_len, bool token_keys);
 
 }  // namespace krc::test
