@@ -324,4 +324,20 @@ TEST_CASE("krc compile --strategy kr: the cascade lines name counters and memory
   REQUIRE(cyclic.size() == 1);
   CHECK(contains(cyclic[0], "counters Z5"));
   CHECK_FALSE(contains(cyclic[0], "memory unit"));
+
+  // The same plan in --json.
+  auto cascade = [&](const std::string& stem) {
+    auto r = test::run_krc({"compile", zoo_file(stem).string(), "--strategy", "kr", "--max-len", "16",
+                            "-o", (dir / (stem + ".safetensors")).string(), "--json"});
+    REQUIRE(r.status == 0);
+    return json::parse(r.out).at("cascade");
+  };
+  const json ff = cascade("flipflop_2"), c5 = cascade("cyclic_5");
+  REQUIRE(ff.size() == 1);
+  CHECK(ff[0]["mode"] == "memory");
+  CHECK(ff[0]["resets"] == true);
+  REQUIRE(c5.size() == 1);
+  CHECK(c5[0]["mode"] == "counters");
+  CHECK(c5[0]["resets"] == false);
+  CHECK(c5[0]["counters"] == json::array({json::array({5})}));
 }

@@ -35,19 +35,16 @@ std::string levels_text(const nlohmann::json& levels) {
     for (std::size_t s = 0; s < level["groups"].size(); ++s)
       out += " (" + std::to_string(level["tiles"][s].get<int>()) + "," +
              level["groups"][s].get<std::string>() + ")";
-    // A trivial group needs no counter: such a level is a memory unit alone.
     const std::string mode = level["mode"];
-    std::string counters;
-    if (mode == "counters")
+    std::string units = mode;
+    if (mode == "counters") {
+      units = "counters";
       for (const auto& slot : level["counters"])
-        for (const auto& p : slot) counters += " Z" + std::to_string(p.get<int>());
-    std::vector<std::string> parts;
-    if (mode != "counters") parts.push_back(mode);
-    else if (!counters.empty()) parts.push_back("counters" + counters);
-    if (level["resets"].get<bool>()) parts.push_back("memory unit");
-    if (parts.empty()) parts.push_back("no state change");
-    out += "  " + parts[0];
-    for (std::size_t i = 1; i < parts.size(); ++i) out += " + " + parts[i];
+        for (const auto& p : slot) units += " Z" + std::to_string(p.get<int>());
+    }
+    if (mode == "memory") units = "memory unit";
+    else if (level["resets"].get<bool>()) units += " + memory unit";
+    out += "  " + units;
   }
   return out;
 }

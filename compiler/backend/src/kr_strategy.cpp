@@ -155,7 +155,7 @@ private:
       coordinate_.push_back(std::move(x));
       return;
     }
-    plan.mode = "counters";
+    plan.mode = any_group ? "counters" : "memory";
     build_counter_level(d, resets, groups, perms);
   }
 
