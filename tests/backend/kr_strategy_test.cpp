@@ -2,6 +2,8 @@
 
 #include "krc/automaton_json.hpp"
 #include "krc/compile.hpp"
+#include "krc/holonomy.hpp"
+#include "krc/zoo.hpp"
 #include "oracle_check.hpp"
 #include "test_support.hpp"
 
@@ -39,4 +41,65 @@ TEST_CASE("kr networks of random automata track the automaton") {
     CAPTURE(i);
     test::check_against_automaton(a, compile_kr(a, 10), 5, rng, AttentionKind::Softmax);
   }
+}
+
+// A cascade of memory units (aperiodic automata: every holonomy group trivial) is built with
+// each level also computed at the earlier times the levels below need: one attention layer
+// per level, plus one for the decoding MLP (none when there is one level). The two-layers-
+// per-level construction it replaces stays available and must agree.
+namespace {
+
+CompileResult compile_memory_cascade(const Automaton& a, int max_len, bool time_shifted) {
+  CompileOptions options;
+  options.strategy = Strategy::Kr;
+  options.max_len = max_len;
+  options.kr.time_shifted_memory = time_shifted;
+  return compile(a, options);
+}
+
+int level_count(const Automaton& a) {
+  DecomposeOptions options;
+  options.build_tables = false;
+  return HolonomyDecomposition::compute(a, options).level_count();
+}
+
+}  // namespace
+
+TEST_CASE("kr: a cascade of memory units takes one layer per level, plus one to decode") {
+  std::vector<Automaton> automata{test::reference_automaton("flipflop_2"), test::reference_automaton("flipflop_3")};
+  for (int n = 2; n <= 12; ++n) automata.push_back(zoo_automaton("gridworld", n));
+  std::mt19937_64 rng(21);
+  for (const auto& a : automata) {
+    CAPTURE(a.name());
+    const int levels = level_count(a);
+    const auto shifted = compile_memory_cascade(a, 256, true);
+    const auto plain = compile_memory_cascade(a, 256, false);
+    for (const auto& level : shifted.cascade) CHECK(level["mode"] == "memory");
+    CHECK(shifted.network.layers.size() == static_cast<std::size_t>(levels == 1 ? 1 : levels + 1));
+    CHECK(shifted.network.layers.size() <= plain.network.layers.size());
+    test::check_against_automaton(a, shifted.network, 3, rng, AttentionKind::Softmax);
+    test::check_against_automaton(a, shifted.network, 2, rng, AttentionKind::Hard);
+  }
+}
+
+TEST_CASE("kr: both memory-cascade constructions track aperiodic random automata") {
+  // Aperiodic ones with two levels or more, so that the levels below read shifted values.
+  std::mt19937_64 rng(23);
+  int checked = 0;
+  for (int i = 0; checked < 30 && i < 20000; ++i) {
+    Automaton a = test::random_automaton(rng, 6, 3);
+    DecomposeOptions options;
+    options.build_tables = false;
+    const auto dec = HolonomyDecomposition::compute(a, options);
+    if (!dec.aperiodic() || dec.level_count() < 2) continue;
+    ++checked;
+    CAPTURE(automaton_to_json(a).dump());
+    for (bool time_shifted : {true, false}) {
+      CAPTURE(time_shifted);
+      const auto result = compile_memory_cascade(a, 24, time_shifted);
+      test::check_against_automaton(a, result.network, 6, rng, AttentionKind::Softmax);
+      test::check_against_automaton(a, result.network, 2, rng, AttentionKind::Hard);
+    }
+  }
+  CHECK(checked == 30);
 }

@@ -66,7 +66,7 @@ CompileResult compile_kr(const Automaton& automaton, const CompileOptions& optio
   if (options.progress) options.progress("building the Krohn-Rhodes cascade network");
   std::vector<KrLevelPlan> plan;
   CompileResult result;
-  result.network = finish(kr_program(dec, options.max_len, KrOptions{}, &plan), automaton,
+  result.network = finish(kr_program(dec, options.max_len, options.kr, &plan), automaton,
                           options, Strategy::Kr);
   result.cascade = plan_to_json(plan);
   result.network.compiler["levels"] = result.cascade;

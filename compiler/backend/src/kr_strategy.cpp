@@ -46,6 +46,11 @@ public:
 
   Program build(std::vector<KrLevelPlan>* plan) {
     initial_ = dec_.encode(automaton_.initial());
+    if (options_.time_shifted_memory && memory_only()) {
+      build_memory_cascade(plan);
+      decode();
+      return std::move(program_);
+    }
     for (int d = 0; d < dec_.level_count(); ++d) {
       KrLevelPlan level_plan;
       level_plan.level = d + 1;
@@ -99,6 +104,152 @@ private:
         add_lookup_unit(lookup, inputs, values, out);
       }
     if (lookup.units > 0) program_.add(std::move(lookup), tag(d) + ": transitions");
+  }
+
+  // Whether every level is a memory unit (resets, and no permutation but the identity) or
+  // constant (no resets, and no permutation moves the initial value's slot).
+  bool memory_only() const {
+    for (int d = 0; d < dec_.level_count(); ++d) {
+      const Level& level = dec_.level(d);
+      const int x0 = initial_[d];
+      bool resets = false, moves_all = false, moves_initial = false;
+      for (const auto& row : dec_.table(d).action)
+        for (const auto& act : row) {
+          if (act.reset) {
+            resets = true;
+          } else if (!is_identity(act.permutation)) {
+            moves_all = true;
+            moves_initial = moves_initial || (x0 != level.dummy && level.slot_of[x0] == act.slot);
+          }
+        }
+      if (resets ? moves_all : moves_initial) return false;
+    }
+    return true;
+  }
+
+  // A cascade of memory units in one layer per level (plus one). Level d's action at t needs
+  // the upper levels' values at t-1, and fetching those from t-1 would cost a second attention
+  // layer per level. Instead each level is also computed s steps in the past, for every s the
+  // levels below need: the value at time t-s is the reset value at the latest position j <= t
+  // whose flag says "time j-s reset this level", and that flag is a lookup of the letter at
+  // j-s (fetched in layer 0) and the upper values at time j-s-1 (the same construction one
+  // step further back, one layer earlier). Level d is needed at shifts 0..K-1-d; times <= 0
+  // (the fetch lands on BOS) mean "reset to the initial value".
+  void build_memory_cascade(std::vector<KrLevelPlan>* plan) {
+    const int levels = dec_.level_count();
+    if (levels == 0) return;  // one state: decode() writes it
+    const auto letters = static_cast<LetterId>(automaton_.letter_count());
+    auto& layout = program_.layout();
+
+    // The letter at t-s (s >= 1) with a BOS category for t-s <= 0: fetched in layer 0.
+    std::vector<Subspace> letter_back(levels);
+    std::vector<Categorical> letter_at(levels);
+    std::vector<std::vector<Entry>> fetch_copy(levels);
+    letter_at[0] = tokens_;
+    std::vector<std::string> letter_labels = automaton_.letters();
+    letter_labels.push_back("<bos>");
+    for (int sh = 1; sh < levels; ++sh) {
+      letter_back[sh] = layout.allocate("letter at t-" + std::to_string(sh), letter_labels);
+      for (LetterId a = 0; a < letters; ++a) fetch_copy[sh].push_back({features_.tokens()[a], letter_back[sh][a], 1.0f});
+      fetch_copy[sh].push_back({features_.bos()[0], letter_back[sh][letters], 1.0f});
+      letter_at[sh] = Categorical::one_hot(letter_back[sh], letter_labels);
+    }
+
+    // value_at[d][sh]: level d's value at time t - sh. First every block is allocated and
+    // the embedding and fetch entries written; then the ops are added in an order the
+    // scheduler can follow (fetches; then per level its lookups, then its memory heads).
+    std::vector<std::vector<Categorical>> value_at(levels);
+    struct Memory {
+      int shift;
+      Subspace flag, reset_value, value;
+    };
+    std::vector<std::vector<Memory>> memories(levels);
+    for (int d = 0; d < levels; ++d) {
+      const Level& level = dec_.level(d);
+      const auto labels = value_labels(d);
+      const int x0 = initial_[d];
+      const auto& table = dec_.table(d);
+      KrLevelPlan level_plan;
+      level_plan.level = d + 1;
+      for (const auto& slot : level.slots) {
+        level_plan.tiles.push_back(static_cast<int>(slot.tiles.size()));
+        level_plan.groups.push_back(slot.group.name);
+      }
+      level_plan.counters.resize(level.slots.size());
+      for (const auto& row : table.action)
+        for (const auto& act : row) level_plan.resets = level_plan.resets || act.reset;
+      level_plan.mode = level_plan.resets ? "memory" : "constant";
+      if (plan) plan->push_back(level_plan);
+
+      const int shifts = levels - d;
+      if (!level_plan.resets) {
+        Categorical x;
+        x.labels = labels;
+        x.indicator.resize(level.width);
+        x.indicator[x0].emplace_back(features_.one()[0], 1.0f);
+        value_at[d].assign(shifts, x);
+        continue;
+      }
+      for (int sh = 0; sh < shifts; ++sh) {
+        const std::string when = sh == 0 ? "" : " at t-" + std::to_string(sh);
+        Memory m{sh, layout.allocate(tag(d) + " reset flag" + when, {}),
+                 layout.allocate(tag(d) + " reset value" + when, labels),
+                 layout.allocate(tag(d) + " value" + when, labels)};
+        // Times <= 0: reset to the initial value.
+        if (sh == 0) {
+          program_.embed_token(0, m.flag[0], 1.0f);
+          program_.embed_token(0, m.reset_value[x0], 1.0f);
+        } else {
+          fetch_copy[sh].push_back({features_.bos()[0], m.flag[0], 1.0f});
+          fetch_copy[sh].push_back({features_.bos()[0], m.reset_value[x0], 1.0f});
+        }
+        // Level 1: the letter alone decides, so the embedding (sh = 0) or the fetch writes it.
+        if (d == 0)
+          for (LetterId a = 0; a < letters; ++a) {
+            const auto& act = table.action.at(0).at(a);
+            if (!act.reset) continue;
+            if (sh == 0) {
+              program_.embed_token(a + 1, m.flag[0], 1.0f);
+              program_.embed_token(a + 1, m.reset_value[act.reset_to], 1.0f);
+            } else {
+              fetch_copy[sh].push_back({features_.tokens()[a], m.flag[0], 1.0f});
+              fetch_copy[sh].push_back({features_.tokens()[a], m.reset_value[act.reset_to], 1.0f});
+            }
+          }
+        value_at[d].push_back(Categorical::one_hot(m.value, labels));
+        memories[d].push_back(m);
+      }
+    }
+    for (int sh = 1; sh < levels; ++sh)
+      if (!fetch_copy[sh].empty())
+        program_.add(fetch_from_offset(features_, sh, fetch_copy[sh], "fetch letter from t-" + std::to_string(sh)),
+                     "letters at t-1.." + std::to_string(levels - 1));
+    for (int d = 0; d < levels; ++d) {
+      const auto& table = dec_.table(d);
+      for (const auto& m : memories[d]) {
+        const std::string when = m.shift == 0 ? "" : " at t-" + std::to_string(m.shift);
+        if (d > 0) {
+          MlpOp lookup;
+          lookup.name = tag(d) + when + ": action of (letter, upper values one step earlier)";
+          std::vector<const Categorical*> inputs{&letter_at[m.shift]};
+          for (int j = 0; j < d; ++j) inputs.push_back(&value_at[j][m.shift + 1]);
+          for (std::size_t u = 0; u < table.upper.size(); ++u)
+            for (LetterId a = 0; a < letters; ++a) {
+              const auto& act = table.action[u][a];
+              if (!act.reset) continue;
+              std::vector<int> values{static_cast<int>(a)};
+              values.insert(values.end(), table.upper[u].begin(), table.upper[u].end());
+              add_lookup_unit(lookup, inputs, values, {{m.flag[0], 1.0f}, {m.reset_value[act.reset_to], 1.0f}});
+            }
+          if (lookup.units > 0) program_.add(std::move(lookup), tag(d) + ": transitions");
+        }
+        std::vector<Entry> copy;
+        for (int v = 0; v < m.value.width; ++v) copy.push_back({m.reset_value[v], m.value[v], 1.0f});
+        program_.add(latest_flagged(features_, m.flag[0], copy, tag(d) + ": memory (latest reset" + when + ")"),
+                     tag(d) + ": memory");
+      }
+    }
+    for (int d = 0; d < levels; ++d) coordinate_.push_back(value_at[d][0]);
   }
 
   void build_level(int d, KrLevelPlan& plan) {

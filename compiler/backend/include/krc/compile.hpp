@@ -8,6 +8,7 @@
 #include <string>
 
 #include "krc/automaton.hpp"
+#include "krc/kr_strategy.hpp"
 #include "krc/network.hpp"
 
 namespace krc {
@@ -20,6 +21,7 @@ struct CompileOptions {
   Strategy strategy = Strategy::Auto;
   int max_len = 1024;
   AttentionKind attention = AttentionKind::Softmax;
+  KrOptions kr;  // choices inside the kr construction (defaults: the best known)
   std::function<void(const std::string&)> progress;  // optional status lines
 };
 

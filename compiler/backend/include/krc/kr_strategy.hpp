@@ -11,7 +11,9 @@
 //   previous     the coordinate at t-1, fetched for the levels below.
 // A level with a non-solvable group is computed by a parallel prefix over its own
 // transformations (depth log T, as Theorem 4 says it must be unless TC0 = NC1).
-// Finally the coordinates are decoded into the automaton's state.
+// Finally the coordinates are decoded into the automaton's state. A cascade of memory units
+// only (aperiodic automata) is built differently, in one layer per level: see
+// KrOptions::time_shifted_memory.
 #include <string>
 #include <vector>
 
@@ -36,6 +38,10 @@ struct KrOptions {
   // Slots whose holonomy group is larger are computed by a scan instead of counters (the
   // lookups that combine counters grow with the square of the order).
   int max_counter_group_order = 720;
+  // A cascade made only of memory units (aperiodic, trivial holonomy groups: gridworld,
+  // flip-flops) is built with every level also computed at the earlier times the levels
+  // below need, in levels + 1 layers instead of about two per level.
+  bool time_shifted_memory = true;
 };
 
 Program kr_program(const HolonomyDecomposition& decomposition, int max_len,
