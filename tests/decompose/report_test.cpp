@@ -167,7 +167,23 @@ TEST_CASE("krc decompose: bad input and limits exit 2 with a message and no outp
                                    "-o", (dir / "out.txt").string()});
   CHECK(limit.status == 2);
   CHECK(limit.err.find("max images") != std::string::npos);
+  CHECK(limit.err.find("--max-images") != std::string::npos);
   CHECK_FALSE(std::filesystem::exists(dir / "out.txt"));
+  // The table limits name the options that lift them; --no-tables goes around them.
+  for (const char* option : {"--max-tuples", "--max-table-cells"}) {
+    CAPTURE(option);
+    auto tables = krc::test::run_krc({"decompose", reference_file("full_transformations_5"), option, "20",
+                                      "-o", (dir / "out.txt").string()});
+    CHECK(tables.status == 2);
+    CHECK(tables.err.find(option) != std::string::npos);
+    CHECK(tables.err.find("--no-tables") != std::string::npos);
+    CHECK_FALSE(std::filesystem::exists(dir / "out.txt"));
+    auto skipped = krc::test::run_krc({"decompose", reference_file("full_transformations_5"), option, "20",
+                                       "--no-tables", "-o", (dir / "out.txt").string()});
+    CHECK(skipped.status == 0);
+    CHECK(krc::test::read_text(dir / "out.txt").find("1: (5,S5)") != std::string::npos);
+    std::filesystem::remove(dir / "out.txt");
+  }
   auto format = krc::test::run_krc({"decompose", reference_file("abab"), "--format", "xml"});
   CHECK(format.status == 2);
 }

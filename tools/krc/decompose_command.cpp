@@ -24,6 +24,7 @@ struct DecomposeArguments {
   bool complete = false, no_tables = false, quiet = false;
   std::size_t max_images = DecomposeOptions{}.max_images;
   std::size_t max_tuples = DecomposeOptions{}.max_tuples;
+  std::size_t max_table_cells = DecomposeOptions{}.max_table_cells;
   std::size_t max_elements = 100'000;
 };
 
@@ -58,13 +59,22 @@ int run_decompose(const DecomposeArguments& a) {
   DecomposeOptions options;
   options.max_images = a.max_images;
   options.max_tuples = a.max_tuples;
+  options.max_table_cells = a.max_table_cells;
   options.build_tables = !a.no_tables && a.format != "dot";
   if (!a.quiet)
     options.progress = [&](const std::string& message) {
       double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       std::cerr << "krc: decompose: " << message << " (" << static_cast<int>(seconds) << " s)\n";
     };
-  const HolonomyDecomposition decomposition = HolonomyDecomposition::compute(automaton, options);
+  // The library names the limit; the command line also names the options that change it.
+  const HolonomyDecomposition decomposition = [&] {
+    try {
+      return HolonomyDecomposition::compute(automaton, options);
+    } catch (const LimitError& e) {
+      throw LimitError(std::string(e.what()) +
+                       " (options: --no-tables, --max-images, --max-tuples, --max-table-cells)");
+    }
+  }();
 
   std::string out;
   if (a.format == "dot") {
@@ -102,6 +112,10 @@ const RegisterCommand registration{{
           ->check(CLI::PositiveNumber)
           ->capture_default_str();
       sub.add_option("--max-tuples", a->max_tuples, "Limit on the reachable coordinate tuples of the action tables")
+          ->check(CLI::PositiveNumber)
+          ->capture_default_str();
+      sub.add_option("--max-table-cells", a->max_table_cells,
+                     "Limit on the integers the action tables hold (many levels reach it before --max-tuples)")
           ->check(CLI::PositiveNumber)
           ->capture_default_str();
       sub.add_option("--max-elements", a->max_elements,
