@@ -341,3 +341,25 @@ TEST_CASE("krc compile --strategy kr: the cascade lines name counters and memory
   CHECK(c5[0]["resets"] == false);
   CHECK(c5[0]["counters"] == json::array({json::array({5})}));
 }
+
+// `krc info FILE` on a kr network says which layers implement which level: every level of the
+// cascade has a line, and no head or MLP block is left unassigned ("other").
+TEST_CASE("krc info: layers by role name every level of a kr network") {
+  test::TempDir dir;
+  for (const char* stem : {"gridworld_4", "full_transformations_3", "abab"}) {
+    CAPTURE(stem);
+    const std::string file = (dir / (std::string(stem) + ".safetensors")).string();
+    auto compiled = test::run_krc({"compile", zoo_file(stem).string(), "--strategy", "kr", "--max-len", "32",
+                                   "-o", file, "--json"});
+    REQUIRE(compiled.status == 0);
+    const auto levels = json::parse(compiled.out).at("cascade").size();
+    auto info = test::run_krc({"info", file});
+    REQUIRE(info.status == 0);
+    const auto roles_at = info.out.find("layers by role:");
+    REQUIRE(roles_at != std::string::npos);
+    const std::string roles = info.out.substr(roles_at, info.out.find("\nlayers:") - roles_at);
+    for (std::size_t level = 1; level <= levels; ++level)
+      CHECK(contains(roles, "  level " + std::to_string(level) + ": layer"));
+    CHECK_FALSE(contains(roles, "other"));
+  }
+}

@@ -42,6 +42,8 @@ std::string role_of(const std::string& name) {
   if (std::regex_search(name, m, level)) return "level " + m[1].str();
   if (name.rfind("scan", 0) == 0) return "scan";
   if (name.rfind("decode", 0) == 0) return "decode";
+  // The memory-only cascade reads the letters at t-1, t-2, ... (fetched for every level).
+  if (name.rfind("fetch letter", 0) == 0) return "earlier letters";
   return "other";
 }
 
