@@ -325,6 +325,21 @@ TEST_CASE("krc compile --strategy kr: the cascade lines name counters and memory
   CHECK(contains(cyclic[0], "counters Z5"));
   CHECK_FALSE(contains(cyclic[0], "memory unit"));
 
+  // The components of each level read as krc decompose prints them ("k: (tiles,group) ...",
+  // the tile count alone for a trivial group).
+  for (const char* stem : {"flipflop_2", "abab", "full_transformations_3", "gridworld_4"}) {
+    CAPTURE(stem);
+    auto decomposed = test::run_krc({"decompose", zoo_file(stem).string(), "-q"});
+    REQUIRE(decomposed.status == 0);
+    std::istringstream in(decomposed.out);
+    std::vector<std::string> expected;
+    for (std::string line; std::getline(in, line);)
+      if (std::regex_match(line, std::regex(R"(\d+: .*)"))) expected.push_back("level " + line + "  ");
+    const auto lines = level_lines(stem);
+    REQUIRE(lines.size() == expected.size());
+    for (std::size_t i = 0; i < lines.size(); ++i) CHECK(contains(lines[i], expected[i]));
+  }
+
   // The same plan in --json.
   auto cascade = [&](const std::string& stem) {
     auto r = test::run_krc({"compile", zoo_file(stem).string(), "--strategy", "kr", "--max-len", "16",

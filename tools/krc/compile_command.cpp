@@ -26,15 +26,18 @@ struct CompileArguments {
   bool complete = false, dense = false, json = false;
 };
 
-// "level 1: (2,1)  memory unit", "level 2: (4,S4)  counters Z2 Z3 Z2 Z2 + memory unit",
+// "level 1: 2  memory unit", "level 2: (4,S4)  counters Z2 Z3 Z2 Z2 + memory unit",
 // "level 3: (120,S5)  scan", from the backend's plan.
 std::string levels_text(const nlohmann::json& levels) {
   std::string out;
   for (const auto& level : levels) {
     out += "\n    level " + std::to_string(level["level"].get<int>()) + ":";
-    for (std::size_t s = 0; s < level["groups"].size(); ++s)
-      out += " (" + std::to_string(level["tiles"][s].get<int>()) + "," +
-             level["groups"][s].get<std::string>() + ")";
+    // As krc decompose prints them: (tiles,group), or the tile count alone for a trivial group.
+    for (std::size_t s = 0; s < level["groups"].size(); ++s) {
+      const std::string tiles = std::to_string(level["tiles"][s].get<int>());
+      const std::string group = level["groups"][s].get<std::string>();
+      out += group == "1" ? " " + tiles : " (" + tiles + "," + group + ")";
+    }
     const std::string mode = level["mode"];
     std::string units = mode;
     if (mode == "counters") {
