@@ -342,3 +342,24 @@ TEST_CASE("damaged weights files: a shape that disagrees with the bytes or with 
   std::swap(shape[0], shape[1]);
   check_commands_reject(dir, join(transposed), "tensor 'embed.token'", {"info", "verify", "run"});
 }
+
+// gridworld_25's cascade has 24 levels and more reachable coordinate tuples than the default
+// table limits allow: kr alone stops with exit 2 and points at scan; auto keeps scan and says
+// why.
+TEST_CASE("krc compile: a cascade over the table limits") {
+  test::TempDir dir;
+  const std::string input = (dir / "gridworld_25.json").string();
+  REQUIRE(test::run_krc({"zoo", "gridworld", "--n", "25", "-o", input}).status == 0);
+  const std::string out = (dir / "out.safetensors").string();
+  auto kr = test::run_krc({"compile", input, "--strategy", "kr", "--max-len", "16", "-o", out});
+  CHECK(kr.status == 2);
+  CHECK(contains(kr.err, "limit"));
+  CHECK(contains(kr.err, "--strategy scan"));
+  CHECK_FALSE(fs::exists(out));
+  auto chosen = test::run_krc({"compile", input, "--max-len", "16", "-o", out, "--json"});
+  REQUIRE(chosen.status == 0);
+  const json summary = json::parse(chosen.out);
+  CHECK(summary["strategy"] == "scan");
+  CHECK(contains(summary["reason"].get<std::string>(), "kr was not possible"));
+  CHECK(fs::exists(out));
+}

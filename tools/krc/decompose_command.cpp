@@ -72,7 +72,8 @@ int run_decompose(const DecomposeArguments& a) {
       return HolonomyDecomposition::compute(automaton, options);
     } catch (const LimitError& e) {
       throw LimitError(std::string(e.what()) +
-                       " (options: --no-tables, --max-images, --max-tuples, --max-table-cells)");
+                       "; --no-tables skips the action tables, --max-images, --max-tuples and "
+                       "--max-table-cells raise the limits");
     }
   }();
 

@@ -62,7 +62,15 @@ CompileResult compile_kr(const Automaton& automaton, const CompileOptions& optio
   DecomposeOptions decompose;
   decompose.progress = options.progress;
   if (options.progress) options.progress("decomposing (holonomy)");
-  auto dec = HolonomyDecomposition::compute(automaton, decompose);
+  // The cascade network is built from the complete action tables; scan needs no tables.
+  const auto dec = [&] {
+    try {
+      return HolonomyDecomposition::compute(automaton, decompose);
+    } catch (const LimitError& e) {
+      throw LimitError(std::string(e.what()) + "; the kr strategy needs the complete action tables, "
+                       "--strategy scan does not");
+    }
+  }();
   if (options.progress) options.progress("building the Krohn-Rhodes cascade network");
   std::vector<KrLevelPlan> plan;
   CompileResult result;

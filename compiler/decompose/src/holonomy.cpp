@@ -101,7 +101,7 @@ HolonomyDecomposition HolonomyDecomposition::compute(const Automaton& automaton,
     return h;
   } catch (const std::bad_alloc&) {
     throw LimitError("out of memory while decomposing '" + automaton.name() +
-                     "'; lower the limits or skip the action tables");
+                     "'");
   }
 }
 

@@ -24,7 +24,7 @@ void HolonomyDecomposition::build_tables(const DecomposeOptions& options) {
       throw LimitError("the action tables of '" + automaton_.name() + "' need more than " +
                        std::to_string(options.max_table_cells) + " integers (limit: max table cells; " +
                        std::to_string(tuples.size()) + " coordinate tuples of " + std::to_string(levels) +
-                       " levels so far); skip the action tables or raise the limit");
+                       " levels so far)");
   };
   prefix_index_.clear();
   tables_.assign(levels, {});
@@ -37,7 +37,7 @@ void HolonomyDecomposition::build_tables(const DecomposeOptions& options) {
     if (added && tuples.size() > options.max_tuples)
       throw LimitError("the holonomy cascade of '" + automaton_.name() + "' reaches more than " +
                        std::to_string(options.max_tuples) +
-                       " coordinate tuples (limit: max tuples); skip the action tables or raise the limit");
+                       " coordinate tuples (limit: max tuples)");
     return static_cast<int>(index);
   };
   for (StateId q = 0; q < automaton_.state_count(); ++q) add_tuple(encode(q));
