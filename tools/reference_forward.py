@@ -1,9 +1,10 @@
 #!/usr/bin/python3
 """An independent forward pass for krc weights files, written from README's "Weights file
 format" section alone: it reads the safetensors file itself (header, dense and sparse tensors,
-metadata) and runs the network densely in float64 with numpy.
+metadata) and runs the network densely in float64 with numpy (--float32: every tensor and
+every operation in float32, as a plain float32 framework would run it).
 
-Usage: reference_forward.py FILE [--attention softmax|hard] [LETTER ...]
+Usage: reference_forward.py FILE [--attention softmax|hard] [--float32] [LETTER ...]
 The letters are separate arguments or one string split on spaces or commas. Without letters,
 words are read from stdin, one per line. Prints one JSON object per word:
 {"letters": [...], "states": [the argmax state after each prefix, <bos> first]}."""
@@ -16,7 +17,7 @@ import numpy as np
 DTYPES = {"F32": "<f4", "F64": "<f8", "I32": "<i4", "I64": "<i8"}
 
 
-def load(path):
+def load(path, dtype):
     with open(path, "rb") as f:
         data = f.read()
     (n,) = struct.unpack("<Q", data[:8])
@@ -29,11 +30,11 @@ def load(path):
         raw[name] = np.frombuffer(body[begin:end], dtype=DTYPES[entry["dtype"]]).reshape(entry["shape"])
     tensors = {}
     for name, shape in json.loads(metadata.get("sparse", "{}")).items():
-        dense = np.zeros(shape)
+        dense = np.zeros(shape, dtype=dtype)
         indices, values = raw.pop(name + ".indices"), raw.pop(name + ".values")
         dense[tuple(indices.T.astype(np.int64))] = values
         tensors[name] = dense
-    tensors.update({name: t.astype(np.float64) for name, t in raw.items()})
+    tensors.update({name: t.astype(dtype) for name, t in raw.items()})
     return tensors, metadata
 
 
@@ -46,17 +47,17 @@ def logits(t, config, tokens, hard):
         delta = np.zeros_like(x)
         for h, head in enumerate(layer["heads"]):
             q, k, v = (x @ t[p + "attn." + m][h] for m in "qkv")
-            s = np.where(causal, config["attention"]["scale"] * (q @ k.T), -np.inf)
+            s = np.where(causal, x.dtype.type(config["attention"]["scale"]) * (q @ k.T), -np.inf)
             if hard and head["kind"] == "select":
                 latest_max = n - 1 - np.argmax(s[:, ::-1], axis=1)  # ties to the latest position
-                w = np.eye(n)[latest_max]
+                w = np.eye(n, dtype=x.dtype)[latest_max]
             else:
                 w = np.exp(s - s.max(axis=1, keepdims=True))
                 w /= w.sum(axis=1, keepdims=True)
             delta += (w @ v) @ t[p + "attn.o"][h]
         x = x + delta
         if layer["mlp_hidden"] is not None:
-            hidden = np.maximum(x @ t[p + "mlp.in.weight"].T + t[p + "mlp.in.bias"], 0.0)
+            hidden = np.maximum(x @ t[p + "mlp.in.weight"].T + t[p + "mlp.in.bias"], x.dtype.type(0))
             x = x + hidden @ t[p + "mlp.out.weight"].T + t[p + "mlp.out.bias"]
     return x @ t["unembed"]
 
@@ -68,9 +69,13 @@ def main(argv):
         at = args.index("--attention")
         attention = args[at + 1]
         del args[at:at + 2]
+    dtype = np.float64
+    if "--float32" in args:
+        args.remove("--float32")
+        dtype = np.float32
     if not args:
         sys.exit(__doc__)
-    tensors, metadata = load(args[0])
+    tensors, metadata = load(args[0], dtype)
     config = json.loads(metadata["config"])
     hard = (attention or config["attention"]["kind"]) == "hard"
     vocabulary = config["vocabulary"]

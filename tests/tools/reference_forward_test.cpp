@@ -64,6 +64,10 @@ TEST_CASE("reference_forward.py, krc run and the automaton agree on compiled zoo
     }
     const auto reference = test::run_reference_forward(dir, model, word_lines(words));
     REQUIRE(reference.size() == words.size());
+    // Everything in float32, as a plain float32 framework runs it (short words: the limits of
+    // float32 sums over long words are measured, not asserted).
+    const auto reference32 = test::run_reference_forward(dir, model, word_lines(words), {"--float32"});
+    REQUIRE(reference32.size() == words.size());
     for (std::size_t w = 0; w < words.size(); ++w) {
       std::vector<std::string> args{"run", model, "--json"};
       args.insert(args.end(), words[w].begin(), words[w].end());
@@ -73,6 +77,7 @@ TEST_CASE("reference_forward.py, krc run and the automaton agree on compiled zoo
       json automaton_states = json::array();
       for (StateId s : expected[w]) automaton_states.push_back(automaton.state_name(s));
       CHECK(reference[w]["states"] == automaton_states);
+      CHECK(reference32[w]["states"] == automaton_states);
       CHECK(krc_states == automaton_states);
     }
   }
