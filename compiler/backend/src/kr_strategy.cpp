@@ -141,14 +141,16 @@ private:
     const auto letters = static_cast<LetterId>(automaton_.letter_count());
     auto& layout = program_.layout();
 
-    // The letter at t-s (s >= 1) with a BOS category for t-s <= 0: fetched in layer 0.
+    // The letter at t-s (s >= 1) with a BOS category for t-s <= 0: fetched in layer 0. The
+    // lookups of levels 2.. read it up to s = levels - 2; the fetch from t-(levels-1) only
+    // carries level 1's flags.
     std::vector<Subspace> letter_back(levels);
     std::vector<Categorical> letter_at(levels);
     std::vector<std::vector<Entry>> fetch_copy(levels);
     letter_at[0] = tokens_;
     std::vector<std::string> letter_labels = automaton_.letters();
     letter_labels.push_back("<bos>");
-    for (int sh = 1; sh < levels; ++sh) {
+    for (int sh = 1; sh + 1 < levels; ++sh) {
       letter_back[sh] = layout.allocate("letter at t-" + std::to_string(sh), letter_labels);
       for (LetterId a = 0; a < letters; ++a) fetch_copy[sh].push_back({features_.tokens()[a], letter_back[sh][a], 1.0f});
       fetch_copy[sh].push_back({features_.bos()[0], letter_back[sh][letters], 1.0f});
