@@ -20,8 +20,12 @@ void require_unique_names(const std::vector<std::string>& names, const char* wha
 Automaton::Automaton(std::string name, std::vector<std::string> states,
                      std::vector<std::string> letters, std::vector<std::vector<StateId>> delta,
                      StateId initial, std::vector<StateId> accepting, std::string description)
-    : name_(std::move(name)), description_(std::move(description)), states_(std::move(states)),
-      letters_(std::move(letters)), delta_(std::move(delta)), initial_(initial),
+    : name_(std::move(name)),
+      description_(std::move(description)),
+      states_(std::move(states)),
+      letters_(std::move(letters)),
+      delta_(std::move(delta)),
+      initial_(initial),
       accepting_(std::move(accepting)) {
   if (states_.empty()) throw std::invalid_argument("an automaton needs at least one state");
   if (letters_.empty()) throw std::invalid_argument("the alphabet is empty");

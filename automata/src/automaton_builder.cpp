@@ -45,17 +45,18 @@ StateId AutomatonBuilder::state(const std::string& name, const std::string& plac
 
 void AutomatonBuilder::add_transition(StateId from, LetterId letter, StateId to,
                                       const std::string& place) {
-  auto [it, inserted] = transitions_.emplace(std::make_pair(from, letter), std::make_pair(to, place));
+  auto [it, inserted] =
+      transitions_.emplace(std::make_pair(from, letter), std::make_pair(to, place));
   if (!inserted && it->second.first != to)
     fail(place, "nondeterminism: state '" + states_.at(from) + "' already goes to '" +
-                    states_.at(it->second.first) + "' on letter '" + letters_.at(letter) +
-                    "' (" + it->second.second + "), here to '" + states_.at(to) + "'");
+                    states_.at(it->second.first) + "' on letter '" + letters_.at(letter) + "' (" +
+                    it->second.second + "), here to '" + states_.at(to) + "'");
 }
 
 void AutomatonBuilder::set_initial(StateId q, const std::string& place) {
   if (initial_ && *initial_ != q)
-    fail(place, "second initial state '" + states_.at(q) + "' (already '" +
-                    states_.at(*initial_) + "')");
+    fail(place,
+         "second initial state '" + states_.at(q) + "' (already '" + states_.at(*initial_) + "')");
   initial_ = q;
 }
 
@@ -65,8 +66,7 @@ Automaton AutomatonBuilder::build(const CompletionOptions& options) const {
   if (!initial_) fail("", "no initial state");
 
   std::vector<std::string> states = states_;
-  std::vector<std::vector<StateId>> delta(letters_.size(),
-                                          std::vector<StateId>(states_.size(), 0));
+  std::vector<std::vector<StateId>> delta(letters_.size(), std::vector<StateId>(states_.size(), 0));
   std::optional<StateId> sink;
   for (StateId q = 0; q < states_.size(); ++q) {
     for (LetterId a = 0; a < letters_.size(); ++a) {

@@ -18,9 +18,10 @@ const json& member(const json& object, const char* key, const AutomatonBuilder& 
   return *it;
 }
 
-const std::string& string_at(const json& value, const std::string& place,
-                             const AutomatonBuilder& b, const char* what) {
-  if (!value.is_string()) b.fail(place, std::string(what) + " must be a string, not " + value.type_name());
+const std::string& string_at(const json& value, const std::string& place, const AutomatonBuilder& b,
+                             const char* what) {
+  if (!value.is_string())
+    b.fail(place, std::string(what) + " must be a string, not " + value.type_name());
   return value.get_ref<const std::string&>();
 }
 
@@ -42,7 +43,8 @@ StateId state_ref(const json& value, const std::string& place, const AutomatonBu
 Automaton automaton_from_json(const json& document, const std::string& file,
                               const CompletionOptions& options) {
   AutomatonBuilder b(file);
-  if (!document.is_object()) b.fail("/", std::string("expected a JSON object, found ") + document.type_name());
+  if (!document.is_object())
+    b.fail("/", std::string("expected a JSON object, found ") + document.type_name());
 
   if (auto it = document.find("name"); it != document.end())
     b.set_name(string_at(*it, "/name", b, "the name"));

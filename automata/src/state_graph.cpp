@@ -28,7 +28,8 @@ Graph state_graph(const Automaton& automaton) {
 
 std::vector<bool> reachable_from(const Graph& g, StateId from) {
   std::vector<boost::default_color_type> colors(boost::num_vertices(g), boost::white_color);
-  auto color_map = boost::make_iterator_property_map(colors.begin(), boost::get(boost::vertex_index, g));
+  auto color_map =
+      boost::make_iterator_property_map(colors.begin(), boost::get(boost::vertex_index, g));
   boost::breadth_first_visit(g, from, boost::color_map(color_map));
   std::vector<bool> reached(colors.size());
   for (std::size_t q = 0; q < colors.size(); ++q) reached[q] = colors[q] != boost::white_color;
@@ -50,13 +51,14 @@ StateGraphAnalysis analyze_state_graph(const Automaton& automaton) {
   const std::size_t n = automaton.state_count();
   StateGraphAnalysis result;
   result.reachable = reachable_from(g, automaton.initial());
-  result.reachable_count = static_cast<std::size_t>(
-      std::count(result.reachable.begin(), result.reachable.end(), true));
+  result.reachable_count =
+      static_cast<std::size_t>(std::count(result.reachable.begin(), result.reachable.end(), true));
   result.all_reachable = result.reachable_count == n;
 
   std::vector<std::size_t> boost_component(n);
-  std::size_t count = boost::strong_components(
-      g, boost::make_iterator_property_map(boost_component.begin(), boost::get(boost::vertex_index, g)));
+  std::size_t count =
+      boost::strong_components(g, boost::make_iterator_property_map(
+                                      boost_component.begin(), boost::get(boost::vertex_index, g)));
   // Boost numbers components in reverse topological order; renumber by smallest state so the
   // numbering does not depend on the search.
   constexpr std::size_t kUnset = std::numeric_limits<std::size_t>::max();

@@ -42,16 +42,21 @@ std::string with_thousands(std::size_t n) {
 // Runs the breadth-first search with elements stored as `Entry` (uint8/16/32_t).
 template <class Entry>
 class SemigroupEnumerator {
-public:
+ public:
   SemigroupEnumerator(TransformationSemigroup& s, const Automaton& automaton,
                       std::size_t max_elements, std::size_t max_bytes)
-      : s_(s), automaton_(automaton), n_(automaton.state_count()), k_(automaton.letter_count()),
-        max_elements_(max_elements), elements_(std::get<std::vector<Entry>>(s.elements_)) {
+      : s_(s),
+        automaton_(automaton),
+        n_(automaton.state_count()),
+        k_(automaton.letter_count()),
+        max_elements_(max_elements),
+        elements_(std::get<std::vector<Entry>>(s.elements_)) {
     // Bytes one more element costs: its entries, its Cayley row, its tree links, and two
     // hash slots (the table stays at most half full).
     bytes_per_element_ = n_ * sizeof(Entry) + k_ * sizeof(ElementId) + sizeof(ElementId) +
                          sizeof(LetterId) + 2 * sizeof(TransformationSemigroup::Slot);
-    max_elements_ = std::min(max_elements_, std::max<std::size_t>(1, max_bytes / bytes_per_element_));
+    max_elements_ =
+        std::min(max_elements_, std::max<std::size_t>(1, max_bytes / bytes_per_element_));
     bytes_limited_ = max_elements_ < max_elements;
     letter_table_.resize(k_ * n_);
     for (LetterId a = 0; a < k_; ++a)
@@ -93,7 +98,7 @@ public:
     elements_.shrink_to_fit();
   }
 
-private:
+ private:
   ElementId find_or_insert(const Entry* t, ElementId parent, LetterId letter) {
     std::uint32_t hash = hash_transformation(t, n_);
     std::size_t mask = s_.table_.size() - 1;
@@ -102,7 +107,8 @@ private:
       if (entry.element_plus_one == 0) break;
       if (entry.hash == hash) {
         ElementId e = entry.element_plus_one - 1;
-        if (std::equal(t, t + n_, elements_.begin() + static_cast<std::ptrdiff_t>(std::size_t{e} * n_)))
+        if (std::equal(t, t + n_,
+                       elements_.begin() + static_cast<std::ptrdiff_t>(std::size_t{e} * n_)))
           return e;
       }
     }
@@ -135,7 +141,8 @@ private:
     std::string message = "the transformation " + what + " of '" + automaton_.name() +
                           "' has more than " + with_thousands(max_elements_) + " elements";
     if (bytes_limited_)
-      message += " of " + std::to_string(n_) + " states each, more than fit in the memory budget (" +
+      message += " of " + std::to_string(n_) +
+                 " states each, more than fit in the memory budget (" +
                  with_thousands(bytes_per_element_ * max_elements_ / (1 << 20)) + " MiB)";
     message += "; it is too large to enumerate element by element";
     if (!bytes_limited_) message += " within the element limit";
@@ -219,7 +226,8 @@ std::optional<TransformationSemigroup::ElementId> TransformationSemigroup::index
       elements_);
 }
 
-TransformationSemigroup::ElementId TransformationSemigroup::multiply(ElementId i, ElementId j) const {
+TransformationSemigroup::ElementId TransformationSemigroup::multiply(ElementId i,
+                                                                     ElementId j) const {
   Transformation product(degree_);
   for (StateId q = 0; q < degree_; ++q) product[q] = image(j, image(i, q));
   auto found = index_of(product);
@@ -236,9 +244,7 @@ std::vector<LetterId> TransformationSemigroup::shortest_word(ElementId i) const 
   return word;
 }
 
-bool TransformationSemigroup::is_permutation(ElementId i) const {
-  return rank(i) == degree_;
-}
+bool TransformationSemigroup::is_permutation(ElementId i) const { return rank(i) == degree_; }
 
 std::size_t TransformationSemigroup::rank(ElementId i) const {
   std::vector<bool> hit(degree_, false);

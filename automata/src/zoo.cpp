@@ -203,9 +203,12 @@ Parts full_transformations(int n) {
   const StateId m = static_cast<StateId>(n);
   p.delta = table(n, 3, [m](StateId q, LetterId a) -> StateId {
     switch (a) {
-      case 0: return (q + 1) % m;
-      case 1: return q < 2 ? 1 - q : q;
-      default: return q == 1 ? 0 : q;
+      case 0:
+        return (q + 1) % m;
+      case 1:
+        return q < 2 ? 1 - q : q;
+      default:
+        return q == 1 ? 0 : q;
     }
   });
   return p;
@@ -213,8 +216,8 @@ Parts full_transformations(int n) {
 
 struct FamilyEntry {
   ZooFamily family;
-  Parts (*fixed)() = nullptr;       // families without a parameter
-  Parts (*sized)(int) = nullptr;    // families with one
+  Parts (*fixed)() = nullptr;     // families without a parameter
+  Parts (*sized)(int) = nullptr;  // families with one
 };
 
 const std::vector<FamilyEntry>& registry() {
@@ -225,27 +228,34 @@ const std::vector<FamilyEntry>& registry() {
       e.fixed = make;
       return e;
     };
-    auto sized = [](std::string name, std::string description, std::string parameter,
-                    int default_n, int min_n, int max_n, Parts (*make)(int)) {
+    auto sized = [](std::string name, std::string description, std::string parameter, int default_n,
+                    int min_n, int max_n, Parts (*make)(int)) {
       FamilyEntry e;
-      e.family = {std::move(name), std::move(description), std::move(parameter), true,
-                  default_n, min_n, max_n};
+      e.family = {std::move(name),
+                  std::move(description),
+                  std::move(parameter),
+                  true,
+                  default_n,
+                  min_n,
+                  max_n};
       e.sized = make;
       return e;
     };
     return std::vector<FamilyEntry>{
         fixed("parity", "parity of the number of 1s (Z_2)", parity),
-        sized("cyclic", "Z_n: letter 1 adds one mod n, letter 0 does nothing", "modulus", 5, 2, 4096,
-              cyclic),
+        sized("cyclic", "Z_n: letter 1 adds one mod n, letter 0 does nothing", "modulus", 5, 2,
+              4096, cyclic),
         sized("dihedral",
-              "D_2n: a car on a ring of n stations; drive moves it one station, toggle turns it around",
+              "D_2n: a car on a ring of n stations; drive moves it one station, toggle turns it "
+              "around",
               "stations on the ring", 4, 2, 2048, dihedral),
         fixed("quaternion", "Q8: right multiplication by 1, i, j, k", quaternion),
         sized("symmetric",
               "S_n acting on itself (n! states): id, shift (rotate left), swap (first two)",
               "points permuted", 5, 2, 6, symmetric),
         sized("alternating",
-              "A_n acting on itself (n!/2 states): id and the 3-cycles c2..c{n-1} of positions (0 1 k)",
+              "A_n acting on itself (n!/2 states): id and the 3-cycles c2..c{n-1} of positions (0 "
+              "1 k)",
               "points permuted", 5, 3, 6, alternating),
         sized("flipflop", "a memory of n values: read keeps it, wv writes v", "values", 2, 2, 1024,
               flipflop),
@@ -254,8 +264,8 @@ const std::vector<FamilyEntry>& registry() {
         fixed("abab", "the 5-state example: position in (abab)*, a wrong letter falls into a sink",
               abab),
         sized("full_transformations",
-              "T_n, all n^n maps of n states: c cycles, t swaps 0 and 1, e sends 1 to 0", "states", 4,
-              2, 10, full_transformations),
+              "T_n, all n^n maps of n states: c cycles, t swaps 0 and 1, e sends 1 to 0", "states",
+              4, 2, 10, full_transformations),
     };
   }();
   return entries;
@@ -277,15 +287,17 @@ const FamilyEntry& find_family(const std::string& name) {
 std::optional<int> checked_parameter(const FamilyEntry& entry, std::optional<int> n) {
   const ZooFamily& f = entry.family;
   if (!f.has_parameter) {
-    if (n) throw InputError("zoo", f.name, f.name + " takes no parameter (got n = " + std::to_string(*n) + ")");
+    if (n)
+      throw InputError("zoo", f.name,
+                       f.name + " takes no parameter (got n = " + std::to_string(*n) + ")");
     return std::nullopt;
   }
   int value = n.value_or(f.default_n);
   if (value < f.min_n || value > f.max_n)
     throw InputError("zoo", f.name,
-                     "n = " + std::to_string(value) + " is out of range: " + f.name + " takes n from " +
-                         std::to_string(f.min_n) + " to " + std::to_string(f.max_n) + " (" +
-                         f.parameter + ")");
+                     "n = " + std::to_string(value) + " is out of range: " + f.name +
+                         " takes n from " + std::to_string(f.min_n) + " to " +
+                         std::to_string(f.max_n) + " (" + f.parameter + ")");
   return value;
 }
 

@@ -30,12 +30,14 @@ using Vec8 = double __attribute__((vector_size(64)));
 int round_up_to_16(int n) { return (n + 15) / 16 * 16; }
 
 // Softmax terms whose weight is an exact zero in the stored precision need no exp.
-double skip_threshold(Precision precision) { return precision == Precision::Float32 ? -104.0 : -746.0; }
+double skip_threshold(Precision precision) {
+  return precision == Precision::Float32 ? -104.0 : -746.0;
+}
 
 // q, k and v of rows [from, n); rows < from of k and v stay as the previous word left them.
 template <typename Act>
-void project(const PreparedHead& head, const Activations<Act>& x, int from, int n, bool float32, HeadState& h,
-             AttentionScratch& s) {
+void project(const PreparedHead& head, const Activations<Act>& x, int from, int n, bool float32,
+             HeadState& h, AttentionScratch& s) {
   const int qd = head.query_dim, vd = head.value_dim;
   h.q.resize(n, qd);
   const int columns = round_up_to_16(n);
@@ -87,8 +89,8 @@ void project(const PreparedHead& head, const Activations<Act>& x, int from, int 
 // them (saving softmax a pass over the row). A tile of 4 query rows x 16 keys keeps 8
 // independent vector sums going; the keys' tile stays in L1 while the block's rows go by.
 // Each score sums over the query dims in order, so it does not depend on the tiling.
-void causal_scores(const DoubleRows& q, const DoubleRows& kt, int r0, int r1, double scale, DoubleRows& scores,
-                   double* row_max) {
+void causal_scores(const DoubleRows& q, const DoubleRows& kt, int r0, int r1, double scale,
+                   DoubleRows& scores, double* row_max) {
   const int qd = static_cast<int>(q.cols());
   constexpr double lowest = -std::numeric_limits<double>::infinity();
   Vec8 best[kQueryBlock];
@@ -122,7 +124,8 @@ void causal_scores(const DoubleRows& q, const DoubleRows& kt, int r0, int r1, do
           b = b > out_low ? b : out_low;
           b = b > out_high ? b : out_high;
         } else {
-          for (int t = j; t <= i + r; ++t) row_max[i - r0 + r] = std::max(row_max[i - r0 + r], row[t]);
+          for (int t = j; t <= i + r; ++t)
+            row_max[i - r0 + r] = std::max(row_max[i - r0 + r], row[t]);
         }
       }
     }
@@ -168,8 +171,8 @@ int keep_above(const double* score, int keys, double cutoff, double max, int* ke
 }
 
 // acc = the head's attention-weighted value sum for query row i (scores of keys 0..i).
-void mix_values(const PreparedHead& head, const HeadState& h, const double* score, int keys, double max,
-                bool argmax, double threshold, AttentionScratch& s) {
+void mix_values(const PreparedHead& head, const HeadState& h, const double* score, int keys,
+                double max, bool argmax, double threshold, AttentionScratch& s) {
   double* acc = s.acc.data();
   if (argmax) {
     int best = 0;
@@ -194,7 +197,8 @@ void mix_values(const PreparedHead& head, const HeadState& h, const double* scor
 
 template <typename Act>
 void apply_attention(const PreparedLayer& layer, double scale, const ForwardOptions& options,
-                     Activations<Act>& x, int from, int n, LayerAttentionState& state, AttentionScratch& s) {
+                     Activations<Act>& x, int from, int n, LayerAttentionState& state,
+                     AttentionScratch& s) {
   const bool float32 = std::is_same_v<Act, float>;
   const double threshold = skip_threshold(options.precision);
   const int d = static_cast<int>(x.cols());
@@ -252,8 +256,8 @@ void apply_attention(const PreparedLayer& layer, double scale, const ForwardOpti
       causal_scores(h.q, h.kt, dense_begin, dense_end, scale, s.scores, s.row_max);
       for (int i = dense_begin; i < dense_end; ++i) {
         if (!s.dense_row[i - r0]) continue;
-        mix_values(head, h, s.scores.row(i - dense_begin).data(), i + 1, s.row_max[i - dense_begin], argmax,
-                   threshold, s);
+        mix_values(head, h, s.scores.row(i - dense_begin).data(), i + 1, s.row_max[i - dense_begin],
+                   argmax, threshold, s);
         write_output(i);
       }
     }
@@ -265,9 +269,11 @@ void apply_attention(const PreparedLayer& layer, double scale, const ForwardOpti
   }
 }
 
-template void apply_attention<float>(const PreparedLayer&, double, const ForwardOptions&, Activations<float>&, int,
-                                     int, LayerAttentionState&, AttentionScratch&);
-template void apply_attention<double>(const PreparedLayer&, double, const ForwardOptions&, Activations<double>&,
-                                      int, int, LayerAttentionState&, AttentionScratch&);
+template void apply_attention<float>(const PreparedLayer&, double, const ForwardOptions&,
+                                     Activations<float>&, int, int, LayerAttentionState&,
+                                     AttentionScratch&);
+template void apply_attention<double>(const PreparedLayer&, double, const ForwardOptions&,
+                                      Activations<double>&, int, int, LayerAttentionState&,
+                                      AttentionScratch&);
 
 }  // namespace krc::kernels

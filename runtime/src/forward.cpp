@@ -23,12 +23,14 @@ namespace {
 void check_word(const Network& network, const std::vector<LetterId>& word) {
   if (static_cast<long long>(word.size()) > network.max_len)
     throw std::invalid_argument("a word of length " + std::to_string(word.size()) +
-                                " is longer than the network's max_len " + std::to_string(network.max_len));
+                                " is longer than the network's max_len " +
+                                std::to_string(network.max_len));
   const std::size_t letters = network.vocabulary.size() - 1;
   for (LetterId a : word)
     if (a >= letters)
-      throw std::invalid_argument("letter id " + std::to_string(a) + " is outside the vocabulary (" +
-                                  std::to_string(letters) + " letters)");
+      throw std::invalid_argument("letter id " + std::to_string(a) +
+                                  " is outside the vocabulary (" + std::to_string(letters) +
+                                  " letters)");
 }
 
 // One thread's buffers, reused from word to word. Consecutive words often share a prefix
@@ -38,16 +40,21 @@ void check_word(const Network& network, const std::vector<LetterId>& word) {
 // how rows are grouped, so the logits are bitwise those of a fresh run.
 template <typename Act>
 class WordRunner {
-public:
+ public:
   WordRunner(const Network& network, const PreparedNetwork& prepared, const ForwardOptions& options)
-      : network_(network), prepared_(prepared), options_(options), layer_states_(prepared.layers.size()) {}
+      : network_(network),
+        prepared_(prepared),
+        options_(options),
+        layer_states_(prepared.layers.size()) {}
 
   const DoubleRows& run(const std::vector<LetterId>& word) {
     const int n = static_cast<int>(word.size()) + 1, d = prepared_.d_model;
     int from = 0;  // the first row to compute
     if (last_word_) {
       std::size_t shared = 0;
-      while (shared < word.size() && shared < last_word_->size() && word[shared] == (*last_word_)[shared]) ++shared;
+      while (shared < word.size() && shared < last_word_->size() &&
+             word[shared] == (*last_word_)[shared])
+        ++shared;
       from = static_cast<int>(shared) + 1;
     }
     last_word_.reset();  // the state is not a whole word's until this run completes
@@ -62,7 +69,8 @@ public:
       const PreparedLayer& layer = prepared_.layers[l];
       // Every head reads the same x; their outputs are summed, then added once.
       if (!layer.heads.empty())
-        apply_attention(layer, prepared_.scale, options_, x_, from, n, layer_states_[l], attention_);
+        apply_attention(layer, prepared_.scale, options_, x_, from, n, layer_states_[l],
+                        attention_);
       if (layer.mlp) apply_mlp(*layer.mlp, x_, from, n, mlp_);
     }
     const ScatterRows& u = prepared_.unembedding;
@@ -81,7 +89,7 @@ public:
     return logits_;
   }
 
-private:
+ private:
   const Network& network_;
   const PreparedNetwork& prepared_;
   const ForwardOptions& options_;
@@ -96,12 +104,13 @@ private:
 // Runs `body(runner, i)` for i in [0, count) on `threads` threads, each with its own runner.
 // Threads take runs of consecutive words, so that a runner sees the prefixes they share.
 template <typename Act, typename Body>
-void run_parallel(const Network& network, const PreparedNetwork& prepared, const ForwardOptions& options,
-                  std::size_t count, Body body) {
+void run_parallel(const Network& network, const PreparedNetwork& prepared,
+                  const ForwardOptions& options, std::size_t count, Body body) {
   std::size_t threads = options.threads > 0 ? static_cast<std::size_t>(options.threads)
                                             : std::max(1u, std::thread::hardware_concurrency());
   threads = std::min(threads, count);
-  const std::size_t chunk = std::max<std::size_t>(1, count / (4 * std::max<std::size_t>(1, threads)));
+  const std::size_t chunk =
+      std::max<std::size_t>(1, count / (4 * std::max<std::size_t>(1, threads)));
   std::atomic<std::size_t> next{0};
   std::exception_ptr failure;
   std::mutex failure_mutex;
@@ -143,7 +152,8 @@ Eigen::MatrixXd ForwardPass::run(const std::vector<LetterId>& word) const {
   return Eigen::MatrixXd(WordRunner<double>(network_, *prepared_, options_).run(word));
 }
 
-std::vector<Eigen::MatrixXd> ForwardPass::run(const std::vector<std::vector<LetterId>>& words) const {
+std::vector<Eigen::MatrixXd> ForwardPass::run(
+    const std::vector<std::vector<LetterId>>& words) const {
   for (const auto& w : words) check_word(network_, w);
   std::vector<Eigen::MatrixXd> logits(words.size());
   auto body = [&](auto& runner, std::size_t i) { logits[i] = runner.run(words[i]); };

@@ -87,12 +87,13 @@ void KeyGroups::sum_through(const HeadState& h, int i, int value_dim) {
     count_[g] += 1.0;
     last_[g] = summed_;
     double* sum = value_sum_.data() + static_cast<std::size_t>(g) * value_dim;
-    for (int k = h.v.start[summed_]; k < h.v.start[summed_ + 1]; ++k) sum[h.v.index[k]] += h.v.value[k];
+    for (int k = h.v.start[summed_]; k < h.v.start[summed_ + 1]; ++k)
+      sum[h.v.index[k]] += h.v.value[k];
   }
 }
 
-void KeyGroups::mix(const HeadState& h, int i, int value_dim, double scale, bool argmax, double threshold,
-                    AttentionScratch& s) {
+void KeyGroups::mix(const HeadState& h, int i, int value_dim, double scale, bool argmax,
+                    double threshold, AttentionScratch& s) {
   sum_through(h, i, value_dim);
   const int groups = groups_after_[i];
   const int qd = static_cast<int>(h.q.cols());

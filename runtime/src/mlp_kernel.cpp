@@ -73,7 +73,8 @@ void apply_mlp(const PreparedMlp& mlp, Activations<Act>& x, int from, int n, Mlp
     mlp.writes.for_each([&](int c) { s.out[c] = static_cast<double>(row[c]) + mlp.out_bias[c]; });
     // Their hidden values are not rounded to float32 one by one: only the sums of the
     // re-associated formula exist.
-    for (const SharedInputUnits& group : mlp.shared_input) group.add_contribution(group.input(row), s.out.data());
+    for (const SharedInputUnits& group : mlp.shared_input)
+      group.add_contribution(group.input(row), s.out.data());
     for (int u : s.touched) {
       s.touched_mark[u] = 0;
       double pre = s.acc[u] + mlp.in_bias[u];  // exact when there are no small inputs
@@ -88,7 +89,8 @@ void apply_mlp(const PreparedMlp& mlp, Activations<Act>& x, int from, int n, Mlp
       }
       if (!(pre > 0.0)) continue;  // ReLU
       const double h = stored(pre, float32);
-      for (int e = out_w.begin(u); e < out_w.end(u); ++e) s.out[out_w.column[e]] += out_w.value[e] * h;
+      for (int e = out_w.begin(u); e < out_w.end(u); ++e)
+        s.out[out_w.column[e]] += out_w.value[e] * h;
     }
     mlp.writes.for_each([&](int c) { row[c] = static_cast<Act>(s.out[c]); });
   }

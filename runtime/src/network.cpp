@@ -68,9 +68,9 @@ void Network::check_shapes() const {
   expect(max_len >= 1, "max_len must be at least 1");
   expect(vocabulary.size() >= 2, "vocabulary needs <bos> and at least one letter");
   expect(!states.empty(), "no states");
-  expect(token_embedding.rows() == static_cast<long>(vocabulary.size()) &&
-             token_embedding.cols() == d,
-         "embed.token has the wrong shape");
+  expect(
+      token_embedding.rows() == static_cast<long>(vocabulary.size()) && token_embedding.cols() == d,
+      "embed.token has the wrong shape");
   expect(position_embedding.rows() == max_len + 1 && position_embedding.cols() == d,
          "embed.position has the wrong shape");
   expect(unembedding.rows() == d && unembedding.cols() == static_cast<long>(states.size()),

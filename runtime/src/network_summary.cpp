@@ -14,10 +14,12 @@ nlohmann::json network_summary(const Network& network) {
   for (std::size_t i = 0; i < network.layers.size(); ++i) {
     const Layer& layer = network.layers[i];
     nlohmann::json heads = nlohmann::json::array();
-    for (const auto& h : layer.heads) heads.push_back({{"name", h.name}, {"kind", to_string(h.kind)}});
+    for (const auto& h : layer.heads)
+      heads.push_back({{"name", h.name}, {"kind", to_string(h.kind)}});
     nlohmann::json blocks = nlohmann::json::array();
     if (layer.mlp)
-      for (const auto& b : layer.mlp->blocks) blocks.push_back({{"name", b.name}, {"units", b.count}});
+      for (const auto& b : layer.mlp->blocks)
+        blocks.push_back({{"name", b.name}, {"units", b.count}});
     roles.push_back({{"layer", i}, {"purpose", layer.purpose}, {"heads", heads}, {"mlp", blocks}});
   }
   return {{"layers", size.layers},         {"d_model", size.d_model},
@@ -46,8 +48,8 @@ std::string network_size_line(const Network& network) {
   char percent[32];
   std::snprintf(percent, sizeof percent, "%.2g%%",
                 size.parameters ? 100.0 * double(size.nonzeros) / double(size.parameters) : 0.0);
-  out << "; " << with_thousands(size.parameters) << " parameters, "
-      << with_thousands(size.nonzeros) << " nonzeros (" << percent << ")";
+  out << "; " << with_thousands(size.parameters) << " parameters, " << with_thousands(size.nonzeros)
+      << " nonzeros (" << percent << ")";
   return out.str();
 }
 
@@ -56,7 +58,8 @@ std::string network_layers_text(const Network& network) {
   for (std::size_t i = 0; i < network.layers.size(); ++i) {
     const Layer& layer = network.layers[i];
     out << "layer " << i << ": " << layer.purpose << "\n";
-    for (const auto& h : layer.heads) out << "    head  " << h.name << " [" << to_string(h.kind) << "]\n";
+    for (const auto& h : layer.heads)
+      out << "    head  " << h.name << " [" << to_string(h.kind) << "]\n";
     if (layer.mlp)
       for (const auto& b : layer.mlp->blocks)
         out << "    mlp   " << b.name << " (" << with_thousands(b.count) << " units)\n";

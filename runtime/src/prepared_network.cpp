@@ -38,8 +38,10 @@ DimSet DimSet::of(const std::vector<char>& member) {
   DimSet set;
   for (int c = 0; c < static_cast<int>(member.size()); ++c) {
     if (!member[c]) continue;
-    if (!set.runs.empty() && set.runs.back().second == c) ++set.runs.back().second;
-    else set.runs.emplace_back(c, c + 1);
+    if (!set.runs.empty() && set.runs.back().second == c)
+      ++set.runs.back().second;
+    else
+      set.runs.emplace_back(c, c + 1);
   }
   return set;
 }
@@ -77,7 +79,8 @@ namespace {
 // Groups of at least PreparedMlp::kMinShared units whose input weights are one direction
 // times a factor of their own: the direction is the row divided by its first weight (for a
 // single input, that input with coefficient 1). Marks their units in `shared`.
-std::vector<SharedInputUnits> shared_input_groups(const PreparedMlp& pm, std::vector<char>& shared) {
+std::vector<SharedInputUnits> shared_input_groups(const PreparedMlp& pm,
+                                                  std::vector<char>& shared) {
   using Direction = std::vector<std::pair<int, double>>;
   std::map<Direction, std::vector<SharedInputUnits::Unit>> groups;
   const ScatterRows& in = pm.in_by_unit;
@@ -85,7 +88,8 @@ std::vector<SharedInputUnits> shared_input_groups(const PreparedMlp& pm, std::ve
     if (in.begin(u) == in.end(u)) continue;  // a constant: ReLU(bias)
     const double factor = in.value[in.begin(u)];
     Direction direction;
-    for (int e = in.begin(u); e < in.end(u); ++e) direction.emplace_back(in.column[e], in.value[e] / factor);
+    for (int e = in.begin(u); e < in.end(u); ++e)
+      direction.emplace_back(in.column[e], in.value[e] / factor);
     groups[direction].push_back({u, factor, pm.in_bias[u]});
   }
   std::vector<SharedInputUnits> result;
@@ -149,7 +153,8 @@ PreparedMlp prepare_mlp(const Mlp& m, double small_input, double low_threshold) 
   return pm;
 }
 
-PreparedNetwork::PreparedNetwork(const Network& n) : d_model(n.d_model()), scale(n.attention_scale) {
+PreparedNetwork::PreparedNetwork(const Network& n)
+    : d_model(n.d_model()), scale(n.attention_scale) {
   for (const auto& layer : n.layers) {
     PreparedLayer p;
     for (const auto& h : layer.heads) p.heads.push_back(prepare_head(h));

@@ -5,10 +5,10 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <set>
-#include <iterator>
 #include <stdexcept>
 
 #include "krc/input_error.hpp"
@@ -29,12 +29,11 @@ struct DTypeInfo {
 };
 
 constexpr DTypeInfo kDTypes[] = {
-    {DType::BOOL, "BOOL", 1},       {DType::U8, "U8", 1},   {DType::I8, "I8", 1},
-    {DType::F8_E5M2, "F8_E5M2", 1}, {DType::F8_E4M3, "F8_E4M3", 1},
-    {DType::I16, "I16", 2},         {DType::U16, "U16", 2}, {DType::F16, "F16", 2},
-    {DType::BF16, "BF16", 2},       {DType::I32, "I32", 4}, {DType::U32, "U32", 4},
-    {DType::F32, "F32", 4},         {DType::F64, "F64", 8}, {DType::I64, "I64", 8},
-    {DType::U64, "U64", 8},
+    {DType::BOOL, "BOOL", 1},       {DType::U8, "U8", 1},           {DType::I8, "I8", 1},
+    {DType::F8_E5M2, "F8_E5M2", 1}, {DType::F8_E4M3, "F8_E4M3", 1}, {DType::I16, "I16", 2},
+    {DType::U16, "U16", 2},         {DType::F16, "F16", 2},         {DType::BF16, "BF16", 2},
+    {DType::I32, "I32", 4},         {DType::U32, "U32", 4},         {DType::F32, "F32", 4},
+    {DType::F64, "F64", 8},         {DType::I64, "I64", 8},         {DType::U64, "U64", 8},
 };
 
 const DTypeInfo& info(DType dtype) {
@@ -46,7 +45,8 @@ const DTypeInfo& info(DType dtype) {
 std::string tensor_place(const std::string& name) { return "tensor '" + name + "'"; }
 
 // Product of the shape times the element size, or nullopt on overflow.
-std::optional<std::uint64_t> byte_size(const std::vector<std::int64_t>& shape, std::size_t element) {
+std::optional<std::uint64_t> byte_size(const std::vector<std::int64_t>& shape,
+                                       std::size_t element) {
   std::uint64_t total = element;
   for (auto dim : shape) {
     if (dim < 0) return std::nullopt;
@@ -79,8 +79,10 @@ json parse_header(std::string_view text, const std::string& file) {
   std::vector<std::set<std::string>> open_objects;
   std::string duplicate;
   auto watch = [&](int, json::parse_event_t event, json& parsed) {
-    if (event == json::parse_event_t::object_start) open_objects.emplace_back();
-    else if (event == json::parse_event_t::object_end && !open_objects.empty()) open_objects.pop_back();
+    if (event == json::parse_event_t::object_start)
+      open_objects.emplace_back();
+    else if (event == json::parse_event_t::object_end && !open_objects.empty())
+      open_objects.pop_back();
     else if (event == json::parse_event_t::key && !open_objects.empty() && duplicate.empty() &&
              !open_objects.back().insert(parsed.get<std::string>()).second)
       duplicate = parsed.get<std::string>();
@@ -94,17 +96,20 @@ json parse_header(std::string_view text, const std::string& file) {
   }
   if (!duplicate.empty()) throw InputError(file, "header", "duplicate key \"" + duplicate + "\"");
   if (!header.is_object())
-    throw InputError(file, "header", std::string("must be a JSON object, not ") + header.type_name());
+    throw InputError(file, "header",
+                     std::string("must be a JSON object, not ") + header.type_name());
   return header;
 }
 
 std::map<std::string, std::string> parse_metadata(const json& value, const std::string& file) {
   if (!value.is_object())
-    throw InputError(file, "__metadata__", std::string("must map strings to strings, not ") + value.type_name());
+    throw InputError(file, "__metadata__",
+                     std::string("must map strings to strings, not ") + value.type_name());
   std::map<std::string, std::string> metadata;
   for (const auto& [key, v] : value.items()) {
     if (!v.is_string())
-      throw InputError(file, "__metadata__", "value of \"" + key + "\" must be a string, not " + v.type_name());
+      throw InputError(file, "__metadata__",
+                       "value of \"" + key + "\" must be a string, not " + v.type_name());
     metadata[key] = v.get<std::string>();
   }
   return metadata;
@@ -122,7 +127,8 @@ Entry parse_entry(const std::string& name, const json& value, const std::string&
   auto fail = [&](const std::string& problem) -> void { throw InputError(file, place, problem); };
   if (!value.is_object()) fail(std::string("must be an object, not ") + value.type_name());
   for (const auto& [key, v] : value.items())
-    if (key != "dtype" && key != "shape" && key != "data_offsets") fail("unexpected member \"" + key + "\"");
+    if (key != "dtype" && key != "shape" && key != "data_offsets")
+      fail("unexpected member \"" + key + "\"");
   Entry entry{name, DType::F32, {}, 0, 0};
 
   auto dtype = value.find("dtype");
@@ -151,13 +157,15 @@ Entry parse_entry(const std::string& name, const json& value, const std::string&
   entry.begin = *begin;
   entry.end = *end;
   if (entry.begin > entry.end)
-    fail("data_offsets begin " + std::to_string(entry.begin) + " is after end " + std::to_string(entry.end));
+    fail("data_offsets begin " + std::to_string(entry.begin) + " is after end " +
+         std::to_string(entry.end));
 
   auto expected = byte_size(entry.shape, dtype_size(entry.dtype));
   if (!expected) fail("shape " + shape->dump() + " overflows the size of a file");
   if (*expected != entry.end - entry.begin)
-    fail("shape " + shape->dump() + " of " + to_string(entry.dtype) + " needs " + std::to_string(*expected) +
-         " bytes, but data_offsets span " + std::to_string(entry.end - entry.begin));
+    fail("shape " + shape->dump() + " of " + to_string(entry.dtype) + " needs " +
+         std::to_string(*expected) + " bytes, but data_offsets span " +
+         std::to_string(entry.end - entry.begin));
   return entry;
 }
 
@@ -212,7 +220,8 @@ std::string write_safetensors(const TensorFile& file) {
   json header = json::object();
   std::uint64_t offset = 0;
   for (const auto& [name, t] : file.tensors) {
-    if (name == "__metadata__") throw std::invalid_argument("a tensor may not be called __metadata__");
+    if (name == "__metadata__")
+      throw std::invalid_argument("a tensor may not be called __metadata__");
     auto size = byte_size(t.shape, dtype_size(t.dtype));
     if (!size || *size != t.data.size())
       throw std::invalid_argument("tensor '" + name + "': data size disagrees with its shape");
@@ -243,7 +252,8 @@ TensorFile parse_safetensors(std::string_view bytes, const std::string& file) {
   std::memcpy(&length, bytes.data(), 8);
   if (length > bytes.size() - 8)
     throw InputError(file, "header",
-                     "header length " + std::to_string(length) + " is larger than the rest of the file (" +
+                     "header length " + std::to_string(length) +
+                         " is larger than the rest of the file (" +
                          std::to_string(bytes.size() - 8) + " bytes)");
   json header = parse_header(bytes.substr(8, length), file);
   const std::string_view data = bytes.substr(8 + length);
@@ -251,8 +261,10 @@ TensorFile parse_safetensors(std::string_view bytes, const std::string& file) {
   TensorFile result;
   std::vector<Entry> entries;
   for (const auto& [name, value] : header.items()) {
-    if (name == "__metadata__") result.metadata = parse_metadata(value, file);
-    else entries.push_back(parse_entry(name, value, file));
+    if (name == "__metadata__")
+      result.metadata = parse_metadata(value, file);
+    else
+      entries.push_back(parse_entry(name, value, file));
   }
   check_tiling(entries, data.size(), file);
   for (const auto& e : entries) {
@@ -292,8 +304,8 @@ Tensor make_tensor(DType dtype, std::vector<std::int64_t> shape, std::span<const
 template <typename T>
 std::vector<T> values_of(const Tensor& t, DType dtype) {
   if (t.dtype != dtype || t.data.size() % sizeof(T) != 0)
-    throw std::invalid_argument(std::string("expected a tensor of ") + to_string(dtype) + ", found " +
-                                to_string(t.dtype));
+    throw std::invalid_argument(std::string("expected a tensor of ") + to_string(dtype) +
+                                ", found " + to_string(t.dtype));
   std::vector<T> values(t.data.size() / sizeof(T));
   if (!values.empty()) std::memcpy(values.data(), t.data.data(), t.data.size());
   return values;
@@ -307,6 +319,8 @@ Tensor make_i32_tensor(std::vector<std::int64_t> shape, std::span<const std::int
   return make_tensor(DType::I32, std::move(shape), values);
 }
 std::vector<float> f32_values(const Tensor& t) { return values_of<float>(t, DType::F32); }
-std::vector<std::int32_t> i32_values(const Tensor& t) { return values_of<std::int32_t>(t, DType::I32); }
+std::vector<std::int32_t> i32_values(const Tensor& t) {
+  return values_of<std::int32_t>(t, DType::I32);
+}
 
 }  // namespace krc

@@ -7,8 +7,8 @@
 
 namespace krc {
 
-SharedInputUnits::Ramp SharedInputUnits::ramp(std::vector<std::pair<double, std::pair<double, double>>> units,
-                                              bool rising) {
+SharedInputUnits::Ramp SharedInputUnits::ramp(
+    std::vector<std::pair<double, std::pair<double, double>>> units, bool rising) {
   std::sort(units.begin(), units.end());
   const std::size_t n = units.size();
   Ramp r;
@@ -30,8 +30,8 @@ SharedInputUnits::Ramp SharedInputUnits::ramp(std::vector<std::pair<double, std:
   return r;
 }
 
-SharedInputUnits::SharedInputUnits(std::vector<std::pair<int, double>> direction, const std::vector<Unit>& units,
-                                   const ScatterRows& out_by_unit)
+SharedInputUnits::SharedInputUnits(std::vector<std::pair<int, double>> direction,
+                                   const std::vector<Unit>& units, const ScatterRows& out_by_unit)
     : direction_(std::move(direction)) {
   // Per output dim and side: (threshold, (w a, w b)).
   using Entries = std::vector<std::pair<double, std::pair<double, double>>>;
@@ -43,11 +43,13 @@ SharedInputUnits::SharedInputUnits(std::vector<std::pair<int, double>> direction
     for (int e = out_by_unit.begin(u.unit); e < out_by_unit.end(u.unit); ++e) {
       const double w = out_by_unit.value[e];
       auto& sides = by_output[out_by_unit.column[e]];
-      (u.factor > 0.0 ? sides.first : sides.second).push_back({threshold, {w * u.factor, w * u.bias}});
+      (u.factor > 0.0 ? sides.first : sides.second)
+          .push_back({threshold, {w * u.factor, w * u.bias}});
     }
   }
   for (auto& [dim, sides] : by_output)
-    outputs_.push_back({dim, ramp(std::move(sides.first), true), ramp(std::move(sides.second), false)});
+    outputs_.push_back(
+        {dim, ramp(std::move(sides.first), true), ramp(std::move(sides.second), false)});
 }
 
 void SharedInputUnits::add_contribution(double z, double* out) const {
@@ -57,13 +59,15 @@ void SharedInputUnits::add_contribution(double z, double* out) const {
     if (!o.rising.threshold.empty()) {
       // Active: t_u < z, a prefix.
       const auto& t = o.rising.threshold;
-      const auto k = std::partition_point(t.begin(), t.end(), [z](double x) { return x < z; }) - t.begin();
+      const auto k =
+          std::partition_point(t.begin(), t.end(), [z](double x) { return x < z; }) - t.begin();
       sum += z * o.rising.slope[k] + o.rising.offset[k];
     }
     if (!o.falling.threshold.empty()) {
       // Active: t_u > z, a suffix.
       const auto& t = o.falling.threshold;
-      const auto k = std::partition_point(t.begin(), t.end(), [z](double x) { return x <= z; }) - t.begin();
+      const auto k =
+          std::partition_point(t.begin(), t.end(), [z](double x) { return x <= z; }) - t.begin();
       sum += z * o.falling.slope[k] + o.falling.offset[k];
     }
     out[o.dim] += sum;

@@ -9,7 +9,9 @@
 
 namespace krc {
 
-const char* to_string(VerifyPart part) { return part == VerifyPart::Exhaustive ? "exhaustive" : "random"; }
+const char* to_string(VerifyPart part) {
+  return part == VerifyPart::Exhaustive ? "exhaustive" : "random";
+}
 
 int default_exhaustive_length(std::size_t letters, int max_len, long long max_words) {
   if (max_words < 1) return 0;
@@ -48,10 +50,12 @@ std::vector<LetterId> exhaustive_word(long long index, std::size_t letters, int 
 }
 
 class Checker {
-public:
-  Checker(const Automaton& automaton, VerifyReport& report) : automaton_(automaton), report_(report) {}
+ public:
+  Checker(const Automaton& automaton, VerifyReport& report)
+      : automaton_(automaton), report_(report) {}
 
-  void check(VerifyPart part, long long index, const std::vector<LetterId>& word, const Eigen::MatrixXd& logits) {
+  void check(VerifyPart part, long long index, const std::vector<LetterId>& word,
+             const Eigen::MatrixXd& logits) {
     const std::vector<StateId> expected = automaton_.run(word);
     const Eigen::Index states = logits.cols();
     bool word_wrong = false;
@@ -61,8 +65,10 @@ public:
       for (Eigen::Index s = 0; s < states; ++s)
         if (s != right) best_wrong = std::max(best_wrong, logits(t, s));
       double margin = logits(t, right) - best_wrong;
-      if (states == 1) margin = std::numeric_limits<double>::infinity();  // nothing to confuse
-      else if (std::isnan(margin)) margin = -std::numeric_limits<double>::infinity();
+      if (states == 1)
+        margin = std::numeric_limits<double>::infinity();  // nothing to confuse
+      else if (std::isnan(margin))
+        margin = -std::numeric_limits<double>::infinity();
       if (!(margin > 0)) {  // ties count as errors
         ++report_.wrong_positions;
         word_wrong = true;
@@ -96,18 +102,20 @@ public:
     report_.counterexample = std::move(c);
   }
 
-private:
+ private:
   const Automaton& automaton_;
   VerifyReport& report_;
 };
 
 }  // namespace
 
-VerifyReport verify(const Network& network, const Automaton& automaton, const VerifyOptions& options) {
+VerifyReport verify(const Network& network, const Automaton& automaton,
+                    const VerifyOptions& options) {
   const auto start = Clock::now();
   const std::size_t letters = automaton.letter_count();
   if (letters + 1 != network.vocabulary.size())
-    throw std::invalid_argument("the automaton has " + std::to_string(letters) + " letters, the network " +
+    throw std::invalid_argument("the automaton has " + std::to_string(letters) +
+                                " letters, the network " +
                                 std::to_string(network.vocabulary.size() - 1));
   if (automaton.state_count() != network.states.size())
     throw std::invalid_argument("the automaton has " + std::to_string(automaton.state_count()) +
@@ -116,8 +124,9 @@ VerifyReport verify(const Network& network, const Automaton& automaton, const Ve
   VerifyReport report;
   report.attention = options.forward.attention;
   report.precision = options.forward.precision;
-  report.threads = options.forward.threads > 0 ? options.forward.threads
-                                               : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  report.threads = options.forward.threads > 0
+                       ? options.forward.threads
+                       : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   report.exhaustive_length = options.exhaustive_length.value_or(
       default_exhaustive_length(letters, network.max_len, options.max_exhaustive_words));
   report.random_length = options.random_length.value_or(network.max_len);
@@ -129,13 +138,15 @@ VerifyReport verify(const Network& network, const Automaton& automaton, const Ve
   if (report.random_length < 0 || report.random_length > network.max_len)
     throw std::invalid_argument("random word length " + std::to_string(report.random_length) +
                                 " is outside [0, max_len " + std::to_string(network.max_len) + "]");
-  if (report.random_words < 0) throw std::invalid_argument("the number of random words is negative");
-  report.exhaustive_words = report.exhaustive_length > 0 ? power(letters, report.exhaustive_length) : 0;
+  if (report.random_words < 0)
+    throw std::invalid_argument("the number of random words is negative");
+  report.exhaustive_words =
+      report.exhaustive_length > 0 ? power(letters, report.exhaustive_length) : 0;
   if (report.exhaustive_words == 0 && report.random_words == 0)
     throw std::invalid_argument("nothing to verify: no exhaustive length and no random words");
   if (report.exhaustive_words < 0)
-    throw std::invalid_argument("too many words of length " + std::to_string(report.exhaustive_length) +
-                                " to enumerate");
+    throw std::invalid_argument("too many words of length " +
+                                std::to_string(report.exhaustive_length) + " to enumerate");
 
   ForwardPass pass(network, options.forward);
   Checker checker(automaton, report);
@@ -153,7 +164,8 @@ VerifyReport verify(const Network& network, const Automaton& automaton, const Ve
       std::vector<std::vector<LetterId>> words;
       for (long long i = first; i < last; ++i) words.push_back(make_word(i));
       const auto logits = pass.run(words);
-      for (long long i = first; i < last; ++i) checker.check(part, i, words[i - first], logits[i - first]);
+      for (long long i = first; i < last; ++i)
+        checker.check(part, i, words[i - first], logits[i - first]);
       if (options.progress) {
         progress.words_done = report.words;
         progress.positions_done = report.positions;

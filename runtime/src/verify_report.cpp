@@ -62,17 +62,24 @@ void write_counterexample(std::ostream& out, const Counterexample& c, const Auto
     wl = std::max(wl, letter_at(c, a, t).size());
     we = std::max(we, a.state_name(c.expected[t]).size());
   }
-  out << "  " << std::setw(9) << "position" << "  " << std::left << std::setw(static_cast<int>(wl)) << "letter"
-      << "  " << std::setw(static_cast<int>(we)) << "expected" << "  actual\n" << std::right;
-  if (from > 0) out << "  " << std::setw(9) << "..." << "\n";
+  out << "  " << std::setw(9) << "position"
+      << "  " << std::left << std::setw(static_cast<int>(wl)) << "letter"
+      << "  " << std::setw(static_cast<int>(we)) << "expected"
+      << "  actual\n"
+      << std::right;
+  if (from > 0)
+    out << "  " << std::setw(9) << "..."
+        << "\n";
   for (std::size_t t = from; t < to; ++t) {
-    out << "  " << std::setw(9) << t << "  " << std::left << std::setw(static_cast<int>(wl)) << letter_at(c, a, t)
-        << "  " << std::setw(static_cast<int>(we)) << a.state_name(c.expected[t]) << "  "
-        << a.state_name(c.actual[t]) << std::right;
+    out << "  " << std::setw(9) << t << "  " << std::left << std::setw(static_cast<int>(wl))
+        << letter_at(c, a, t) << "  " << std::setw(static_cast<int>(we))
+        << a.state_name(c.expected[t]) << "  " << a.state_name(c.actual[t]) << std::right;
     if (c.wrong[t]) out << (c.actual[t] == c.expected[t] ? "   <- wrong (tie)" : "   <- wrong");
     out << "\n";
   }
-  if (to < positions) out << "  " << std::setw(9) << "..." << "\n";
+  if (to < positions)
+    out << "  " << std::setw(9) << "..."
+        << "\n";
 }
 
 }  // namespace
@@ -84,24 +91,27 @@ std::string format_report(const VerifyReport& r, const Automaton& a) {
         << " words: all right";
   } else {
     out << "FAILED: " << with_thousands(r.wrong_positions) << " of " << with_thousands(r.positions)
-        << " positions wrong, in " << with_thousands(r.wrong_words) << " of " << with_thousands(r.words) << " words";
+        << " positions wrong, in " << with_thousands(r.wrong_words) << " of "
+        << with_thousands(r.words) << " words";
   }
   if (r.smallest_margin_at)
-    out << "; smallest margin " << number(r.smallest_margin) << " at " << place(*r.smallest_margin_at);
+    out << "; smallest margin " << number(r.smallest_margin) << " at "
+        << place(*r.smallest_margin_at);
   else if (r.words > 0)
     out << "; one state only, no margin to measure";
   out << "\n";
   if (r.exhaustive_length > 0)
-    out << "  exhaustive: all " << with_thousands(r.exhaustive_words) << " words of length " << r.exhaustive_length
-        << " (their prefixes: all " << with_thousands(covered_words(a.letter_count(), r.exhaustive_length))
+    out << "  exhaustive: all " << with_thousands(r.exhaustive_words) << " words of length "
+        << r.exhaustive_length << " (their prefixes: all "
+        << with_thousands(covered_words(a.letter_count(), r.exhaustive_length))
         << " words of length <= " << r.exhaustive_length << ")\n";
   else
     out << "  exhaustive: none\n";
-  out << "  random: " << with_thousands(r.random_words) << " words of length " << with_thousands(r.random_length)
-      << ", seed " << r.seed << "\n";
-  out << "  attention " << to_string(r.attention) << ", precision " << to_string(r.precision) << ", "
-      << r.threads << (r.threads == 1 ? " thread, " : " threads, ") << std::fixed << std::setprecision(2)
-      << r.seconds << " s\n";
+  out << "  random: " << with_thousands(r.random_words) << " words of length "
+      << with_thousands(r.random_length) << ", seed " << r.seed << "\n";
+  out << "  attention " << to_string(r.attention) << ", precision " << to_string(r.precision)
+      << ", " << r.threads << (r.threads == 1 ? " thread, " : " threads, ") << std::fixed
+      << std::setprecision(2) << r.seconds << " s\n";
   if (r.counterexample) write_counterexample(out, *r.counterexample, a);
   return out.str();
 }
@@ -120,10 +130,13 @@ nlohmann::json report_to_json(const VerifyReport& r, const Automaton& a) {
       {"exhaustive",
        {{"length", r.exhaustive_length},
         {"words", r.exhaustive_words},
-        {"covered_words", r.exhaustive_length > 0 ? covered_words(a.letter_count(), r.exhaustive_length) : 0}}},
+        {"covered_words",
+         r.exhaustive_length > 0 ? covered_words(a.letter_count(), r.exhaustive_length) : 0}}},
       {"random", {{"words", r.random_words}, {"length", r.random_length}, {"seed", r.seed}}},
-      {"smallest_margin", std::isfinite(r.smallest_margin) ? json(r.smallest_margin) : json(nullptr)},
-      {"smallest_margin_at", r.smallest_margin_at ? position(*r.smallest_margin_at) : json(nullptr)},
+      {"smallest_margin",
+       std::isfinite(r.smallest_margin) ? json(r.smallest_margin) : json(nullptr)},
+      {"smallest_margin_at",
+       r.smallest_margin_at ? position(*r.smallest_margin_at) : json(nullptr)},
       {"attention", to_string(r.attention)},
       {"precision", to_string(r.precision)},
       {"threads", r.threads},
@@ -132,7 +145,8 @@ nlohmann::json report_to_json(const VerifyReport& r, const Automaton& a) {
   };
   if (r.counterexample) {
     const Counterexample& c = *r.counterexample;
-    json word = json::array(), expected = json::array(), actual = json::array(), wrong = json::array();
+    json word = json::array(), expected = json::array(), actual = json::array(),
+         wrong = json::array();
     for (LetterId l : c.word) word.push_back(a.letter_name(l));
     for (std::size_t t = 0; t < c.expected.size(); ++t) {
       expected.push_back(a.state_name(c.expected[t]));

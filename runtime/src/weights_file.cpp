@@ -46,7 +46,8 @@ std::string shape_text(const std::vector<std::int64_t>& shape) { return json(sha
 // ---------------------------------------------------------------- writing
 
 // Places matrix m at block `block` of a [blocks, rows, cols] tensor (zero padded).
-void add_matrix(Entries& e, const SparseMatrix& m, std::int64_t block, std::int64_t rows, std::int64_t cols) {
+void add_matrix(Entries& e, const SparseMatrix& m, std::int64_t block, std::int64_t rows,
+                std::int64_t cols) {
   std::vector<std::pair<std::int64_t, float>> items;
   for (int r = 0; r < m.outerSize(); ++r)
     for (SparseMatrix::InnerIterator it(m, r); it; ++it)
@@ -145,7 +146,7 @@ json config_of(const Network& n) {
 
 // Reads one JSON metadata value, failing with the key and JSON pointer of the problem.
 class MetadataReader {
-public:
+ public:
   MetadataReader(const TensorFile& tensors, std::string file)
       : metadata_(tensors.metadata), file_(std::move(file)) {}
 
@@ -165,7 +166,8 @@ public:
     try {
       return json::parse(text);
     } catch (const json::parse_error& e) {
-      throw InputError(file_, place(key, json::json_pointer()), std::string("not valid JSON: ") + e.what());
+      throw InputError(file_, place(key, json::json_pointer()),
+                       std::string("not valid JSON: ") + e.what());
     }
   }
   std::string place(const std::string& key, const json::json_pointer& at) const {
@@ -177,14 +179,14 @@ public:
     throw InputError(file_, place(key, at), problem);
   }
 
-private:
+ private:
   const std::map<std::string, std::string>& metadata_;
   std::string file_;
 };
 
 // Typed access to a JSON document from the metadata; every failure names the pointer.
 class JsonReader {
-public:
+ public:
   JsonReader(const MetadataReader& m, std::string key) : m_(m), key_(std::move(key)) {}
 
   [[noreturn]] void fail(const json::json_pointer& at, const std::string& problem) const {
@@ -196,7 +198,8 @@ public:
     if (it == object.end()) fail(at, std::string("missing \"") + name + "\"");
     return *it;
   }
-  long long integer(const json& v, const json::json_pointer& at, long long min, long long max) const {
+  long long integer(const json& v, const json::json_pointer& at, long long min,
+                    long long max) const {
     if (!v.is_number_integer()) fail(at, std::string("must be an integer, not ") + v.type_name());
     if (v.is_number_unsigned() && v.get<std::uint64_t>() > static_cast<std::uint64_t>(max))
       fail(at, v.dump() + " is larger than " + std::to_string(max));
@@ -220,7 +223,7 @@ public:
     return out;
   }
 
-private:
+ private:
   const MetadataReader& m_;
   std::string key_;
 };
@@ -253,15 +256,19 @@ Config parse_config(const MetadataReader& m) {
   using ptr = json::json_pointer;
   const ptr root;
   Config c;
-  c.d_model = static_cast<int>(r.integer(r.member(doc, root, "d_model"), root / "d_model", 1, kMaxDimension));
-  c.max_len = static_cast<int>(r.integer(r.member(doc, root, "max_len"), root / "max_len", 1, kMaxDimension));
+  c.d_model = static_cast<int>(
+      r.integer(r.member(doc, root, "d_model"), root / "d_model", 1, kMaxDimension));
+  c.max_len = static_cast<int>(
+      r.integer(r.member(doc, root, "max_len"), root / "max_len", 1, kMaxDimension));
   c.vocabulary = r.unique_strings(r.member(doc, root, "vocabulary"), root / "vocabulary");
   if (c.vocabulary.size() < 2 || c.vocabulary[0] != "<bos>")
     r.fail(root / "vocabulary", "must be \"<bos>\" followed by at least one letter");
-  if (static_cast<long long>(c.vocabulary.size()) > kMaxDimension) r.fail(root / "vocabulary", "too many letters");
+  if (static_cast<long long>(c.vocabulary.size()) > kMaxDimension)
+    r.fail(root / "vocabulary", "too many letters");
   c.states = r.unique_strings(r.member(doc, root, "states"), root / "states");
   if (c.states.empty()) r.fail(root / "states", "must name at least one state");
-  if (static_cast<long long>(c.states.size()) > kMaxDimension) r.fail(root / "states", "too many states");
+  if (static_cast<long long>(c.states.size()) > kMaxDimension)
+    r.fail(root / "states", "too many states");
 
   const json& attention = r.member(doc, root, "attention");
   const ptr at_attention = root / "attention";
@@ -279,7 +286,8 @@ Config parse_config(const MetadataReader& m) {
 
   const json& layers = r.member(doc, root, "layers");
   if (!layers.is_array()) r.fail(root / "layers", "must be a list");
-  long long n_layers = r.integer(r.member(doc, root, "n_layers"), root / "n_layers", 0, kMaxDimension);
+  long long n_layers =
+      r.integer(r.member(doc, root, "n_layers"), root / "n_layers", 0, kMaxDimension);
   if (static_cast<long long>(layers.size()) != n_layers)
     r.fail(root / "layers", "lists " + std::to_string(layers.size()) + " layers, n_layers says " +
                                 std::to_string(n_layers));
@@ -288,10 +296,12 @@ Config parse_config(const MetadataReader& m) {
     const json& l = layers[i];
     LayerConfig lc;
     lc.purpose = r.string(r.member(l, at, "purpose"), at / "purpose");
-    lc.head_dim = static_cast<int>(r.integer(r.member(l, at, "head_dim"), at / "head_dim", 0, kMaxDimension));
+    lc.head_dim =
+        static_cast<int>(r.integer(r.member(l, at, "head_dim"), at / "head_dim", 0, kMaxDimension));
     const json& heads = r.member(l, at, "heads");
     if (!heads.is_array()) r.fail(at / "heads", "must be a list");
-    if (static_cast<long long>(heads.size()) > kMaxDimension) r.fail(at / "heads", "too many heads");
+    if (static_cast<long long>(heads.size()) > kMaxDimension)
+      r.fail(at / "heads", "too many heads");
     for (std::size_t h = 0; h < heads.size(); ++h) {
       const ptr hat = at / "heads" / h;
       HeadConfig hc;
@@ -304,9 +314,11 @@ Config parse_config(const MetadataReader& m) {
       // Optional: the head's own widths inside the layer's zero-padded head_dim.
       hc.query_dim = hc.value_dim = lc.head_dim;
       if (heads[h].contains("query_dim"))
-        hc.query_dim = static_cast<int>(r.integer(heads[h]["query_dim"], hat / "query_dim", 0, lc.head_dim));
+        hc.query_dim =
+            static_cast<int>(r.integer(heads[h]["query_dim"], hat / "query_dim", 0, lc.head_dim));
       if (heads[h].contains("value_dim"))
-        hc.value_dim = static_cast<int>(r.integer(heads[h]["value_dim"], hat / "value_dim", 0, lc.head_dim));
+        hc.value_dim =
+            static_cast<int>(r.integer(heads[h]["value_dim"], hat / "value_dim", 0, lc.head_dim));
       lc.heads.push_back(hc);
     }
     const json& hidden = r.member(l, at, "mlp_hidden");
@@ -319,10 +331,13 @@ Config parse_config(const MetadataReader& m) {
       const ptr bat = at / "mlp_blocks" / b;
       MlpBlock block;
       block.name = r.string(r.member(blocks[b], bat, "name"), bat / "name");
-      block.first = static_cast<int>(r.integer(r.member(blocks[b], bat, "first"), bat / "first", 0, kMaxDimension));
-      block.count = static_cast<int>(r.integer(r.member(blocks[b], bat, "count"), bat / "count", 0, kMaxDimension));
+      block.first = static_cast<int>(
+          r.integer(r.member(blocks[b], bat, "first"), bat / "first", 0, kMaxDimension));
+      block.count = static_cast<int>(
+          r.integer(r.member(blocks[b], bat, "count"), bat / "count", 0, kMaxDimension));
       if (block.first != next)
-        r.fail(bat / "first", "blocks must cover the hidden units in order: expected " + std::to_string(next));
+        r.fail(bat / "first",
+               "blocks must cover the hidden units in order: expected " + std::to_string(next));
       next += block.count;
       lc.blocks.push_back(block);
     }
@@ -334,18 +349,20 @@ Config parse_config(const MetadataReader& m) {
   }
   if (static_cast<long long>(c.max_len + 1) * c.d_model > kMaxDenseElements ||
       static_cast<long long>(c.vocabulary.size()) * c.d_model > kMaxDenseElements)
-    r.fail(root, "the embeddings would exceed krc's limit of " + std::to_string(kMaxDenseElements) + " elements");
+    r.fail(root, "the embeddings would exceed krc's limit of " + std::to_string(kMaxDenseElements) +
+                     " elements");
   return c;
 }
 
 // Takes tensors out of the file by name, dense or sparse, checking dtype, shape and values,
 // and remembers what was taken so that leftovers can be reported.
 class TensorReader {
-public:
+ public:
   TensorReader(const TensorFile& tensors, const MetadataReader& m) : tensors_(tensors), m_(m) {
     if (auto text = m.text("sparse")) {
       sparse_ = m.parse("sparse", *text);
-      if (!sparse_.is_object()) m.fail("sparse", json::json_pointer(), "must map tensor names to dense shapes");
+      if (!sparse_.is_object())
+        m.fail("sparse", json::json_pointer(), "must map tensor names to dense shapes");
     } else {
       sparse_ = json::object();
     }
@@ -355,10 +372,12 @@ public:
     std::int64_t numel = 1;
     for (auto dim : shape)
       if (__builtin_mul_overflow(numel, dim, &numel) || numel > kMaxElements)
-        fail(name, "shape " + shape_text(shape) + " exceeds krc's limit of " + std::to_string(kMaxElements) + " elements");
+        fail(name, "shape " + shape_text(shape) + " exceeds krc's limit of " +
+                       std::to_string(kMaxElements) + " elements");
     Entries e = sparse_.contains(name) ? take_sparse(name, shape) : take_dense(name, shape);
     for (float v : e.values)
-      if (!std::isfinite(v)) fail(name, "holds a value that is not finite (" + std::to_string(v) + ")");
+      if (!std::isfinite(v))
+        fail(name, "holds a value that is not finite (" + std::to_string(v) + ")");
     return e;
   }
 
@@ -371,7 +390,7 @@ public:
         m_.fail("sparse", json::json_pointer() / name, "names a tensor the network does not have");
   }
 
-private:
+ private:
   [[noreturn]] void fail(const std::string& name, const std::string& problem) const {
     throw InputError(m_.file(), tensor_place(name), problem);
   }
@@ -380,14 +399,16 @@ private:
     auto it = tensors_.tensors.find(name);
     if (it == tensors_.tensors.end()) fail(name, "is missing");
     if (it->second.dtype != dtype)
-      fail(name, std::string("must be ") + to_string(dtype) + ", not " + to_string(it->second.dtype));
+      fail(name,
+           std::string("must be ") + to_string(dtype) + ", not " + to_string(it->second.dtype));
     taken_.insert(name);
     return it->second;
   }
 
   Entries take_dense(const std::string& name, const std::vector<std::int64_t>& shape) {
     const Tensor& t = find(name, DType::F32);
-    if (t.shape != shape) fail(name, "has shape " + shape_text(t.shape) + ", the config says " + shape_text(shape));
+    if (t.shape != shape)
+      fail(name, "has shape " + shape_text(t.shape) + ", the config says " + shape_text(shape));
     Entries e{shape, {}, {}};
     const auto values = f32_values(t);
     for (std::size_t i = 0; i < values.size(); ++i) e.add(static_cast<std::int64_t>(i), values[i]);
@@ -399,8 +420,9 @@ private:
     if (tensors_.tensors.count(name)) fail(name, "is stored both dense and sparse");
     const json& declared = sparse_[name];
     if (declared != json(shape))
-      m_.fail("sparse", json::json_pointer() / name,
-              "dense shape " + declared.dump() + " disagrees with the config's " + shape_text(shape));
+      m_.fail(
+          "sparse", json::json_pointer() / name,
+          "dense shape " + declared.dump() + " disagrees with the config's " + shape_text(shape));
     const Tensor& indices = find(name + ".indices", DType::I32);
     const Tensor& values = find(name + ".values", DType::F32);
     const std::int64_t rank = static_cast<std::int64_t>(shape.size());
@@ -424,7 +446,9 @@ private:
         flat = flat * shape[axis] + i;  // < numel, which the dimension limits keep in range
       }
       if (flat <= previous)
-        fail(name + ".indices", "entry " + std::to_string(k) + " is not after the previous one (indices must be sorted and distinct)");
+        fail(name + ".indices",
+             "entry " + std::to_string(k) +
+                 " is not after the previous one (indices must be sorted and distinct)");
       previous = flat;
       e.flat.push_back(flat);
       e.values.push_back(value[k]);
@@ -441,9 +465,9 @@ private:
 // Entries [begin, begin + rows*cols) of `e` as a rows x cols block, cut to keep_rows x
 // keep_cols (a head inside its layer's zero-padded width); a nonzero in the cut-off padding
 // is an error, since dropping it would change what the file means.
-SparseMatrix block_matrix(const Entries& e, std::int64_t begin, std::int64_t rows, std::int64_t cols,
-                          std::int64_t keep_rows, std::int64_t keep_cols, const std::string& name,
-                          const std::string& file) {
+SparseMatrix block_matrix(const Entries& e, std::int64_t begin, std::int64_t rows,
+                          std::int64_t cols, std::int64_t keep_rows, std::int64_t keep_cols,
+                          const std::string& name, const std::string& file) {
   const std::int64_t end = begin + rows * cols;
   std::vector<Eigen::Triplet<float, int>> triplets;
   auto first = std::lower_bound(e.flat.begin(), e.flat.end(), begin);
@@ -461,8 +485,8 @@ SparseMatrix block_matrix(const Entries& e, std::int64_t begin, std::int64_t row
 }
 
 // Head h of a [heads, rows, cols] tensor.
-SparseMatrix head_matrix(const Entries& e, std::int64_t h, std::int64_t keep_rows, std::int64_t keep_cols,
-                         const std::string& name, const std::string& file) {
+SparseMatrix head_matrix(const Entries& e, std::int64_t h, std::int64_t keep_rows,
+                         std::int64_t keep_cols, const std::string& name, const std::string& file) {
   const std::int64_t rows = e.shape[1], cols = e.shape[2];
   return block_matrix(e, h * rows * cols, rows, cols, keep_rows, keep_cols, name, file);
 }
@@ -490,7 +514,9 @@ TensorFile network_to_tensor_file(const Network& n, const WriteOptions& options)
   const std::int64_t d = n.d_model();
   TensorFile file;
   json sparse = json::object();
-  auto put = [&](const std::string& name, const Entries& e) { store(file, sparse, name, e, options); };
+  auto put = [&](const std::string& name, const Entries& e) {
+    store(file, sparse, name, e, options);
+  };
 
   put("embed.token", dense_entries(n.token_embedding, {n.token_embedding.rows(), d}));
   put("embed.position", dense_entries(n.position_embedding, {n.position_embedding.rows(), d}));
@@ -539,7 +565,8 @@ Network network_from_safetensors(const TensorFile& tensors, const std::string& f
   if (m.required_text("format") != "krc")
     m.fail("format", json::json_pointer(), "is \"" + m.required_text("format") + "\", not \"krc\"");
   if (m.required_text("version") != "1")
-    m.fail("version", json::json_pointer(), "is \"" + m.required_text("version") + "\"; this krc reads version \"1\"");
+    m.fail("version", json::json_pointer(),
+           "is \"" + m.required_text("version") + "\"; this krc reads version \"1\"");
   const Config c = parse_config(m);
 
   Network n;
@@ -555,15 +582,16 @@ Network network_from_safetensors(const TensorFile& tensors, const std::string& f
   for (std::size_t i = 0; i < labels.size(); ++i)
     n.residual_labels.push_back(label_reader.string(labels[i], json::json_pointer() / i));
   if (static_cast<long long>(n.residual_labels.size()) != c.d_model)
-    label_reader.fail(json::json_pointer(), "has " + std::to_string(n.residual_labels.size()) + " labels for d_model " +
-                              std::to_string(c.d_model));
+    label_reader.fail(json::json_pointer(), "has " + std::to_string(n.residual_labels.size()) +
+                                                " labels for d_model " + std::to_string(c.d_model));
 
   n.automaton = m.parse("automaton", m.required_text("automaton"));
   Automaton automaton;
   try {
     automaton = automaton_from_json(n.automaton, file);
   } catch (const InputError& e) {
-    throw InputError(file, m.place("automaton", json::json_pointer()) + " at " + e.place(), e.problem());
+    throw InputError(file, m.place("automaton", json::json_pointer()) + " at " + e.place(),
+                     e.problem());
   }
   if (automaton.states() != n.states)
     m.fail("automaton", json::json_pointer("/states"), "differ from the config's states");
@@ -576,7 +604,8 @@ Network network_from_safetensors(const TensorFile& tensors, const std::string& f
   const std::int64_t vocabulary = static_cast<std::int64_t>(c.vocabulary.size());
   n.token_embedding = to_dense(t.take("embed.token", {vocabulary, d}));
   n.position_embedding = to_dense(t.take("embed.position", {c.max_len + 1, d}));
-  n.unembedding = to_sparse(t.take("unembed", {d, static_cast<std::int64_t>(c.states.size())}), "unembed", file);
+  n.unembedding = to_sparse(t.take("unembed", {d, static_cast<std::int64_t>(c.states.size())}),
+                            "unembed", file);
   for (std::size_t i = 0; i < c.layers.size(); ++i) {
     const LayerConfig& lc = c.layers[i];
     const std::string at = "layers." + std::to_string(i);
@@ -584,8 +613,10 @@ Network network_from_safetensors(const TensorFile& tensors, const std::string& f
     layer.purpose = lc.purpose;
     if (!lc.heads.empty()) {
       const std::int64_t heads = static_cast<std::int64_t>(lc.heads.size()), hd = lc.head_dim;
-      const Entries q = t.take(at + ".attn.q", {heads, d, hd}), k = t.take(at + ".attn.k", {heads, d, hd}),
-                    v = t.take(at + ".attn.v", {heads, d, hd}), o = t.take(at + ".attn.o", {heads, hd, d});
+      const Entries q = t.take(at + ".attn.q", {heads, d, hd}),
+                    k = t.take(at + ".attn.k", {heads, d, hd}),
+                    v = t.take(at + ".attn.v", {heads, d, hd}),
+                    o = t.take(at + ".attn.o", {heads, hd, d});
       for (std::int64_t h = 0; h < heads; ++h) {
         const HeadConfig& hc = lc.heads[h];
         AttentionHead head;
@@ -601,14 +632,18 @@ Network network_from_safetensors(const TensorFile& tensors, const std::string& f
     if (lc.mlp_hidden) {
       const std::int64_t hidden = *lc.mlp_hidden;
       Mlp mlp;
-      mlp.in_weight = to_sparse(t.take(at + ".mlp.in.weight", {hidden, d}), at + ".mlp.in.weight", file);
+      mlp.in_weight =
+          to_sparse(t.take(at + ".mlp.in.weight", {hidden, d}), at + ".mlp.in.weight", file);
       mlp.in_bias = to_vector(t.take(at + ".mlp.in.bias", {hidden}));
-      mlp.out_weight = to_sparse(t.take(at + ".mlp.out.weight", {d, hidden}), at + ".mlp.out.weight", file);
+      mlp.out_weight =
+          to_sparse(t.take(at + ".mlp.out.weight", {d, hidden}), at + ".mlp.out.weight", file);
       mlp.out_bias = to_vector(t.take(at + ".mlp.out.bias", {d}));
       mlp.blocks = lc.blocks;
       layer.mlp = std::move(mlp);
     } else if (!lc.blocks.empty()) {
-      JsonReader(m, "config").fail(json::json_pointer("/layers") / i / "mlp_blocks", "names blocks of a layer without MLP");
+      JsonReader(m, "config")
+          .fail(json::json_pointer("/layers") / i / "mlp_blocks",
+                "names blocks of a layer without MLP");
     }
     n.layers.push_back(std::move(layer));
   }

@@ -1,8 +1,9 @@
+#include "krc/automaton_analysis.hpp"
+
 #include <doctest/doctest.h>
 
 #include <nlohmann/json.hpp>
 
-#include "krc/automaton_analysis.hpp"
 #include "krc/automaton_json.hpp"
 #include "krc/zoo.hpp"
 #include "test_support.hpp"
@@ -10,10 +11,12 @@
 using namespace krc;
 
 TEST_CASE("analysis of the reference automata: sizes from SgpDec") {
-  auto sgpdec = nlohmann::json::parse(test::read_text(test::reference_dir() / "sgpdec_holonomy.json"));
+  auto sgpdec =
+      nlohmann::json::parse(test::read_text(test::reference_dir() / "sgpdec_holonomy.json"));
   for (const auto& name : test::reference_automaton_names()) {
     CAPTURE(name);
-    auto doc = nlohmann::json::parse(test::read_text(test::reference_dir() / "automata" / (name + ".json")));
+    auto doc = nlohmann::json::parse(
+        test::read_text(test::reference_dir() / "automata" / (name + ".json")));
     Automaton a = automaton_from_json(doc, name);
     auto info = analyze_automaton(a);
     CHECK(info["name"] == name);

@@ -1,6 +1,7 @@
+#include "krc/automaton.hpp"
+
 #include <doctest/doctest.h>
 
-#include "krc/automaton.hpp"
 #include "krc/automaton_json.hpp"
 #include "test_support.hpp"
 
@@ -21,7 +22,8 @@ TEST_CASE("the constructor rejects inconsistent parts") {
 TEST_CASE("native JSON round-trips every reference automaton") {
   for (const auto& name : test::reference_automaton_names()) {
     CAPTURE(name);
-    auto doc = nlohmann::json::parse(test::read_text(test::reference_dir() / "automata" / (name + ".json")));
+    auto doc = nlohmann::json::parse(
+        test::read_text(test::reference_dir() / "automata" / (name + ".json")));
     Automaton a = automaton_from_json(doc, name);
     CHECK(a.name() == doc["name"]);
     CHECK(a.state_count() == doc["states"].size());

@@ -1,9 +1,10 @@
+#include "krc/state_graph.hpp"
+
 #include <doctest/doctest.h>
 
 #include <algorithm>
 #include <random>
 
-#include "krc/state_graph.hpp"
 #include "krc/zoo.hpp"
 #include "test_support.hpp"
 

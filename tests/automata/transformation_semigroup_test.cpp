@@ -1,3 +1,5 @@
+#include "krc/transformation_semigroup.hpp"
+
 #include <doctest/doctest.h>
 
 #include <map>
@@ -7,7 +9,6 @@
 
 #include "krc/automaton_json.hpp"
 #include "krc/input_error.hpp"
-#include "krc/transformation_semigroup.hpp"
 #include "test_support.hpp"
 
 using namespace krc;
@@ -16,7 +17,8 @@ using ElementId = TransformationSemigroup::ElementId;
 namespace {
 
 Automaton reference_automaton(const std::string& name) {
-  auto doc = nlohmann::json::parse(test::read_text(test::reference_dir() / "automata" / (name + ".json")));
+  auto doc =
+      nlohmann::json::parse(test::read_text(test::reference_dir() / "automata" / (name + ".json")));
   return automaton_from_json(doc, name);
 }
 
@@ -81,7 +83,8 @@ Transformation word_action(const Automaton& a, const std::vector<LetterId>& word
 }  // namespace
 
 TEST_CASE("semigroup sizes of the reference automata equal SgpDec's") {
-  auto sgpdec = nlohmann::json::parse(test::read_text(test::reference_dir() / "sgpdec_holonomy.json"));
+  auto sgpdec =
+      nlohmann::json::parse(test::read_text(test::reference_dir() / "sgpdec_holonomy.json"));
   for (const auto& name : test::reference_automaton_names()) {
     CAPTURE(name);
     REQUIRE(sgpdec.contains(name));
@@ -203,7 +206,8 @@ TEST_CASE("shortest words are shortest") {
     layer.swap(next);
   }
   REQUIRE(shortest.size() == s.size());
-  for (ElementId i = 0; i < s.size(); ++i) CHECK(s.shortest_word(i).size() == shortest.at(s.element(i)));
+  for (ElementId i = 0; i < s.size(); ++i)
+    CHECK(s.shortest_word(i).size() == shortest.at(s.element(i)));
 }
 
 TEST_CASE("index_of finds every element and nothing else") {
@@ -240,7 +244,8 @@ TEST_CASE("group of units, groups, ranks and idempotents against brute force") {
 }
 
 TEST_CASE("groups of the zoo are groups") {
-  for (const char* name : {"parity", "cyclic_5", "dihedral_4", "quaternion", "symmetric_4", "alternating_5"}) {
+  for (const char* name :
+       {"parity", "cyclic_5", "dihedral_4", "quaternion", "symmetric_4", "alternating_5"}) {
     CAPTURE(name);
     auto s = TransformationSemigroup::generate(reference_automaton(name));
     CHECK(s.is_group());
@@ -265,7 +270,8 @@ TEST_CASE("the element limit raises a LimitError naming the automaton") {
   // The monoid of T_5 is T_5 itself: the identity is a product of letters.
   CHECK_NOTHROW(TransformationSemigroup::generate(a, true, 3125));
   // Z_5's letter "0" is the identity, so S is already a monoid; the monoid of parity too.
-  CHECK_THROWS_AS(TransformationSemigroup::generate(reference_automaton("cyclic_5"), false, 4), LimitError);
+  CHECK_THROWS_AS(TransformationSemigroup::generate(reference_automaton("cyclic_5"), false, 4),
+                  LimitError);
 }
 
 TEST_CASE("the memory budget raises a LimitError too") {

@@ -1,3 +1,5 @@
+#include "krc/zoo.hpp"
+
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -7,7 +9,6 @@
 #include "krc/automaton_json.hpp"
 #include "krc/input_error.hpp"
 #include "krc/transformation_semigroup.hpp"
-#include "krc/zoo.hpp"
 #include "test_support.hpp"
 
 using namespace krc;
@@ -27,7 +28,8 @@ std::pair<std::string, std::optional<int>> split_reference_name(const std::strin
 }
 
 Automaton reference_automaton(const std::string& stem) {
-  auto doc = nlohmann::json::parse(test::read_text(test::reference_dir() / "automata" / (stem + ".json")));
+  auto doc =
+      nlohmann::json::parse(test::read_text(test::reference_dir() / "automata" / (stem + ".json")));
   return automaton_from_json(doc, stem);
 }
 
@@ -103,7 +105,8 @@ TEST_CASE("zoo families: the group and semigroup each family is named after") {
     }
     std::size_t power = 1;
     for (int i = 0; i < n; ++i) power *= n;
-    CHECK(TransformationSemigroup::generate(zoo_automaton("full_transformations", n)).size() == power);
+    CHECK(TransformationSemigroup::generate(zoo_automaton("full_transformations", n)).size() ==
+          power);
   }
   auto q = TransformationSemigroup::generate(zoo_automaton("quaternion"));
   CHECK(q.size() == 8);

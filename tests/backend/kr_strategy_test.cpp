@@ -66,7 +66,8 @@ int level_count(const Automaton& a) {
 }  // namespace
 
 TEST_CASE("kr: a cascade of memory units takes one layer per level, plus one to decode") {
-  std::vector<Automaton> automata{test::reference_automaton("flipflop_2"), test::reference_automaton("flipflop_3")};
+  std::vector<Automaton> automata{test::reference_automaton("flipflop_2"),
+                                  test::reference_automaton("flipflop_3")};
   for (int n = 2; n <= 12; ++n) automata.push_back(zoo_automaton("gridworld", n));
   std::mt19937_64 rng(21);
   for (const auto& a : automata) {

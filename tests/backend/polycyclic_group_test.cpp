@@ -1,9 +1,10 @@
+#include "krc/polycyclic_group.hpp"
+
 #include <doctest/doctest.h>
 
 #include <numeric>
 
 #include "krc/automaton_json.hpp"
-#include "krc/polycyclic_group.hpp"
 #include "test_support.hpp"
 
 using namespace krc;
@@ -13,7 +14,8 @@ namespace {
 // The letters of a reference permutation automaton, as permutations of its states.
 std::vector<Permutation> letter_permutations(const std::string& name) {
   Automaton a = automaton_from_json(
-      nlohmann::json::parse(test::read_text(test::reference_dir() / "automata" / (name + ".json"))), name);
+      nlohmann::json::parse(test::read_text(test::reference_dir() / "automata" / (name + ".json"))),
+      name);
   std::vector<Permutation> gens;
   for (LetterId l = 0; l < a.letter_count(); ++l)
     gens.emplace_back(a.letter_action(l).begin(), a.letter_action(l).end());
@@ -30,9 +32,13 @@ Permutation compose(const Permutation& first, const Permutation& second) {
 
 TEST_CASE("counters driven by the increments track the running product of solvable groups") {
   // Regular actions: the group order is the number of states.
-  for (auto [name, order] : std::vector<std::pair<std::string, int>>{
-           {"parity", 2}, {"cyclic_6", 6}, {"dihedral_4", 8}, {"quaternion", 8},
-           {"symmetric_3", 6}, {"alternating_4", 12}, {"symmetric_4", 24}}) {
+  for (auto [name, order] : std::vector<std::pair<std::string, int>>{{"parity", 2},
+                                                                     {"cyclic_6", 6},
+                                                                     {"dihedral_4", 8},
+                                                                     {"quaternion", 8},
+                                                                     {"symmetric_3", 6},
+                                                                     {"alternating_4", 12},
+                                                                     {"symmetric_4", 24}}) {
     CAPTURE(name);
     auto gens = letter_permutations(name);
     auto g = PolycyclicGroup::build(gens, static_cast<int>(gens[0].size()), 1000);

@@ -9,8 +9,8 @@ using namespace krc;
 
 TEST_CASE("scan networks of small reference automata track the automaton") {
   std::mt19937_64 rng(7);
-  for (const char* name : {"parity", "cyclic_3", "dihedral_3", "flipflop_3", "gridworld_4",
-                           "abab", "full_transformations_3", "quaternion"}) {
+  for (const char* name : {"parity", "cyclic_3", "dihedral_3", "flipflop_3", "gridworld_4", "abab",
+                           "full_transformations_3", "quaternion"}) {
     CAPTURE(name);
     Automaton a = test::reference_automaton(name);
     CompileOptions options;

@@ -42,7 +42,8 @@ bool solvable(const Automaton& a) {
   return HolonomyDecomposition::compute(a, options).solvable();
 }
 
-const std::vector<std::string> kNonSolvable{"alternating_5", "symmetric_5", "full_transformations_5"};
+const std::vector<std::string> kNonSolvable{"alternating_5", "symmetric_5",
+                                            "full_transformations_5"};
 
 }  // namespace
 
@@ -81,7 +82,9 @@ TEST_CASE("kr: every solvable reference automaton verifies at max-len 1024") {
   }
 }
 
-TEST_CASE("kr: non-solvable reference automata verify at max-len 1024 (scan on their non-solvable levels)") {
+TEST_CASE(
+    "kr: non-solvable reference automata verify at max-len 1024 (scan on their non-solvable "
+    "levels)") {
   for (const auto& name : kNonSolvable) {
     CAPTURE(name);
     Automaton a = test::reference_automaton(name);
@@ -156,13 +159,14 @@ TEST_CASE("auto keeps the strategy with fewer layers") {
       CAPTURE(max_len);
       const auto scan = build(a, Strategy::Scan, max_len).size();
       const auto kr = build(a, Strategy::Kr, max_len).size();
-      const bool kr_better = kr.layers < scan.layers ||
-                             (kr.layers == scan.layers && kr.parameters < scan.parameters);
+      const bool kr_better =
+          kr.layers < scan.layers || (kr.layers == scan.layers && kr.parameters < scan.parameters);
       CompileOptions options;
       options.max_len = max_len;
       CompileResult chosen = compile(a, options);
       CHECK(chosen.strategy == (kr_better ? Strategy::Kr : Strategy::Scan));
-      CHECK(chosen.network.layers.size() == static_cast<std::size_t>(std::min(scan.layers, kr.layers)));
+      CHECK(chosen.network.layers.size() ==
+            static_cast<std::size_t>(std::min(scan.layers, kr.layers)));
     }
   }
 }

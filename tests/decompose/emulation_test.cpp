@@ -28,7 +28,8 @@ krc::Automaton reference_automaton(const std::string& name) {
 
 std::vector<krc::Automaton> emulation_automata() {
   std::vector<krc::Automaton> automata;
-  for (const auto& name : krc::test::reference_automaton_names()) automata.push_back(reference_automaton(name));
+  for (const auto& name : krc::test::reference_automaton_names())
+    automata.push_back(reference_automaton(name));
   std::mt19937_64 rng(20240611);
   for (int i = 0; i < 1000; ++i) automata.push_back(krc::test::random_automaton(rng, 8, 4));
   return automata;
@@ -38,7 +39,7 @@ std::vector<krc::Automaton> emulation_automata() {
 // words of length 50 from every state of 1000 automata within a second. Every step of every
 // word still goes through apply() once per distinct (tuple, letter).
 class CascadeRunner {
-public:
+ public:
   explicit CascadeRunner(const HolonomyDecomposition& h) : h_(h) {}
   int id(const Coordinates& c) {
     auto [it, added] = ids_.emplace(c, static_cast<int>(tuples_.size()));
@@ -58,7 +59,7 @@ public:
   }
   const Coordinates& tuple(int id) const { return tuples_[static_cast<std::size_t>(id)]; }
 
-private:
+ private:
   const HolonomyDecomposition& h_;
   std::map<Coordinates, int> ids_;
   std::vector<Coordinates> tuples_;
@@ -81,7 +82,8 @@ TEST_CASE("emulation: 200 random words from every state of every test automaton"
     CAPTURE(automaton.name());
     HolonomyDecomposition h = HolonomyDecomposition::compute(automaton);
     CascadeRunner runner(h);
-    std::uniform_int_distribution<LetterId> letter(0, static_cast<LetterId>(automaton.letter_count() - 1));
+    std::uniform_int_distribution<LetterId> letter(
+        0, static_cast<LetterId>(automaton.letter_count() - 1));
     std::uniform_int_distribution<int> length(0, 50);
     int failures = 0;
     for (StateId q = 0; q < automaton.state_count(); ++q) {
@@ -160,7 +162,8 @@ TEST_CASE("each level's action is a permutation of one slot or a reset to a vali
           std::sort(sorted.begin(), sorted.end());
           for (std::size_t i = 0; i < sorted.size(); ++i)
             if (sorted[i] != static_cast<int>(i)) ++failures;
-          if (sorted.size() != level.slots[static_cast<std::size_t>(action.slot)].tiles.size()) ++failures;
+          if (sorted.size() != level.slots[static_cast<std::size_t>(action.slot)].tiles.size())
+            ++failures;
         }
     }
     CHECK(failures == 0);

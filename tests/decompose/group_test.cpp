@@ -39,7 +39,8 @@ Permutation random_permutation(std::mt19937_64& rng, int degree) {
 Permutation cycles(int degree, const std::vector<std::vector<int>>& cs) {
   Permutation p = perm::identity(degree);
   for (const auto& c : cs)
-    for (std::size_t i = 0; i < c.size(); ++i) p[static_cast<std::size_t>(c[i])] = c[(i + 1) % c.size()];
+    for (std::size_t i = 0; i < c.size(); ++i)
+      p[static_cast<std::size_t>(c[i])] = c[(i + 1) % c.size()];
   return p;
 }
 
@@ -89,7 +90,8 @@ TEST_CASE("Schreier-Sims order and membership agree with enumeration") {
     for (int i = 0; i < count; ++i) {
       Permutation p = random_permutation(rng, degree);
       // Sparse permutations too, so that small subgroups turn up.
-      if (trial % 2) p = perm::identity(degree), std::swap(p[0], p[static_cast<std::size_t>(degree - 1)]);
+      if (trial % 2)
+        p = perm::identity(degree), std::swap(p[0], p[static_cast<std::size_t>(degree - 1)]);
       gens.push_back(p);
     }
     PermGroup g(degree, gens);
@@ -112,7 +114,8 @@ TEST_CASE("derived subgroup and normal closure agree with enumeration") {
     std::set<Permutation> commutators;
     for (const auto& x : elements)
       for (const auto& y : elements)
-        commutators.insert(perm::multiply(perm::multiply(perm::inverse(x), perm::inverse(y)), perm::multiply(x, y)));
+        commutators.insert(perm::multiply(perm::multiply(perm::inverse(x), perm::inverse(y)),
+                                          perm::multiply(x, y)));
     auto derived = enumerate(degree, {commutators.begin(), commutators.end()});
     CHECK(krc::derived_subgroup(PermGroup(degree, gens)).order() == derived.size());
     // The normal closure of one element: the group its conjugates generate.
@@ -207,7 +210,8 @@ TEST_CASE("element order statistics of S_n and A_n match enumeration") {
       // parity by counting inversions
       int inversions = 0;
       for (int i = 0; i < n; ++i)
-        for (int j = i + 1; j < n; ++j) inversions += p[static_cast<std::size_t>(i)] > p[static_cast<std::size_t>(j)];
+        for (int j = i + 1; j < n; ++j)
+          inversions += p[static_cast<std::size_t>(i)] > p[static_cast<std::size_t>(j)];
       if (inversions % 2 == 0) ++even[o];
     } while (std::next_permutation(p.begin(), p.end()));
     using Stats = std::vector<std::pair<std::uint64_t, std::uint64_t>>;

@@ -19,7 +19,8 @@ using krc::HolonomyDecomposition;
 namespace {
 
 nlohmann::json reference() {
-  return nlohmann::json::parse(krc::test::read_text(krc::test::reference_dir() / "sgpdec_holonomy.json"));
+  return nlohmann::json::parse(
+      krc::test::read_text(krc::test::reference_dir() / "sgpdec_holonomy.json"));
 }
 
 krc::Automaton reference_automaton(const std::string& name) {
@@ -50,7 +51,8 @@ TEST_CASE("levels, images and components agree with SgpDec") {
   for (const auto& name : krc::test::reference_automaton_names()) {
     CAPTURE(name);
     const auto& expected = ref.at(name);
-    HolonomyDecomposition h = HolonomyDecomposition::compute(reference_automaton(name), skeleton_only());
+    HolonomyDecomposition h =
+        HolonomyDecomposition::compute(reference_automaton(name), skeleton_only());
     CHECK(h.image_count() == expected.at("images").get<std::size_t>());
     REQUIRE(h.level_count() == expected.at("levels").get<int>());
     for (int d = 0; d < h.level_count(); ++d) {
@@ -76,10 +78,12 @@ TEST_CASE("levels, images and components agree with SgpDec") {
 }
 
 TEST_CASE("exactly alternating_5, symmetric_5 and full_transformations_5 are not solvable") {
-  const std::set<std::string> non_solvable{"alternating_5", "symmetric_5", "full_transformations_5"};
+  const std::set<std::string> non_solvable{"alternating_5", "symmetric_5",
+                                           "full_transformations_5"};
   for (const auto& name : krc::test::reference_automaton_names()) {
     CAPTURE(name);
-    HolonomyDecomposition h = HolonomyDecomposition::compute(reference_automaton(name), skeleton_only());
+    HolonomyDecomposition h =
+        HolonomyDecomposition::compute(reference_automaton(name), skeleton_only());
     CHECK(h.solvable() == (non_solvable.count(name) == 0));
   }
 }

@@ -20,7 +20,8 @@
 namespace {
 
 nlohmann::json reference() {
-  return nlohmann::json::parse(krc::test::read_text(krc::test::reference_dir() / "sgpdec_holonomy.json"));
+  return nlohmann::json::parse(
+      krc::test::read_text(krc::test::reference_dir() / "sgpdec_holonomy.json"));
 }
 
 std::string reference_file(const std::string& name) {
@@ -37,9 +38,9 @@ std::string expected_level_line(const nlohmann::json& components, int level) {
   std::multiset<std::string> parts;
   for (const auto& c : components)
     if (c.at("level").get<int>() == level)
-      parts.insert(c.at("order").get<int>() == 1
-                       ? std::to_string(c.at("tiles").get<int>())
-                       : "(" + std::to_string(c.at("tiles").get<int>()) + "," + c.at("name").get<std::string>() + ")");
+      parts.insert(c.at("order").get<int>() == 1 ? std::to_string(c.at("tiles").get<int>())
+                                                 : "(" + std::to_string(c.at("tiles").get<int>()) +
+                                                       "," + c.at("name").get<std::string>() + ")");
   std::string line = std::to_string(level) + ":";
   for (const auto& p : parts) line += " " + p;
   return line;
@@ -88,7 +89,8 @@ TEST_CASE("the text form prints SgpDec's level lines") {
   auto ref = reference();
   for (const auto& name : krc::test::reference_automaton_names()) {
     CAPTURE(name);
-    std::string text = krc::decomposition_to_text(krc::HolonomyDecomposition::compute(reference_automaton(name)));
+    std::string text =
+        krc::decomposition_to_text(krc::HolonomyDecomposition::compute(reference_automaton(name)));
     // Components of one level may come in another order than SgpDec's: compare as multisets.
     std::istringstream lines(text);
     std::map<int, std::string> ours;
@@ -105,12 +107,14 @@ TEST_CASE("the text form prints SgpDec's level lines") {
     }
     int levels = ref[name].at("levels").get<int>();
     CHECK(ours.size() == static_cast<std::size_t>(levels));
-    for (int d = 1; d <= levels; ++d) CHECK(ours[d] == expected_level_line(ref[name].at("components"), d));
+    for (int d = 1; d <= levels; ++d)
+      CHECK(ours[d] == expected_level_line(ref[name].at("components"), d));
   }
 }
 
 TEST_CASE("the DOT skeleton is valid Graphviz with one node per set and one edge per tile") {
-  for (const std::string name : {"abab", "gridworld_9", "full_transformations_4", "symmetric_3", "flipflop_3"}) {
+  for (const std::string name :
+       {"abab", "gridworld_9", "full_transformations_4", "symmetric_3", "flipflop_3"}) {
     CAPTURE(name);
     auto h = krc::HolonomyDecomposition::compute(reference_automaton(name));
     std::string dot = krc::decomposition_to_dot(h);
@@ -132,7 +136,8 @@ TEST_CASE("krc decompose: formats, output file, semigroup facts") {
   auto text = krc::test::run_krc({"decompose", reference_file("full_transformations_4")});
   CHECK(text.status == 0);
   CHECK(text.out.find("1: (4,S4)\n2: (3,S3)\n3: (2,C2)\n") != std::string::npos);
-  for (const std::string name : {"abab", "full_transformations_5", "gridworld_9", "alternating_5"}) {
+  for (const std::string name :
+       {"abab", "full_transformations_5", "gridworld_9", "alternating_5"}) {
     CAPTURE(name);
     auto json = krc::test::run_krc({"decompose", reference_file(name), "--format", "json"});
     REQUIRE(json.status == 0);
@@ -141,13 +146,15 @@ TEST_CASE("krc decompose: formats, output file, semigroup facts") {
     CHECK(j.at("levels").size() == ref[name].at("levels").get<std::size_t>());
   }
   // Over the enumeration limit the size is null and aperiodicity comes from the groups.
-  auto limited = krc::test::run_krc({"decompose", reference_file("gridworld_9"), "--format", "json", "--max-elements", "10"});
+  auto limited = krc::test::run_krc(
+      {"decompose", reference_file("gridworld_9"), "--format", "json", "--max-elements", "10"});
   REQUIRE(limited.status == 0);
   auto j = nlohmann::json::parse(limited.out);
   CHECK(j.at("semigroup").at("size").is_null());
   CHECK(j.at("semigroup").at("aperiodic") == true);
   krc::test::TempDir dir;
-  auto dot = krc::test::run_krc({"decompose", reference_file("abab"), "--format", "dot", "-o", (dir / "abab.dot").string()});
+  auto dot = krc::test::run_krc(
+      {"decompose", reference_file("abab"), "--format", "dot", "-o", (dir / "abab.dot").string()});
   CHECK(dot.status == 0);
   CHECK(krc::test::read_text(dir / "abab.dot").rfind("digraph skeleton {", 0) == 0);
 }
@@ -156,15 +163,16 @@ TEST_CASE("krc decompose: bad input and limits exit 2 with a message and no outp
   krc::test::TempDir dir;
   {
     std::ofstream bad(dir / "bad.json");
-    bad << "{\"states\": [\"a\"], \"alphabet\": [\"x\"], \"initial\": \"a\", \"transitions\": {\"x\": [\"b\"]}}";
+    bad << "{\"states\": [\"a\"], \"alphabet\": [\"x\"], \"initial\": \"a\", \"transitions\": "
+           "{\"x\": [\"b\"]}}";
   }
   auto bad = krc::test::run_krc({"decompose", (dir / "bad.json").string()});
   CHECK(bad.status == 2);
   CHECK(bad.err.find("bad.json") != std::string::npos);
   auto missing = krc::test::run_krc({"decompose", (dir / "missing.json").string()});
   CHECK(missing.status == 2);
-  auto limit = krc::test::run_krc({"decompose", reference_file("full_transformations_5"), "--max-images", "5",
-                                   "-o", (dir / "out.txt").string()});
+  auto limit = krc::test::run_krc({"decompose", reference_file("full_transformations_5"),
+                                   "--max-images", "5", "-o", (dir / "out.txt").string()});
   CHECK(limit.status == 2);
   CHECK(limit.err.find("max images") != std::string::npos);
   CHECK(limit.err.find("--max-images") != std::string::npos);
@@ -172,14 +180,15 @@ TEST_CASE("krc decompose: bad input and limits exit 2 with a message and no outp
   // The table limits name the options that lift them; --no-tables goes around them.
   for (const char* option : {"--max-tuples", "--max-table-cells"}) {
     CAPTURE(option);
-    auto tables = krc::test::run_krc({"decompose", reference_file("full_transformations_5"), option, "20",
-                                      "-o", (dir / "out.txt").string()});
+    auto tables = krc::test::run_krc({"decompose", reference_file("full_transformations_5"), option,
+                                      "20", "-o", (dir / "out.txt").string()});
     CHECK(tables.status == 2);
     CHECK(tables.err.find(option) != std::string::npos);
     CHECK(tables.err.find("--no-tables") != std::string::npos);
     CHECK_FALSE(std::filesystem::exists(dir / "out.txt"));
-    auto skipped = krc::test::run_krc({"decompose", reference_file("full_transformations_5"), option, "20",
-                                       "--no-tables", "-o", (dir / "out.txt").string()});
+    auto skipped =
+        krc::test::run_krc({"decompose", reference_file("full_transformations_5"), option, "20",
+                            "--no-tables", "-o", (dir / "out.txt").string()});
     CHECK(skipped.status == 0);
     CHECK(krc::test::read_text(dir / "out.txt").find("1: (5,S5)") != std::string::npos);
     std::filesystem::remove(dir / "out.txt");

@@ -74,10 +74,12 @@ BruteSkeleton brute_skeleton(const krc::Automaton& automaton) {
   return b;
 }
 
-std::vector<krc::Automaton> small_automata(int count, int max_states, int max_letters, std::uint64_t seed) {
+std::vector<krc::Automaton> small_automata(int count, int max_states, int max_letters,
+                                           std::uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::vector<krc::Automaton> out;
-  for (int i = 0; i < count; ++i) out.push_back(krc::test::random_automaton(rng, max_states, max_letters));
+  for (int i = 0; i < count; ++i)
+    out.push_back(krc::test::random_automaton(rng, max_states, max_letters));
   return out;
 }
 
@@ -86,7 +88,8 @@ std::set<krc::Transformation> semigroup(const krc::Automaton& automaton) {
   std::set<krc::Transformation> elements;
   std::vector<krc::Transformation> queue;
   for (krc::LetterId a = 0; a < automaton.letter_count(); ++a)
-    if (elements.insert(automaton.letter_action(a)).second) queue.push_back(automaton.letter_action(a));
+    if (elements.insert(automaton.letter_action(a)).second)
+      queue.push_back(automaton.letter_action(a));
   for (std::size_t i = 0; i < queue.size(); ++i)
     for (krc::LetterId a = 0; a < automaton.letter_count(); ++a) {
       krc::Transformation next(queue[i].size());
@@ -149,7 +152,8 @@ TEST_CASE("depths follow SgpDec's definition (heights over the class order)") {
       auto c = class_of(a);
       if (a.size() == 1) continue;
       std::vector<StateSet> next;
-      for (krc::LetterId l = 0; l < automaton.letter_count(); ++l) next.push_back(image_of(a, automaton.letter_action(l)));
+      for (krc::LetterId l = 0; l < automaton.letter_count(); ++l)
+        next.push_back(image_of(a, automaton.letter_action(l)));
       for (const auto& t : b.tiles[a])
         if (b.images.count(t)) next.push_back(t);
       for (const auto& n : next)
@@ -163,15 +167,18 @@ TEST_CASE("depths follow SgpDec's definition (heights over the class order)") {
       for (const auto& d : below[c]) best = std::max(best, height(d));
       return memo[c] = best + 1;
     };
-    StateSet all = *std::max_element(b.images.begin(), b.images.end(),
-                                     [](const StateSet& x, const StateSet& y) { return x.size() < y.size(); });
+    StateSet all =
+        *std::max_element(b.images.begin(), b.images.end(),
+                          [](const StateSet& x, const StateSet& y) { return x.size() < y.size(); });
     const int top = height(class_of(all));
-    bool singleton_image = std::any_of(b.images.begin(), b.images.end(), [](const StateSet& s) { return s.size() == 1; });
+    bool singleton_image = std::any_of(b.images.begin(), b.images.end(),
+                                       [](const StateSet& s) { return s.size() == 1; });
     int max_depth = 0, wrong = 0;
     for (const auto& a : b.images) max_depth = std::max(max_depth, top - height(class_of(a)) + 1);
     CHECK(sk.depth_of_skeleton() == (singleton_image ? max_depth : max_depth + 1));
     for (std::size_t e = 0; e < sk.image_count(); ++e)
-      if (!sk.is_singleton(e) && sk.depth(e) != top - height(class_of(sk.states_of(e))) + 1) ++wrong;
+      if (!sk.is_singleton(e) && sk.depth(e) != top - height(class_of(sk.states_of(e))) + 1)
+        ++wrong;
     CHECK(wrong == 0);
   }
 }

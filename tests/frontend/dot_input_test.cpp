@@ -62,9 +62,9 @@ TEST_CASE("dot: repeated labels fall back to node ids") {
 
 TEST_CASE("dot: an edge repeating a letter of the same state is nondeterminism") {
   std::string text =
-      "digraph g {\n"           // 1
-      "  s0 [label=\"s0\"];\n"  // 2
-      "  s1 [label=\"s1\"];\n"  // 3
+      "digraph g {\n"                // 1
+      "  s0 [label=\"s0\"];\n"       // 2
+      "  s1 [label=\"s1\"];\n"       // 3
       "  s0 -> s1 [label=\"a\"];\n"  // 4
       "  s1 -> s1 [label=\"a\"];\n"  // 5
       "  s0 -> s0 [label=\"a\"];\n"  // 6: s0 already reads a
@@ -89,7 +89,8 @@ TEST_CASE("dot: malformed DOT names the line") {
 }
 
 TEST_CASE("dot: an unterminated string names its line") {
-  std::string text = "digraph g {\n  s0 [label=\"s0\"];\n  s1 [label=\"s1];\n  __start0 -> s0;\n}\n";
+  std::string text =
+      "digraph g {\n  s0 [label=\"s0\"];\n  s1 [label=\"s1];\n  __start0 -> s0;\n}\n";
   load_error("unterminated.dot", text, "line 3");
 }
 
@@ -110,7 +111,8 @@ TEST_CASE("dot: no initial state") {
 }
 
 TEST_CASE("dot: an edge without a label") {
-  auto e = load_error("unlabelled.dot", "digraph g {\n  __start0 -> s0;\n  s0 -> s0;\n}\n", "line 3");
+  auto e =
+      load_error("unlabelled.dot", "digraph g {\n  __start0 -> s0;\n  s0 -> s0;\n}\n", "line 3");
   CHECK(contains(e.problem(), "no label"));
 }
 

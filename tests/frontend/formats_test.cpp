@@ -36,7 +36,8 @@ TEST_CASE("formats: the content decides when the extension does not") {
 
 TEST_CASE("formats: an explicit format wins over the extension") {
   test::TempDir dir;
-  std::string path = test::write_file(dir, "mod3.json", test::read_text(test::frontend_data("mod3.dot")));
+  std::string path =
+      test::write_file(dir, "mod3.json", test::read_text(test::frontend_data("mod3.dot")));
   LoadOptions options;
   options.format = "dot";
   CHECK(load_automaton(path, options) == load_automaton(test::frontend_data("mod3.dot").string()));
@@ -69,7 +70,8 @@ TEST_CASE("formats: a byte order mark is skipped in every format") {
   test::TempDir dir;
   for (const char* sample : {"mod3.json", "mod3.dot", "mod3.jff"}) {
     CAPTURE(sample);
-    std::string path = test::write_file(dir, sample, "\xEF\xBB\xBF" + test::read_text(test::frontend_data(sample)));
+    std::string path = test::write_file(
+        dir, sample, "\xEF\xBB\xBF" + test::read_text(test::frontend_data(sample)));
     CHECK(load_automaton(path) == load_automaton(test::frontend_data("mod3.json").string()));
   }
 }

@@ -10,21 +10,26 @@ namespace {
 using Delta = std::vector<std::vector<StateId>>;
 
 std::string jflap(const std::string& body, const std::string& type = "fa") {
-  return "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?><!--Created with JFLAP 7.1.-->"
-         "<structure>\n"        // line 1
-         "\t<type>" + type + "</type>\n"  // line 2
-         "\t<automaton>\n" +    // line 3
-         body + "\t</automaton>\n</structure>\n";
+  return "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?><!--Created with JFLAP "
+         "7.1.-->"
+         "<structure>\n"  // line 1
+         "\t<type>" +
+         type +
+         "</type>\n"          // line 2
+         "\t<automaton>\n" +  // line 3
+         body +
+         "\t</automaton>\n</structure>\n";
 }
 
 std::string state(int id, const std::string& extra = "") {
-  return "\t\t<state id=\"" + std::to_string(id) + "\" name=\"q" + std::to_string(id) + "\">" + extra + "</state>\n";
+  return "\t\t<state id=\"" + std::to_string(id) + "\" name=\"q" + std::to_string(id) + "\">" +
+         extra + "</state>\n";
 }
 
 std::string transition(int from, int to, const std::string& read) {
   std::string r = read.empty() ? "<read/>" : "<read>" + read + "</read>";
-  return "\t\t<transition><from>" + std::to_string(from) + "</from><to>" + std::to_string(to) + "</to>" + r +
-         "</transition>\n";
+  return "\t\t<transition><from>" + std::to_string(from) + "</from><to>" + std::to_string(to) +
+         "</to>" + r + "</transition>\n";
 }
 }  // namespace
 
@@ -50,10 +55,10 @@ TEST_CASE("jflap: a JFLAP 4 sample (no <automaton>, no names, word letters)") {
 }
 
 TEST_CASE("jflap: an epsilon transition is an error at its line") {
-  std::string text = jflap(state(0, "<initial/>") +   // line 4
-                           state(1) +                  // line 5
-                           transition(0, 1, "a") +     // line 6
-                           transition(1, 0, ""));      // line 7
+  std::string text = jflap(state(0, "<initial/>") +  // line 4
+                           state(1) +                // line 5
+                           transition(0, 1, "a") +   // line 6
+                           transition(1, 0, ""));    // line 7
   auto e = load_error("epsilon.jff", text, "line 7");
   CHECK(contains(e.problem(), "epsilon"));
 }
@@ -92,7 +97,8 @@ TEST_CASE("jflap: no initial state, and a partial DFA") {
   auto e = load_error("no_initial.jff", jflap(state(0) + transition(0, 0, "a")));
   CHECK(contains(e.problem(), "no initial state"));
 
-  std::string partial = jflap(state(0, "<initial/>") + state(1) + transition(0, 1, "a"));  // q1 on line 5
+  std::string partial =
+      jflap(state(0, "<initial/>") + state(1) + transition(0, 1, "a"));  // q1 on line 5
   auto p = load_error("partial.jff", partial, "line 5");
   CHECK(contains(p.problem(), "state 'q1'"));
   CHECK(contains(p.problem(), "letter 'a'"));
@@ -110,9 +116,10 @@ TEST_CASE("jflap: two states with one id") {
 }
 
 TEST_CASE("jflap: repeated names fall back to ids") {
-  std::string text = jflap("\t\t<state id=\"4\" name=\"q\"><initial/></state>\n"
-                           "\t\t<state id=\"9\" name=\"q\"></state>\n" +
-                           transition(4, 9, "a") + transition(9, 4, "a"));
+  std::string text = jflap(
+      "\t\t<state id=\"4\" name=\"q\"><initial/></state>\n"
+      "\t\t<state id=\"9\" name=\"q\"></state>\n" +
+      transition(4, 9, "a") + transition(9, 4, "a"));
   test::TempDir dir;
   Automaton a = load_automaton(test::write_file(dir, "twins.jff", text));
   CHECK(a.states() == std::vector<std::string>{"4", "9"});

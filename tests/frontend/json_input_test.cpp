@@ -36,7 +36,8 @@ TEST_CASE("json: the sample with targets by index and no name") {
 
 TEST_CASE("json: not JSON is an error at its line and column") {
   // Line 3, column 12: the parser stops at the unquoted word.
-  auto e = load_error("broken.json", "{\n \"states\": [\"a\"],\n \"alphabet\": x\n}\n", "line 3, column 14");
+  auto e = load_error("broken.json", "{\n \"states\": [\"a\"],\n \"alphabet\": x\n}\n",
+                      "line 3, column 14");
   CHECK(contains(e.problem(), "not valid JSON"));
   load_error("words.json", "hello world\n", "line 1, column 1");
 }
@@ -75,15 +76,17 @@ TEST_CASE("json: a missing transition is completed with a sink when asked") {
 }
 
 TEST_CASE("json: duplicate state names") {
-  auto e = load_error("dup.json",
-                      R"({"states": ["a", "a"], "alphabet": ["x"], "initial": "a", "transitions": {"x": [0, 1]}})",
-                      "/states/1");
+  auto e = load_error(
+      "dup.json",
+      R"({"states": ["a", "a"], "alphabet": ["x"], "initial": "a", "transitions": {"x": [0, 1]}})",
+      "/states/1");
   CHECK(contains(e.problem(), "duplicate state name 'a'"));
 }
 
 TEST_CASE("json: an empty alphabet") {
   auto e = load_error("empty_alphabet.json",
-                      R"({"states": ["a"], "alphabet": [], "initial": "a", "transitions": {}})", "/alphabet");
+                      R"({"states": ["a"], "alphabet": [], "initial": "a", "transitions": {}})",
+                      "/alphabet");
   CHECK(contains(e.problem(), "alphabet is empty"));
 }
 

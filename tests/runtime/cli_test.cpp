@@ -44,12 +44,15 @@ TEST_CASE("krc verify: exit 0 on a right network, 1 with a counterexample on a w
   const std::string bad = write_network(dir, "bad.safetensors", test::reset_network(a, wrong));
   auto failed = test::run_krc({"verify", bad, "--exhaustive", "2", "--random", "0"});
   CHECK(failed.status == 1);
-  CHECK(failed.out.rfind("FAILED: 6 of 27 positions wrong, in 5 of 9 words", 0) == 0);  // b is at each of 2 places in 3 words; 5 words have one
-  CHECK(failed.out.find("first counterexample: exhaustive word 1 (length 2), first wrong at position 2") !=
+  CHECK(failed.out.rfind("FAILED: 6 of 27 positions wrong, in 5 of 9 words", 0) ==
+        0);  // b is at each of 2 places in 3 words; 5 words have one
+  CHECK(failed.out.find(
+            "first counterexample: exhaustive word 1 (length 2), first wrong at position 2") !=
         std::string::npos);
 
-  auto as_json = test::run_krc({"verify", bad, "--exhaustive", "2", "--random", "4", "--length", "7", "--seed",
-                                "9", "--attention", "hard", "--float64", "--threads", "1", "--json"});
+  auto as_json =
+      test::run_krc({"verify", bad, "--exhaustive", "2", "--random", "4", "--length", "7", "--seed",
+                     "9", "--attention", "hard", "--float64", "--threads", "1", "--json"});
   CHECK(as_json.status == 1);
   json report = json::parse(as_json.out);
   CHECK(report["ok"] == false);

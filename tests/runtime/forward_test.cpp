@@ -1,7 +1,8 @@
+#include "krc/forward.hpp"
+
 #include <doctest/doctest.h>
 
 #include "krc/automaton_json.hpp"
-#include "krc/forward.hpp"
 #include "naive_forward.hpp"
 #include "random_network.hpp"
 #include "reset_network.hpp"
@@ -48,7 +49,8 @@ void check_against_naive(AttentionKind attention, Precision precision, double to
     ForwardPass pass(c.network, {attention, precision, 1});
     for (const auto& word : c.words) {
       CAPTURE(word.size());
-      CHECK(relative_difference(pass.run(word), test::naive_logits(c.network, word, attention)) <= tolerance);
+      CHECK(relative_difference(pass.run(word), test::naive_logits(c.network, word, attention)) <=
+            tolerance);
     }
   }
 }
@@ -99,7 +101,8 @@ TEST_CASE("float32 and float64 forward passes agree within tolerance") {
   for (const auto& c : random_cases(99, 20)) {
     ForwardPass f32(c.network, {AttentionKind::Softmax, Precision::Float32, 1});
     ForwardPass f64(c.network, {AttentionKind::Softmax, Precision::Float64, 1});
-    for (const auto& word : c.words) CHECK(relative_difference(f32.run(word), f64.run(word)) <= 1e-5);
+    for (const auto& word : c.words)
+      CHECK(relative_difference(f32.run(word), f64.run(word)) <= 1e-5);
   }
 }
 
@@ -126,8 +129,10 @@ TEST_CASE("parallel runs give the same logits as one word at a time") {
   for (const auto& c : random_cases(7, 6)) {
     ForwardPass pass(c.network, {AttentionKind::Softmax, Precision::Float32, 2});
     auto batch = pass.run(c.words);
-    auto as_float = forward_logits(c.network, c.words, {AttentionKind::Softmax, Precision::Float32, 2});
-    auto states = predict_states(c.network, c.words, {AttentionKind::Softmax, Precision::Float32, 2});
+    auto as_float =
+        forward_logits(c.network, c.words, {AttentionKind::Softmax, Precision::Float32, 2});
+    auto states =
+        predict_states(c.network, c.words, {AttentionKind::Softmax, Precision::Float32, 2});
     REQUIRE(batch.size() == c.words.size());
     for (std::size_t i = 0; i < c.words.size(); ++i) {
       Eigen::MatrixXd alone = pass.run(c.words[i]);

@@ -35,7 +35,8 @@ SparseMatrix filtered(const SparseMatrix& m, Keep keep) {
   std::vector<Eigen::Triplet<float, int>> entries;
   for (int r = 0; r < m.outerSize(); ++r)
     for (SparseMatrix::InnerIterator it(m, r); it; ++it)
-      if (keep(static_cast<int>(it.row()), static_cast<int>(it.col()))) entries.emplace_back(it.row(), it.col(), it.value());
+      if (keep(static_cast<int>(it.row()), static_cast<int>(it.col())))
+        entries.emplace_back(it.row(), it.col(), it.value());
   SparseMatrix out(m.rows(), m.cols());
   out.setFromTriplets(entries.begin(), entries.end());
   return out;
@@ -55,7 +56,8 @@ Network repeated_key_network(std::mt19937_64& rng, const Automaton& a, int max_l
   n.token_embedding.col(0).setZero();
   n.token_embedding(0, 0) = 1.0f;
   n.token_embedding.col(k).setZero();
-  for (int t = 0; t <= max_len; ++t) n.position_embedding(t, k) = static_cast<float>(std::log(max_len + 1.0 - t));
+  for (int t = 0; t <= max_len; ++t)
+    n.position_embedding(t, k) = static_cast<float>(std::log(max_len + 1.0 - t));
   auto writes_free_dims = [k](int, int c) { return c > k; };
   for (auto& layer : n.layers) {
     for (auto& head : layer.heads) {
@@ -75,7 +77,8 @@ Network repeated_key_network(std::mt19937_64& rng, const Automaton& a, int max_l
   counter.query.insert(k, 0) = 1.0f;
   counter.key = SparseMatrix(width, 1);
   counter.key.insert(0, 0) = 1.0f;
-  counter.value = filtered(test::random_sparse(rng, width, 1, 0.5), [](int r, int) { return r > 0; });
+  counter.value =
+      filtered(test::random_sparse(rng, width, 1, 0.5), [](int r, int) { return r > 0; });
   counter.output = SparseMatrix(1, width);
   counter.output.insert(0, width - 1) = static_cast<float>(max_len + 1);
   n.layers[0].heads.push_back(counter);
@@ -100,7 +103,8 @@ std::vector<Case> repeated_key_cases(std::uint64_t seed, int count) {
     c.words.push_back(test::random_word(rng, letters, max_len));
     c.words.push_back(std::vector<LetterId>(max_len, 0));  // one key value after BOS
     for (int w = 0; w < 3; ++w)
-      c.words.push_back(test::random_word(rng, letters, std::uniform_int_distribution<int>(0, max_len)(rng)));
+      c.words.push_back(
+          test::random_word(rng, letters, std::uniform_int_distribution<int>(0, max_len)(rng)));
     cases.push_back(std::move(c));
   }
   return cases;
@@ -110,7 +114,8 @@ std::vector<Case> repeated_key_cases(std::uint64_t seed, int count) {
 struct PathCounts {
   long long grouped = 0, dense = 0;
 };
-PathCounts count_paths(const Network& net, const std::vector<LetterId>& word, const ForwardOptions& options) {
+PathCounts count_paths(const Network& net, const std::vector<LetterId>& word,
+                       const ForwardOptions& options) {
   const PreparedNetwork prepared(net);
   const int n = static_cast<int>(word.size()) + 1;
   kernels::Activations<double> x(n, net.d_model());
@@ -123,7 +128,8 @@ PathCounts count_paths(const Network& net, const std::vector<LetterId>& word, co
   kernels::MlpScratch mlp;
   for (std::size_t l = 0; l < prepared.layers.size(); ++l) {
     if (!prepared.layers[l].heads.empty())
-      kernels::apply_attention(prepared.layers[l], prepared.scale, options, x, 0, n, states[l], attention);
+      kernels::apply_attention(prepared.layers[l], prepared.scale, options, x, 0, n, states[l],
+                               attention);
     if (prepared.layers[l].mlp) kernels::apply_mlp(*prepared.layers[l].mlp, x, 0, n, mlp);
   }
   return {attention.grouped_rows, attention.dense_rows};
@@ -137,7 +143,9 @@ int head_count(const Network& net) {
 
 }  // namespace
 
-TEST_CASE("repeated keys: the grouped attention path equals the dense formula (softmax and hard, float64 and float32)") {
+TEST_CASE(
+    "repeated keys: the grouped attention path equals the dense formula (softmax and hard, float64 "
+    "and float32)") {
   int words = 0;
   for (const auto& c : repeated_key_cases(31, 12)) {
     for (const auto& word : c.words) {
@@ -172,7 +180,9 @@ TEST_CASE("repeated keys: every row past 16 x (distinct keys) takes the grouped 
   }
 }
 
-TEST_CASE("repeated keys: words sharing a prefix with the previous one get bitwise the logits of a fresh run") {
+TEST_CASE(
+    "repeated keys: words sharing a prefix with the previous one get bitwise the logits of a fresh "
+    "run") {
   for (auto precision : {Precision::Float32, Precision::Float64}) {
     for (auto& c : repeated_key_cases(33, 4)) {
       std::mt19937_64 rng(9);
@@ -202,8 +212,8 @@ TEST_CASE("repeated keys: words sharing a prefix with the previous one get bitwi
 TEST_CASE("compiled kr networks: logits equal the dense formula, states equal the automaton's") {
   std::mt19937_64 rng(2027);
   int compared = 0;
-  for (const char* name : {"parity", "cyclic_5", "quaternion", "symmetric_4", "dihedral_4", "gridworld_4", "abab",
-                           "flipflop_3"}) {
+  for (const char* name : {"parity", "cyclic_5", "quaternion", "symmetric_4", "dihedral_4",
+                           "gridworld_4", "abab", "flipflop_3"}) {
     CAPTURE(name);
     const Automaton a = test::reference_automaton(name);
     CompileOptions options;
@@ -211,8 +221,9 @@ TEST_CASE("compiled kr networks: logits equal the dense formula, states equal th
     options.max_len = 96;
     const Network net = compile(a, options).network;
     const int letters = static_cast<int>(a.letter_count());
-    std::vector<std::vector<LetterId>> words{std::vector<LetterId>(96, 0), test::random_word(rng, letters, 96),
-                                             test::random_word(rng, letters, 96), test::random_word(rng, letters, 41)};
+    std::vector<std::vector<LetterId>> words{
+        std::vector<LetterId>(96, 0), test::random_word(rng, letters, 96),
+        test::random_word(rng, letters, 96), test::random_word(rng, letters, 41)};
     for (auto attention : {AttentionKind::Softmax, AttentionKind::Hard}) {
       ForwardPass f64(net, {attention, Precision::Float64, 1});
       ForwardPass f32(net, {attention, Precision::Float32, 1});
@@ -222,8 +233,9 @@ TEST_CASE("compiled kr networks: logits equal the dense formula, states equal th
         CHECK(relative_difference(f32.run(word), oracle) <= 1e-5);
         const std::vector<StateId> expected = a.run(word);
         const std::vector<int> naive = test::naive_states(net, word, attention);
-        for (const auto& predicted : {predict_states(net, {word}, {attention, Precision::Float32, 1})[0],
-                                      predict_states(net, {word}, {attention, Precision::Float64, 1})[0]}) {
+        for (const auto& predicted :
+             {predict_states(net, {word}, {attention, Precision::Float32, 1})[0],
+              predict_states(net, {word}, {attention, Precision::Float64, 1})[0]}) {
           REQUIRE(predicted.size() == expected.size());
           for (std::size_t t = 0; t < expected.size(); ++t) {
             CHECK(predicted[t] == expected[t]);
@@ -237,7 +249,9 @@ TEST_CASE("compiled kr networks: logits equal the dense formula, states equal th
   CHECK(compared == 8 * 2 * 4);
 }
 
-TEST_CASE("compiled kr networks: counter heads take the grouped path past row 31, lookups the dense one") {
+TEST_CASE(
+    "compiled kr networks: counter heads take the grouped path past row 31, lookups the dense "
+    "one") {
   for (const char* name : {"cyclic_5", "quaternion", "symmetric_4"}) {
     CAPTURE(name);
     const Automaton a = test::reference_automaton(name);
@@ -251,7 +265,8 @@ TEST_CASE("compiled kr networks: counter heads take the grouped path past row 31
     REQUIRE(counters > 0);
     std::mt19937_64 rng(4);
     const auto word = test::random_word(rng, static_cast<int>(a.letter_count()), 256);
-    const PathCounts paths = count_paths(net, word, {AttentionKind::Softmax, Precision::Float32, 1});
+    const PathCounts paths =
+        count_paths(net, word, {AttentionKind::Softmax, Precision::Float32, 1});
     // A counter's keys take two values (BOS and the rest): grouped from row 2 x 16 - 1 on.
     CHECK(paths.grouped >= static_cast<long long>(counters) * (257 - 31));
     // Position codes and memory keys are all distinct: those heads stay dense (all but their

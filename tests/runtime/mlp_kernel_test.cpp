@@ -15,19 +15,29 @@ namespace {
 double activation(std::mt19937_64& rng) {
   const double sign = rng() % 2 ? 1.0 : -1.0;
   switch (rng() % 5) {
-    case 0: case 1: return 0.0;
-    case 2: return sign * std::uniform_real_distribution<double>(0.1, 2.0)(rng);
-    case 3: return sign * std::pow(10.0, -std::uniform_real_distribution<double>(5.0, 18.0)(rng));
-    default: return sign * std::uniform_real_distribution<double>(0.0, 1e-3)(rng);
+    case 0:
+    case 1:
+      return 0.0;
+    case 2:
+      return sign * std::uniform_real_distribution<double>(0.1, 2.0)(rng);
+    case 3:
+      return sign * std::pow(10.0, -std::uniform_real_distribution<double>(5.0, 18.0)(rng));
+    default:
+      return sign * std::uniform_real_distribution<double>(0.0, 1e-3)(rng);
   }
 }
 
 float bias(std::mt19937_64& rng) {
   switch (rng() % 4) {
-    case 0: return 0.0f;
-    case 1: return -1.0f;
-    case 2: return static_cast<float>(-std::pow(10.0, -std::uniform_real_distribution<double>(3.0, 12.0)(rng)));
-    default: return std::uniform_real_distribution<float>(-1.0f, 1.0f)(rng);
+    case 0:
+      return 0.0f;
+    case 1:
+      return -1.0f;
+    case 2:
+      return static_cast<float>(
+          -std::pow(10.0, -std::uniform_real_distribution<double>(3.0, 12.0)(rng)));
+    default:
+      return std::uniform_real_distribution<float>(-1.0f, 1.0f)(rng);
   }
 }
 
@@ -35,8 +45,9 @@ float bias(std::mt19937_64& rng) {
 
 TEST_CASE("the sparse MLP kernel equals the dense formula for any small-input thresholds") {
   std::mt19937_64 rng(12);
-  const std::pair<double, double> thresholds[] = {{0.0, 1e-2}, {1e-7, 1e-2}, {1e-7, 1e-12}, {1e-4, 1e-6},
-                                                  {1.0, 1e-2}, {100.0, 1e-2}, {100.0, 1e9}};
+  const std::pair<double, double> thresholds[] = {{0.0, 1e-2},  {1e-7, 1e-2}, {1e-7, 1e-12},
+                                                  {1e-4, 1e-6}, {1.0, 1e-2},  {100.0, 1e-2},
+                                                  {100.0, 1e9}};
   int cases = 0, shared_groups = 0;
   kernels::MlpScratch scratch;  // shared by all rounds: the kernel leaves it clean
   for (int round = 0; round < 60; ++round) {
@@ -51,7 +62,8 @@ TEST_CASE("the sparse MLP kernel equals the dense formula for any small-input th
     SparseMatrix random_in = test::random_sparse(rng, hidden, d, 0.2);
     std::vector<Eigen::Triplet<float, int>> in;
     for (int u = 0; u < random_in.outerSize(); ++u)
-      for (SparseMatrix::InnerIterator it(random_in, u); it; ++it) in.emplace_back(u, it.col(), it.value());
+      for (SparseMatrix::InnerIterator it(random_in, u); it; ++it)
+        in.emplace_back(u, it.col(), it.value());
     const int stair_input = static_cast<int>(rng() % d);
     const float stair_weight = rng() % 2 ? 4.0f : -0.5f;
     for (int k = 0; k < steps; ++k) in.emplace_back(hidden + k, stair_input, stair_weight);
@@ -61,14 +73,16 @@ TEST_CASE("the sparse MLP kernel equals the dense formula for any small-input th
     mlp.in_bias = Eigen::VectorXf(all);
     for (int u = 0; u < hidden; ++u) mlp.in_bias[u] = bias(rng);
     for (int k = 0; k < steps; ++k)
-      mlp.in_bias[hidden + k] = k % 7 == 6 ? 0.25f : -0.25f * static_cast<float>(k / 2) + (k % 5 == 0 ? 0.0f : 0.125f);
+      mlp.in_bias[hidden + k] =
+          k % 7 == 6 ? 0.25f : -0.25f * static_cast<float>(k / 2) + (k % 5 == 0 ? 0.0f : 0.125f);
     mlp.out_bias = Eigen::VectorXf::Zero(d);
     if (round % 2) mlp.out_bias[0] = 0.5f;
     const int n = 20;
     kernels::Activations<double> x(n, d);
     for (int i = 0; i < n; ++i)
       for (int c = 0; c < d; ++c) x(i, c) = activation(rng);
-    for (int i = 0; i < n; i += 2) x(i, stair_input) = 0.125 * static_cast<double>(rng() % 40);  // on the steps
+    for (int i = 0; i < n; i += 2)
+      x(i, stair_input) = 0.125 * static_cast<double>(rng() % 40);  // on the steps
 
     // The dense formula.
     const Eigen::MatrixXd w1 = Eigen::MatrixXf(mlp.in_weight).cast<double>();
@@ -87,7 +101,8 @@ TEST_CASE("the sparse MLP kernel equals the dense formula for any small-input th
       kernels::apply_mlp(prepared, y, 0, n, scratch);
       // Relative to each value's own size, so that tiny results count as much as large ones.
       for (int i = 0; i < n; ++i)
-        for (int c = 0; c < d; ++c) CHECK(std::abs(y(i, c) - expected(i, c)) <= 1e-12 * (std::abs(expected(i, c)) + 1e-30));
+        for (int c = 0; c < d; ++c)
+          CHECK(std::abs(y(i, c) - expected(i, c)) <= 1e-12 * (std::abs(expected(i, c)) + 1e-30));
       ++cases;
     }
   }

@@ -24,7 +24,8 @@ SparseMatrix random_sparse(std::mt19937_64& rng, int rows, int cols, double dens
   return m;
 }
 
-Network random_network(std::mt19937_64& rng, const Automaton& automaton, const RandomNetworkShape& shape) {
+Network random_network(std::mt19937_64& rng, const Automaton& automaton,
+                       const RandomNetworkShape& shape) {
   Network n;
   n.max_len = shape.max_len;
   n.vocabulary.push_back("<bos>");
@@ -60,7 +61,8 @@ Network random_network(std::mt19937_64& rng, const Automaton& automaton, const R
       const int hidden = uniform(rng, 0, 24);
       mlp.in_weight = random_sparse(rng, hidden, d, shape.density);
       mlp.in_bias = Eigen::VectorXf(hidden);
-      for (int u = 0; u < hidden; ++u) mlp.in_bias[u] = uniform(rng, 0, 2) ? random_weight(rng) : 0.0f;
+      for (int u = 0; u < hidden; ++u)
+        mlp.in_bias[u] = uniform(rng, 0, 2) ? random_weight(rng) : 0.0f;
       mlp.out_weight = random_sparse(rng, d, hidden, shape.density);
       mlp.out_bias = Eigen::VectorXf(d);
       for (int c = 0; c < d; ++c) mlp.out_bias[c] = uniform(rng, 0, 1) ? random_weight(rng) : 0.0f;

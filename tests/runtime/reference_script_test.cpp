@@ -16,7 +16,8 @@ using nlohmann::json;
 namespace {
 
 // The words as the script reads them: one per line, letters by name, comma-separated.
-std::vector<std::string> word_lines(const Network& n, const std::vector<std::vector<LetterId>>& words) {
+std::vector<std::string> word_lines(const Network& n,
+                                    const std::vector<std::vector<LetterId>>& words) {
   std::vector<std::string> lines;
   for (const auto& w : words) {
     std::string line;
@@ -31,8 +32,8 @@ std::vector<std::string> word_lines(const Network& n, const std::vector<std::vec
 TEST_CASE("reference_forward.py agrees with the C++ forward pass on random networks") {
   std::mt19937_64 rng(31);
   test::TempDir dir;
-  const WriteOptions::Storage storages[] = {WriteOptions::Storage::Dense, WriteOptions::Storage::Sparse,
-                                            WriteOptions::Storage::Auto};
+  const WriteOptions::Storage storages[] = {
+      WriteOptions::Storage::Dense, WriteOptions::Storage::Sparse, WriteOptions::Storage::Auto};
   long long compared = 0;
   for (int i = 0; i < 6; ++i) {
     test::RandomNetworkShape shape;
@@ -46,7 +47,8 @@ TEST_CASE("reference_forward.py agrees with the C++ forward pass on random netwo
       words.push_back(test::random_word(rng, static_cast<int>(a.letter_count()),
                                         std::uniform_int_distribution<int>(1, shape.max_len)(rng)));
     for (auto attention : {AttentionKind::Softmax, AttentionKind::Hard}) {
-      const auto script = test::run_reference_forward(dir, model, word_lines(n, words), {"--attention", to_string(attention)});
+      const auto script = test::run_reference_forward(dir, model, word_lines(n, words),
+                                                      {"--attention", to_string(attention)});
       REQUIRE(script.size() == words.size());
       ForwardPass pass(n, {attention, Precision::Float64, 1});
       for (std::size_t w = 0; w < words.size(); ++w) {

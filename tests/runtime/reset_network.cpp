@@ -4,8 +4,8 @@
 
 namespace krc::test {
 
-Automaton reset_automaton(const std::vector<std::string>& letters, const std::vector<StateId>& reset_target,
-                          StateId states) {
+Automaton reset_automaton(const std::vector<std::string>& letters,
+                          const std::vector<StateId>& reset_target, StateId states) {
   std::vector<std::string> names{"start"};
   for (StateId s = 1; s < states; ++s) names.push_back("s" + std::to_string(s));
   std::vector<std::vector<StateId>> delta;
@@ -37,7 +37,8 @@ Network reset_network(const Automaton& automaton, const ResetNetworkOptions& opt
 }
 
 Automaton last_letter_automaton() {
-  return Automaton("last", {"start", "a", "b", "c"}, {"a", "b", "c"}, {{1, 1, 1, 1}, {2, 2, 2, 2}, {3, 3, 3, 3}}, 0);
+  return Automaton("last", {"start", "a", "b", "c"}, {"a", "b", "c"},
+                   {{1, 1, 1, 1}, {2, 2, 2, 2}, {3, 3, 3, 3}}, 0);
 }
 
 Network last_letter_copy_network(int max_len, bool token_keys) {
@@ -47,7 +48,9 @@ Network last_letter_copy_network(int max_len, bool token_keys) {
   n.vocabulary = {"<bos>", "a", "b", "c"};
   n.states = last.states();
   n.automaton = automaton_to_json(last);
-  for (int c = 0; c < 8; ++c) n.residual_labels.push_back(c < 4 ? "token " + std::to_string(c) : "copy " + std::to_string(c - 4));
+  for (int c = 0; c < 8; ++c)
+    n.residual_labels.push_back(c < 4 ? "token " + std::to_string(c)
+                                      : "copy " + std::to_string(c - 4));
   n.token_embedding = RowMatrix::Zero(4, 8);
   for (int t = 0; t < 4; ++t) n.token_embedding(t, t) = 1;
   n.position_embedding = RowMatrix::Zero(n.max_len + 1, 8);

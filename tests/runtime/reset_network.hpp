@@ -8,8 +8,8 @@ namespace krc::test {
 
 // States "start" (initial), then one per letter image; letter i resets to state
 // reset_target[i].
-Automaton reset_automaton(const std::vector<std::string>& letters, const std::vector<StateId>& reset_target,
-                          StateId states);
+Automaton reset_automaton(const std::vector<std::string>& letters,
+                          const std::vector<StateId>& reset_target, StateId states);
 
 // Logit 1 for the state the token resets to (BOS: the initial state), 0 for the others,
 // except: `wrong_letter` (if >= 0) points at state `wrong_state` instead, and the token of

@@ -1,3 +1,5 @@
+#include "krc/safetensors.hpp"
+
 #include <doctest/doctest.h>
 
 #include <cstring>
@@ -6,7 +8,6 @@
 #include <random>
 
 #include "krc/input_error.hpp"
-#include "krc/safetensors.hpp"
 #include "test_support.hpp"
 
 using namespace krc;
@@ -54,7 +55,8 @@ const std::string two_floats(8, '\x01');  // 8 bytes: two F32 values
 
 TEST_CASE("safetensors: random tensor files round-trip exactly") {
   std::mt19937_64 rng(42);
-  const DType dtypes[] = {DType::F32, DType::F64, DType::I32, DType::I64, DType::U8, DType::BF16, DType::BOOL};
+  const DType dtypes[] = {DType::F32, DType::F64,  DType::I32, DType::I64,
+                          DType::U8,  DType::BF16, DType::BOOL};
   for (int round = 0; round < 200; ++round) {
     TensorFile file;
     const int tensors = std::uniform_int_distribution<int>(0, 6)(rng);
@@ -62,12 +64,14 @@ TEST_CASE("safetensors: random tensor files round-trip exactly") {
       Tensor tensor;
       tensor.dtype = dtypes[rng() % std::size(dtypes)];
       const int rank = std::uniform_int_distribution<int>(0, 3)(rng);
-      for (int r = 0; r < rank; ++r) tensor.shape.push_back(std::uniform_int_distribution<int>(0, 5)(rng));
+      for (int r = 0; r < rank; ++r)
+        tensor.shape.push_back(std::uniform_int_distribution<int>(0, 5)(rng));
       tensor.data.resize(tensor.element_count() * dtype_size(tensor.dtype));
       for (auto& byte : tensor.data) byte = static_cast<char>(rng());
       file.tensors["tensor." + std::to_string(rng() % 1000) + (t % 2 ? "/ü" : "")] = tensor;
     }
-    if (round % 2) file.metadata = {{"format", "krc"}, {"note", "ünïcode \"quoted\"\n"}, {"empty", ""}};
+    if (round % 2)
+      file.metadata = {{"format", "krc"}, {"note", "ünïcode \"quoted\"\n"}, {"empty", ""}};
     const std::string bytes = write_safetensors(file);
 
     // The layout, checked from the definition rather than from the reader.
@@ -133,7 +137,8 @@ TEST_CASE("safetensors: a truncated file (data cut short)") {
 }
 
 TEST_CASE("safetensors: header length larger than the file") {
-  std::string bytes = container(R"({"w":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})", two_floats);
+  std::string bytes =
+      container(R"({"w":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})", two_floats);
   bytes[0] = '\x7f';
   bytes[3] = '\x01';
   auto e = error_of(bytes);
@@ -167,7 +172,8 @@ TEST_CASE("safetensors: offsets that leave a hole") {
 }
 
 TEST_CASE("safetensors: a shape that disagrees with the byte count") {
-  const std::string bytes = container(R"({"w":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}})", two_floats);
+  const std::string bytes =
+      container(R"({"w":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}})", two_floats);
   auto e = error_of(bytes);
   CHECK(e.place() == "tensor 'w'");
   CHECK(e.problem().find("needs 12 bytes") != std::string::npos);
@@ -179,10 +185,13 @@ TEST_CASE("safetensors: a header that is not valid JSON") {
   auto e = error_of(bytes);
   CHECK(e.place().rfind("header byte ", 0) == 0);
   check_cli_rejects(bytes, "header byte");
-  CHECK(error_of(container("[1, 2]", "")).problem().find("must be a JSON object") != std::string::npos);
-  CHECK(error_of(container("{\"\xff\xfe\": 1}", "")).place().rfind("header byte", 0) == 0);  // bad UTF-8
+  CHECK(error_of(container("[1, 2]", "")).problem().find("must be a JSON object") !=
+        std::string::npos);
+  CHECK(error_of(container("{\"\xff\xfe\": 1}", "")).place().rfind("header byte", 0) ==
+        0);  // bad UTF-8
   CHECK(error_of(container(R"({"a":{"dtype":"F32","shape":[0],"data_offsets":[0,0]},"a":1})", ""))
-            .problem().find("duplicate key") != std::string::npos);
+            .problem()
+            .find("duplicate key") != std::string::npos);
 }
 
 TEST_CASE("safetensors: bad metadata") {
@@ -202,27 +211,40 @@ TEST_CASE("safetensors: bad tensor entries name the tensor") {
     CHECK(e.place() == "tensor 'w'");
     return e.problem();
   };
-  CHECK(problem_of(R"({"shape":[2],"data_offsets":[0,8]})", two_floats).find("dtype") != std::string::npos);
-  CHECK(problem_of(R"({"dtype":"F31","shape":[2],"data_offsets":[0,8]})", two_floats).find("unknown dtype") != std::string::npos);
-  CHECK(problem_of(R"({"dtype":"F32","data_offsets":[0,8]})", two_floats).find("shape") != std::string::npos);
-  CHECK(problem_of(R"({"dtype":"F32","shape":[-2],"data_offsets":[0,8]})", two_floats).find("non-negative") != std::string::npos);
-  CHECK(problem_of(R"({"dtype":"F32","shape":[2.0],"data_offsets":[0,8]})", two_floats).find("non-negative") != std::string::npos);
-  CHECK(problem_of(R"({"dtype":"F32","shape":[4294967296,4294967296],"data_offsets":[0,8]})", two_floats)
+  CHECK(problem_of(R"({"shape":[2],"data_offsets":[0,8]})", two_floats).find("dtype") !=
+        std::string::npos);
+  CHECK(problem_of(R"({"dtype":"F31","shape":[2],"data_offsets":[0,8]})", two_floats)
+            .find("unknown dtype") != std::string::npos);
+  CHECK(problem_of(R"({"dtype":"F32","data_offsets":[0,8]})", two_floats).find("shape") !=
+        std::string::npos);
+  CHECK(problem_of(R"({"dtype":"F32","shape":[-2],"data_offsets":[0,8]})", two_floats)
+            .find("non-negative") != std::string::npos);
+  CHECK(problem_of(R"({"dtype":"F32","shape":[2.0],"data_offsets":[0,8]})", two_floats)
+            .find("non-negative") != std::string::npos);
+  CHECK(problem_of(R"({"dtype":"F32","shape":[4294967296,4294967296],"data_offsets":[0,8]})",
+                   two_floats)
             .find("overflows") != std::string::npos);
-  CHECK(problem_of(R"({"dtype":"F32","shape":[2]})", two_floats).find("data_offsets") != std::string::npos);
-  CHECK(problem_of(R"({"dtype":"F32","shape":[2],"data_offsets":[8,0]})", two_floats).find("after end") != std::string::npos);
-  CHECK(problem_of(R"({"dtype":"F32","shape":[2],"data_offsets":[0]})", two_floats).find("[begin, end]") != std::string::npos);
-  CHECK(problem_of(R"({"dtype":"F32","shape":[2],"data_offsets":[0,8],"extra":1})", two_floats).find("extra") != std::string::npos);
+  CHECK(problem_of(R"({"dtype":"F32","shape":[2]})", two_floats).find("data_offsets") !=
+        std::string::npos);
+  CHECK(problem_of(R"({"dtype":"F32","shape":[2],"data_offsets":[8,0]})", two_floats)
+            .find("after end") != std::string::npos);
+  CHECK(problem_of(R"({"dtype":"F32","shape":[2],"data_offsets":[0]})", two_floats)
+            .find("[begin, end]") != std::string::npos);
+  CHECK(problem_of(R"({"dtype":"F32","shape":[2],"data_offsets":[0,8],"extra":1})", two_floats)
+            .find("extra") != std::string::npos);
   CHECK(problem_of(R"("F32")").find("must be an object") != std::string::npos);
-  CHECK(problem_of(R"({"dtype":"F32","shape":[2],"data_offsets":[0,18446744073709551615]})", two_floats)
+  CHECK(problem_of(R"({"dtype":"F32","shape":[2],"data_offsets":[0,18446744073709551615]})",
+                   two_floats)
             .find("needs 8 bytes") != std::string::npos);
 }
 
 TEST_CASE("safetensors: deeply nested or huge headers do not exhaust the stack") {
   const std::string deep = std::string(200000, '[') + std::string(200000, ']');
   CHECK(error_of(container(deep, "")).problem().find("must be a JSON object") != std::string::npos);
-  const std::string deep_entry = "{\"w\":" + std::string(200000, '[') + std::string(200000, ']') + "}";
+  const std::string deep_entry =
+      "{\"w\":" + std::string(200000, '[') + std::string(200000, ']') + "}";
   CHECK(error_of(container(deep_entry, "")).place() == "tensor 'w'");
-  const std::string deep_metadata = "{\"__metadata__\":{\"a\":" + std::string(200000, '[') + std::string(200000, ']') + "}}";
+  const std::string deep_metadata =
+      "{\"__metadata__\":{\"a\":" + std::string(200000, '[') + std::string(200000, ']') + "}}";
   CHECK(error_of(container(deep_metadata, "")).place() == "__metadata__");
 }

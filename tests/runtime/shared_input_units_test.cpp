@@ -53,9 +53,9 @@ float exact_factor(std::mt19937_64& rng) {
 
 struct SharedGroupMlp {
   Mlp mlp;
-  std::vector<std::vector<int>> groups;                 // the units built to share a form
+  std::vector<std::vector<int>> groups;                  // the units built to share a form
   std::vector<std::vector<std::pair<int, float>>> form;  // each group's direction
-  std::vector<int> too_few;                             // units of a form too rare to share
+  std::vector<int> too_few;                              // units of a form too rare to share
 };
 
 // Random general units plus `group_count` groups of units a_u (direction . x) + b_u: some
@@ -68,9 +68,11 @@ SharedGroupMlp random_shared_mlp(std::mt19937_64& rng, int d, int group_count) {
   const int general = std::uniform_int_distribution<int>(0, 20)(rng);
   SparseMatrix random_in = test::random_sparse(rng, general, d, 0.4);
   for (int u = 0; u < random_in.outerSize(); ++u)
-    for (SparseMatrix::InnerIterator it(random_in, u); it; ++it) in.emplace_back(u, it.col(), it.value());
+    for (SparseMatrix::InnerIterator it(random_in, u); it; ++it)
+      in.emplace_back(u, it.col(), it.value());
   std::vector<float> bias;
-  for (int u = 0; u < general; ++u) bias.push_back(std::uniform_real_distribution<float>(-1.0f, 0.5f)(rng));
+  for (int u = 0; u < general; ++u)
+    bias.push_back(std::uniform_real_distribution<float>(-1.0f, 0.5f)(rng));
   units = general;
   for (int k = 0; k <= group_count; ++k) {
     const bool small = k == group_count;  // below PreparedMlp::kMinShared
@@ -83,7 +85,8 @@ SharedGroupMlp random_shared_mlp(std::mt19937_64& rng, int d, int group_count) {
     // The small group's form has a coefficient 3 that no other group's has.
     const int width = small ? 2 : rng() % 3 == 0 ? std::min(d, 1 + static_cast<int>(rng() % 3)) : 1;
     std::sort(dims.begin(), dims.begin() + width);
-    for (int i = 0; i < width; ++i) direction.emplace_back(dims[i], i == 0 ? 1.0f : small ? 3.0f : exact_factor(rng));
+    for (int i = 0; i < width; ++i)
+      direction.emplace_back(dims[i], i == 0 ? 1.0f : small ? 3.0f : exact_factor(rng));
     std::vector<int> members_of;
     for (int m = 0; m < members; ++m) {
       const int u = units++;
@@ -91,14 +94,22 @@ SharedGroupMlp random_shared_mlp(std::mt19937_64& rng, int d, int group_count) {
       const float a = exact_factor(rng);
       for (const auto& [c, coefficient] : direction) in.emplace_back(u, c, a * coefficient);
       switch (rng() % 5) {
-        case 0: bias.push_back(0.0f); break;
-        case 1: bias.push_back(0.25f * static_cast<float>(rng() % 9)); break;  // positive: active at z = 0
-        case 2: bias.push_back(-0.5f * static_cast<float>(m / 3)); break;      // repeated thresholds
-        default: bias.push_back(std::uniform_real_distribution<float>(-8.0f, 1.0f)(rng));
+        case 0:
+          bias.push_back(0.0f);
+          break;
+        case 1:
+          bias.push_back(0.25f * static_cast<float>(rng() % 9));
+          break;  // positive: active at z = 0
+        case 2:
+          bias.push_back(-0.5f * static_cast<float>(m / 3));
+          break;  // repeated thresholds
+        default:
+          bias.push_back(std::uniform_real_distribution<float>(-8.0f, 1.0f)(rng));
       }
       const int outputs = 1 + static_cast<int>(rng() % 3);
       for (int o = 0; o < outputs; ++o)
-        out.emplace_back(static_cast<int>(rng() % d), u, std::uniform_real_distribution<float>(-2.0f, 2.0f)(rng));
+        out.emplace_back(static_cast<int>(rng() % d), u,
+                         std::uniform_real_distribution<float>(-2.0f, 2.0f)(rng));
     }
     if (small) {
       g.too_few = members_of;
@@ -109,7 +120,8 @@ SharedGroupMlp random_shared_mlp(std::mt19937_64& rng, int d, int group_count) {
   }
   SparseMatrix random_out = test::random_sparse(rng, d, general, 0.3);
   for (int c = 0; c < random_out.outerSize(); ++c)
-    for (SparseMatrix::InnerIterator it(random_out, c); it; ++it) out.emplace_back(c, it.col(), it.value());
+    for (SparseMatrix::InnerIterator it(random_out, c); it; ++it)
+      out.emplace_back(c, it.col(), it.value());
   g.mlp.in_weight = SparseMatrix(units, d);
   g.mlp.in_weight.setFromTriplets(in.begin(), in.end());
   g.mlp.out_weight = SparseMatrix(d, units);
@@ -135,7 +147,8 @@ TEST_CASE("units sharing one input form: prefix sums over thresholds equal the d
     // Every group built is shared (perhaps joined by random units on the same form), and the
     // units of the small group are not.
     std::set<int> shared_units;
-    for (const auto& s : prepared.shared_input) shared_units.insert(s.units().begin(), s.units().end());
+    for (const auto& s : prepared.shared_input)
+      shared_units.insert(s.units().begin(), s.units().end());
     for (const auto& members : g.groups)
       for (int u : members) CHECK(shared_units.count(u) == 1);
     for (int u : g.too_few) CHECK(shared_units.count(u) == 0);
@@ -171,7 +184,9 @@ TEST_CASE("units sharing one input form: prefix sums over thresholds equal the d
   CHECK(rows_checked == 80 * 40);
 }
 
-TEST_CASE("units sharing one input form, float32 activations: the dense formula within float32 rounding") {
+TEST_CASE(
+    "units sharing one input form, float32 activations: the dense formula within float32 "
+    "rounding") {
   std::mt19937_64 rng(607);
   kernels::MlpScratch scratch;
   for (int round = 0; round < 40; ++round) {
@@ -181,7 +196,8 @@ TEST_CASE("units sharing one input form, float32 activations: the dense formula 
     const int n = 30;
     kernels::Activations<float> x(n, d);
     for (int i = 0; i < n; ++i)
-      for (int c = 0; c < d; ++c) x(i, c) = std::uniform_real_distribution<float>(-10.0f, 10.0f)(rng);
+      for (int c = 0; c < d; ++c)
+        x(i, c) = std::uniform_real_distribution<float>(-10.0f, 10.0f)(rng);
     kernels::Activations<float> y = x;
     kernels::apply_mlp(prepared, y, 0, n, scratch);
     for (int i = 0; i < n; ++i) {
@@ -189,12 +205,14 @@ TEST_CASE("units sharing one input form, float32 activations: the dense formula 
       // The result is stored once in float32 (half an ulp); the general units' hidden values
       // are stored in float32 too (half an ulp of each term).
       for (int c = 0; c < d; ++c)
-        CHECK(std::abs(y(i, c) - expected.value[c]) <= 1e-6 * (expected.magnitude[c] + std::abs(expected.value[c])));
+        CHECK(std::abs(y(i, c) - expected.value[c]) <=
+              1e-6 * (expected.magnitude[c] + std::abs(expected.value[c])));
     }
   }
 }
 
-TEST_CASE("networks whose MLPs hold shared-input groups: the forward pass equals the plain dense one") {
+TEST_CASE(
+    "networks whose MLPs hold shared-input groups: the forward pass equals the plain dense one") {
   std::mt19937_64 rng(608);
   int words = 0, groups = 0;
   for (int i = 0; i < 15; ++i) {
@@ -209,7 +227,8 @@ TEST_CASE("networks whose MLPs hold shared-input groups: the forward pass equals
     ForwardPass f64(n, {AttentionKind::Softmax, Precision::Float64, 1});
     ForwardPass f32(n, {AttentionKind::Softmax, Precision::Float32, 1});
     for (int w = 0; w < 4; ++w) {
-      const auto word = test::random_word(rng, static_cast<int>(a.letter_count()), w == 0 ? 80 : static_cast<int>(rng() % 81));
+      const auto word = test::random_word(rng, static_cast<int>(a.letter_count()),
+                                          w == 0 ? 80 : static_cast<int>(rng() % 81));
       const Eigen::MatrixXd oracle = test::naive_logits(n, word);
       const double size = 1.0 + oracle.cwiseAbs().maxCoeff();
       CHECK((f64.run(word) - oracle).cwiseAbs().maxCoeff() <= 1e-12 * size);
@@ -221,7 +240,9 @@ TEST_CASE("networks whose MLPs hold shared-input groups: the forward pass equals
   CHECK(groups >= 15);
 }
 
-TEST_CASE("a compiled residue comb at max-len 8192: outputs exactly one-hot on the plateaus, equal to the dense formula") {
+TEST_CASE(
+    "a compiled residue comb at max-len 8192: outputs exactly one-hot on the plateaus, equal to "
+    "the dense formula") {
   // cyclic_5 compiles to one layer: a counter head writes the count, one MLP (the comb,
   // 2 units per possible count 0 .. 4 * 8192 and the margins) turns it into its residue.
   const Automaton a = test::reference_automaton("cyclic_5");
@@ -249,7 +270,8 @@ TEST_CASE("a compiled residue comb at max-len 8192: outputs exactly one-hot on t
   const long max_value = 4L * 8192;
   std::mt19937_64 rng(5);
   std::vector<long> counts{0, 1, 2, 3, 4, 5, max_value - 1, max_value};
-  for (int i = 0; i < 400; ++i) counts.push_back(std::uniform_int_distribution<long>(0, max_value)(rng));
+  for (int i = 0; i < 400; ++i)
+    counts.push_back(std::uniform_int_distribution<long>(0, max_value)(rng));
   const float offsets[] = {0.0f, 0.2f, -0.2f, 0.1f, -0.05f};
   const int n = static_cast<int>(counts.size() * std::size(offsets));
   kernels::Activations<float> x = kernels::Activations<float>::Zero(n, net.d_model());
@@ -271,7 +293,8 @@ TEST_CASE("a compiled residue comb at max-len 8192: outputs exactly one-hot on t
       // Oracle 2: the dense formula (every one of the 65,540 units), on some rows.
       if (row % 7 == 0) {
         const DenseRow expected = dense_mlp(mlp, x.row(row).cast<double>().transpose());
-        for (int c = 0; c < net.d_model(); ++c) CHECK(static_cast<double>(y(row, c)) == expected.value[c]);
+        for (int c = 0; c < net.d_model(); ++c)
+          CHECK(static_cast<double>(y(row, c)) == expected.value[c]);
         ++dense_checked;
       }
     }

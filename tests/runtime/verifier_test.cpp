@@ -1,10 +1,11 @@
+#include "krc/verifier.hpp"
+
 #include <doctest/doctest.h>
 
 #include <algorithm>
 #include <functional>
 #include <set>
 
-#include "krc/verifier.hpp"
 #include "reset_network.hpp"
 
 using namespace krc;
@@ -58,8 +59,8 @@ TEST_CASE("verifier: a network computing a reset automaton verifies clean, with 
   CHECK(!r.counterexample);
   CHECK(r.smallest_margin == 1.0);  // logit 1 for the right state, 0 for the others
   const std::string text = format_report(r, a);
-  CHECK(text.rfind("verified " + with_thousands(r.positions) + " positions of " + with_thousands(r.words) +
-                       " words: all right",
+  CHECK(text.rfind("verified " + with_thousands(r.positions) + " positions of " +
+                       with_thousands(r.words) + " words: all right",
                    0) == 0);
   CHECK(text.find("all 59,049 words of length 10") != std::string::npos);
   CHECK(text.find("all 88,573 words of length <= 10") != std::string::npos);  // (3^11 - 1) / 2
@@ -75,7 +76,8 @@ TEST_CASE("verifier: the smallest margin and where it is") {
   VerifyReport r = verify(n, a, options);
   CHECK(r.ok());
   CHECK(r.smallest_margin == 0.5);
-  // The first word of length 4 in lexicographic order that has a b: "a a a b" (word 1), at position 4.
+  // The first word of length 4 in lexicographic order that has a b: "a a a b" (word 1), at
+  // position 4.
   REQUIRE(r.smallest_margin_at);
   CHECK(r.smallest_margin_at->part == VerifyPart::Exhaustive);
   CHECK(r.smallest_margin_at->word == 1);
@@ -113,8 +115,11 @@ TEST_CASE("verifier: a wrong network fails with a correct counterexample and cou
   CHECK(r.smallest_margin == -1.0);
 
   const std::string text = format_report(r, a);
-  CHECK(text.rfind("FAILED: " + std::to_string(wrong_positions) + " of 108 positions wrong", 0) == 0);
-  CHECK(text.find("first counterexample: exhaustive word 2 (length 3), first wrong at position 3") != std::string::npos);
+  CHECK(text.rfind("FAILED: " + std::to_string(wrong_positions) + " of 108 positions wrong", 0) ==
+        0);
+  CHECK(
+      text.find("first counterexample: exhaustive word 2 (length 3), first wrong at position 3") !=
+      std::string::npos);
   const auto json = report_to_json(r, a);
   CHECK(json["ok"] == false);
   CHECK(json["counterexample"]["word"] == nlohmann::json({"a", "a", "c"}));
@@ -170,8 +175,8 @@ TEST_CASE("verifier: the default exhaustive length") {
   CHECK(default_exhaustive_length(5, 100, 100000) == 7);   // 78,125
   CHECK(default_exhaustive_length(10, 100, 100000) == 5);  // exactly 100,000
   CHECK(default_exhaustive_length(11, 100, 100000) == 4);
-  CHECK(default_exhaustive_length(2, 5, 100000) == 5);     // capped by max_len
-  CHECK(default_exhaustive_length(1, 9, 100000) == 9);     // one word of every length
+  CHECK(default_exhaustive_length(2, 5, 100000) == 5);  // capped by max_len
+  CHECK(default_exhaustive_length(1, 9, 100000) == 9);  // one word of every length
   CHECK(default_exhaustive_length(200000, 9, 100000) == 0);
 }
 
@@ -199,7 +204,8 @@ TEST_CASE("verifier: lengths beyond max_len and empty runs are refused, progress
   CHECK(calls.back().words_done == calls.back().words_total);
   CHECK(calls.back().positions_done == r.positions);
   CHECK(calls.back().positions_total == r.positions);
-  for (std::size_t i = 1; i < calls.size(); ++i) CHECK(calls[i].positions_done > calls[i - 1].positions_done);
+  for (std::size_t i = 1; i < calls.size(); ++i)
+    CHECK(calls[i].positions_done > calls[i - 1].positions_done);
 }
 
 TEST_CASE("verifier: options reach the report; a one-state automaton has no margin") {

@@ -1,3 +1,5 @@
+#include "krc/weights_file.hpp"
+
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -6,7 +8,6 @@
 
 #include "krc/automaton_json.hpp"
 #include "krc/input_error.hpp"
-#include "krc/weights_file.hpp"
 #include "random_network.hpp"
 #include "reset_network.hpp"
 #include "test_support.hpp"
@@ -105,7 +106,8 @@ json config_of(const TensorFile& f) { return json::parse(f.metadata.at("config")
 }  // namespace
 
 TEST_CASE("weights file: networks round-trip exactly, dense, sparse and auto") {
-  for (auto storage : {WriteOptions::Storage::Auto, WriteOptions::Storage::Dense, WriteOptions::Storage::Sparse}) {
+  for (auto storage :
+       {WriteOptions::Storage::Auto, WriteOptions::Storage::Dense, WriteOptions::Storage::Sparse}) {
     for (std::uint64_t seed = 1; seed <= 25; ++seed) {
       Network n = seed == 25 ? network_with_big_mlp() : sample_network(seed);
       const std::string bytes = network_to_safetensors(n, {storage});
@@ -132,14 +134,16 @@ TEST_CASE("weights file: tensors are laid out as the README says") {
   const long d = n.d_model(), hd = 4, V = static_cast<long>(n.vocabulary.size());
   CHECK(f.tensors.at("embed.token").shape == std::vector<std::int64_t>{V, d});
   CHECK(f.tensors.at("embed.position").shape == std::vector<std::int64_t>{n.max_len + 1, d});
-  CHECK(f.tensors.at("unembed").shape == std::vector<std::int64_t>{d, static_cast<long>(n.states.size())});
+  CHECK(f.tensors.at("unembed").shape ==
+        std::vector<std::int64_t>{d, static_cast<long>(n.states.size())});
   CHECK(f.tensors.at("layers.0.attn.q").shape == std::vector<std::int64_t>{2, d, hd});
   CHECK(f.tensors.at("layers.0.attn.o").shape == std::vector<std::int64_t>{2, hd, d});
   const auto q = f32_values(f.tensors.at("layers.0.attn.q"));
   const auto v = f32_values(f.tensors.at("layers.0.attn.v"));
   const auto o = f32_values(f.tensors.at("layers.0.attn.o"));
   for (int h = 0; h < 2; ++h) {
-    Eigen::MatrixXf dq = n.layers[0].heads[h].query, dv = n.layers[0].heads[h].value, dout = n.layers[0].heads[h].output;
+    Eigen::MatrixXf dq = n.layers[0].heads[h].query, dv = n.layers[0].heads[h].value,
+                    dout = n.layers[0].heads[h].output;
     for (long r = 0; r < d; ++r)
       for (long c = 0; c < hd; ++c) {
         CHECK(q[(h * d + r) * hd + c] == (c < dq.cols() ? dq(r, c) : 0.0f));  // zero padded
@@ -158,7 +162,8 @@ TEST_CASE("weights file: tensors are laid out as the README says") {
   CHECK(f.metadata.at("format") == "krc");
   CHECK(f.metadata.at("version") == "1");
   CHECK(json::parse(f.metadata.at("residual_labels")) == json(n.residual_labels));
-  CHECK(automaton_from_json(json::parse(f.metadata.at("automaton")), "x") == automaton_from_json(n.automaton, "x"));
+  CHECK(automaton_from_json(json::parse(f.metadata.at("automaton")), "x") ==
+        automaton_from_json(n.automaton, "x"));
 }
 
 TEST_CASE("weights file: auto storage goes sparse exactly when it saves space") {
@@ -168,7 +173,8 @@ TEST_CASE("weights file: auto storage goes sparse exactly when it saves space") 
   // 3000 x d weights with 429 nonzeros: sparse; every small tensor (<= 4096 entries): dense.
   CHECK(sparse.contains("layers.0.mlp.in.weight"));
   CHECK(f.tensors.count("layers.0.mlp.in.weight.indices") == 1);
-  CHECK(f.tensors.at("layers.0.mlp.in.weight.indices").shape == std::vector<std::int64_t>{429 + 1, 2});
+  CHECK(f.tensors.at("layers.0.mlp.in.weight.indices").shape ==
+        std::vector<std::int64_t>{429 + 1, 2});
   CHECK(f.tensors.count("layers.0.mlp.in.weight") == 0);
   CHECK(f.tensors.count("embed.token") == 1);
   CHECK(f.tensors.count("layers.0.mlp.in.bias") == 1);  // 3000 entries, all nonzero
@@ -178,7 +184,9 @@ TEST_CASE("weights file: auto storage goes sparse exactly when it saves space") 
   Eigen::MatrixXf dense = n.layers[0].mlp->in_weight;
   for (std::size_t k = 0; k < value.size(); ++k) {
     CHECK(dense(index[2 * k], index[2 * k + 1]) == value[k]);
-    if (k > 0) CHECK(std::make_pair(index[2 * k - 2], index[2 * k - 1]) < std::make_pair(index[2 * k], index[2 * k + 1]));
+    if (k > 0)
+      CHECK(std::make_pair(index[2 * k - 2], index[2 * k - 1]) <
+            std::make_pair(index[2 * k], index[2 * k + 1]));
   }
   TensorFile all_dense = network_to_tensor_file(n, {WriteOptions::Storage::Dense});
   CHECK(json::parse(all_dense.metadata.at("sparse")).empty());
@@ -207,32 +215,41 @@ TEST_CASE("weights file: bad krc metadata is named") {
     change(c);
     return with("config", c.dump());
   };
-  CHECK(load_error(with_config([](json& c) { c.erase("d_model"); })).problem().find("d_model") != std::string::npos);
-  CHECK(load_error(with_config([](json& c) { c["d_model"] = "ten"; })).place() == "__metadata__ \"config\" at /d_model");
-  CHECK(load_error(with_config([](json& c) { c["n_layers"] = 7; })).place() == "__metadata__ \"config\" at /layers");
-  CHECK(load_error(with_config([](json& c) { c["max_len"] = -3; })).place() == "__metadata__ \"config\" at /max_len");
-  CHECK(load_error(with_config([](json& c) { c["vocabulary"][0] = "<s>"; })).place() == "__metadata__ \"config\" at /vocabulary");
+  CHECK(load_error(with_config([](json& c) { c.erase("d_model"); })).problem().find("d_model") !=
+        std::string::npos);
+  CHECK(load_error(with_config([](json& c) { c["d_model"] = "ten"; })).place() ==
+        "__metadata__ \"config\" at /d_model");
+  CHECK(load_error(with_config([](json& c) { c["n_layers"] = 7; })).place() ==
+        "__metadata__ \"config\" at /layers");
+  CHECK(load_error(with_config([](json& c) { c["max_len"] = -3; })).place() ==
+        "__metadata__ \"config\" at /max_len");
+  CHECK(load_error(with_config([](json& c) { c["vocabulary"][0] = "<s>"; })).place() ==
+        "__metadata__ \"config\" at /vocabulary");
   CHECK(load_error(with_config([](json& c) { c["attention"]["kind"] = "linear"; })).place() ==
         "__metadata__ \"config\" at /attention/kind");
-  CHECK(load_error(with_config([](json& c) { c["layers"][0]["heads"] = json::array({{{"name", "x"}, {"kind", "maybe"}}}); }))
-            .place() == "__metadata__ \"config\" at /layers/0/heads/0/kind");
+  CHECK(load_error(with_config([](json& c) {
+          c["layers"][0]["heads"] = json::array({{{"name", "x"}, {"kind", "maybe"}}});
+        })).place() == "__metadata__ \"config\" at /layers/0/heads/0/kind");
   // The config's own states disagree with the automaton's.
   CHECK(load_error(with_config([](json& c) { c["states"][0] = "renamed"; })).place() ==
         "__metadata__ \"automaton\" at /states");
 
   json labels = json::parse(good.metadata.at("residual_labels"));
   labels.erase(labels.size() - 1);
-  CHECK(load_error(with("residual_labels", labels.dump())).problem().find("labels for d_model") != std::string::npos);
+  CHECK(load_error(with("residual_labels", labels.dump())).problem().find("labels for d_model") !=
+        std::string::npos);
 
   json automaton = json::parse(good.metadata.at("automaton"));
   automaton["initial"] = "nowhere";
-  CHECK(load_error(with("automaton", automaton.dump())).place() == "__metadata__ \"automaton\" at /initial");
+  CHECK(load_error(with("automaton", automaton.dump())).place() ==
+        "__metadata__ \"automaton\" at /initial");
   automaton = json::parse(good.metadata.at("automaton"));
   const std::string first = automaton["alphabet"][0];
   automaton["alphabet"][0] = "zz";
   automaton["transitions"]["zz"] = automaton["transitions"][first];
   automaton["transitions"].erase(first);
-  CHECK(load_error(with("automaton", automaton.dump())).place() == "__metadata__ \"automaton\" at /alphabet");
+  CHECK(load_error(with("automaton", automaton.dump())).place() ==
+        "__metadata__ \"automaton\" at /alphabet");
 }
 
 TEST_CASE("weights file: bad tensors are named") {
@@ -247,7 +264,8 @@ TEST_CASE("weights file: bad tensors are named") {
   TensorFile reshaped = good;
   auto& token = reshaped.tensors.at("embed.token");
   token.shape = {token.shape[1], token.shape[0]};
-  if (token.shape[0] != token.shape[1]) CHECK(load_error(reshaped).place() == "tensor 'embed.token'");
+  if (token.shape[0] != token.shape[1])
+    CHECK(load_error(reshaped).place() == "tensor 'embed.token'");
 
   TensorFile wrong_dtype = good;
   wrong_dtype.tensors.at("unembed").dtype = DType::I32;
@@ -260,7 +278,8 @@ TEST_CASE("weights file: bad tensors are named") {
   TensorFile not_finite = good;
   auto values = f32_values(not_finite.tensors.at("embed.token"));
   values[0] = std::nanf("");
-  not_finite.tensors.at("embed.token") = make_f32_tensor(not_finite.tensors.at("embed.token").shape, values);
+  not_finite.tensors.at("embed.token") =
+      make_f32_tensor(not_finite.tensors.at("embed.token").shape, values);
   CHECK(load_error(not_finite).problem().find("not finite") != std::string::npos);
 
   const std::string sparse_name = "layers.0.mlp.in.weight";
@@ -276,7 +295,8 @@ TEST_CASE("weights file: bad tensors are named") {
   index = i32_values(unsorted.tensors.at(sparse_name + ".indices"));
   std::swap(index[0], index[2]);
   std::swap(index[1], index[3]);
-  unsorted.tensors.at(sparse_name + ".indices") = make_i32_tensor(unsorted.tensors.at(sparse_name + ".indices").shape, index);
+  unsorted.tensors.at(sparse_name + ".indices") =
+      make_i32_tensor(unsorted.tensors.at(sparse_name + ".indices").shape, index);
   CHECK(load_error(unsorted).problem().find("sorted") != std::string::npos);
 
   TensorFile both = good;
@@ -335,7 +355,8 @@ TEST_CASE("weights file: damaged files are rejected with an InputError, never a 
   // a network or an InputError (the sanitizer build checks the "never a crash" part).
   std::mt19937_64 rng(99);
   const std::string good = network_to_safetensors(network_with_big_mlp());
-  const std::string dense = network_to_safetensors(sample_network(2), {WriteOptions::Storage::Dense});
+  const std::string dense =
+      network_to_safetensors(sample_network(2), {WriteOptions::Storage::Dense});
   int rejected = 0;
   for (int round = 0; round < 3000; ++round) {
     std::string bytes = round % 2 ? good : dense;
@@ -347,10 +368,18 @@ TEST_CASE("weights file: damaged files are rejected with an InputError, never a 
       const std::size_t limit = round % 3 == 0 ? bytes.size() : 8 + header_length;
       const std::size_t at = std::uniform_int_distribution<std::size_t>(0, limit - 1)(rng);
       switch (rng() % 4) {
-        case 0: bytes[at] = static_cast<char>(rng()); break;
-        case 1: bytes[at] = "0123456789[]{},:\"-."[rng() % 19]; break;
-        case 2: bytes.resize(at); break;
-        default: bytes.erase(at, 1); break;
+        case 0:
+          bytes[at] = static_cast<char>(rng());
+          break;
+        case 1:
+          bytes[at] = "0123456789[]{},:\"-."[rng() % 19];
+          break;
+        case 2:
+          bytes.resize(at);
+          break;
+        default:
+          bytes.erase(at, 1);
+          break;
       }
       if (bytes.size() < 9) break;
       std::memcpy(&header_length, bytes.data(), 8);

@@ -63,8 +63,11 @@ std::vector<int> naive_states(const Network& net, const std::vector<LetterId>& w
     int best = 0;
     int ties = 0;
     for (int q = 0; q < logits.cols(); ++q) {
-      if (logits(t, q) > logits(t, best)) { best = q; ties = 0; }
-      else if (q != best && logits(t, q) == logits(t, best)) ++ties;
+      if (logits(t, q) > logits(t, best)) {
+        best = q;
+        ties = 0;
+      } else if (q != best && logits(t, q) == logits(t, best))
+        ++ties;
     }
     states.push_back(ties ? -1 : best);
   }

@@ -85,7 +85,8 @@ std::vector<nlohmann::json> run_reference_forward(const TempDir& dir, const std:
   for (const auto& line : word_lines) words += line + "\n";
   const std::string input = write_file(dir, "reference_forward_input.txt", words);
   const std::string output = (dir / "reference_forward_output.jsonl").string();
-  std::string command = "/usr/bin/python3 " + shell_quote((source_dir() / "tools" / "reference_forward.py").string()) +
+  std::string command = "/usr/bin/python3 " +
+                        shell_quote((source_dir() / "tools" / "reference_forward.py").string()) +
                         " " + shell_quote(model);
   for (const auto& a : args) command += " " + shell_quote(a);
   command += " < " + shell_quote(input) + " > " + shell_quote(output);
@@ -104,7 +105,8 @@ CommandResult run_krc(const std::vector<std::string>& args) {
   TempDir dir;
   std::string command = shell_quote(binary);
   for (const auto& a : args) command += " " + shell_quote(a);
-  command += " >" + shell_quote((dir / "out").string()) + " 2>" + shell_quote((dir / "err").string());
+  command +=
+      " >" + shell_quote((dir / "out").string()) + " 2>" + shell_quote((dir / "err").string());
   int raw = std::system(command.c_str());
   CommandResult result;
   result.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw);
@@ -123,8 +125,8 @@ Automaton random_automaton(std::mt19937_64& rng, int max_states, int max_letters
   std::uniform_int_distribution<StateId> target(0, static_cast<StateId>(n - 1));
   for (auto& row : delta)
     for (auto& t : row) t = target(rng);
-  return Automaton("random_" + std::to_string(n) + "x" + std::to_string(k), states, letters,
-                   delta, target(rng));
+  return Automaton("random_" + std::to_string(n) + "x" + std::to_string(k), states, letters, delta,
+                   target(rng));
 }
 
 }  // namespace krc::test

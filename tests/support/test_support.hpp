@@ -1,11 +1,10 @@
 #pragma once
 // Helpers shared by the test programs.
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "krc/automaton.hpp"
 
@@ -15,7 +14,7 @@ std::filesystem::path source_dir();
 // The shared reference automata and SgpDec's results for them (copied into the repository
 // from ../shared/reference so that a fresh clone can run every test).
 std::filesystem::path reference_dir();
-std::vector<std::string> reference_automaton_names();  // sorted file stems
+std::vector<std::string> reference_automaton_names();    // sorted file stems
 Automaton reference_automaton(const std::string& name);  // tests/reference/automata/NAME.json
 std::string read_text(const std::filesystem::path& path);
 bool contains(const std::string& haystack, const std::string& needle);
@@ -24,7 +23,7 @@ std::string with_commas(long long n);
 
 // A fresh directory, removed with its contents at scope exit.
 class TempDir {
-public:
+ public:
   TempDir();
   ~TempDir();
   TempDir(const TempDir&) = delete;
@@ -32,7 +31,7 @@ public:
   const std::filesystem::path& path() const { return path_; }
   std::filesystem::path operator/(const std::string& name) const { return path_ / name; }
 
-private:
+ private:
   std::filesystem::path path_;
 };
 

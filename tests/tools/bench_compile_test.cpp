@@ -20,9 +20,9 @@
 #include "test_support.hpp"
 
 using namespace krc;
+using nlohmann::json;
 using test::contains;
 using test::with_commas;
-using nlohmann::json;
 namespace fs = std::filesystem;
 
 namespace {
@@ -63,7 +63,9 @@ json run_json(const std::vector<std::string>& args) {
 
 }  // namespace
 
-TEST_CASE("bench compile --json: one row per automaton, max_len and strategy, sized as the library compiles them") {
+TEST_CASE(
+    "bench compile --json: one row per automaton, max_len and strategy, sized as the library "
+    "compiles them") {
   test::TempDir dir;
   copy_small_automata(dir.path());
   const int max_len = 16;
@@ -121,7 +123,8 @@ TEST_CASE("bench compile: the text table has a row per network with thousands se
   for (const auto& name : small_automata) {
     CAPTURE(name);
     REQUIRE(row_of.count(name) == 1);
-    const NetworkSize size = compile_with(load_reference(name), Strategy::Kr, max_len).network.size();
+    const NetworkSize size =
+        compile_with(load_reference(name), Strategy::Kr, max_len).network.size();
     CHECK(contains(row_of[name], " kr "));
     CHECK(contains(row_of[name], " " + with_commas(size.parameters) + " "));
     CHECK(contains(row_of[name], " " + with_commas(size.nonzeros) + " "));
@@ -129,7 +132,9 @@ TEST_CASE("bench compile: the text table has a row per network with thousands se
   }
 }
 
-TEST_CASE("bench compile --verify-words: K random words of length max_len, figures as krc::verify gives them") {
+TEST_CASE(
+    "bench compile --verify-words: K random words of length max_len, figures as krc::verify gives "
+    "them") {
   test::TempDir dir;
   copy_small_automata(dir.path());
   const int max_len = 20, words = 3;
@@ -155,13 +160,15 @@ TEST_CASE("bench compile --verify-words: K random words of length max_len, figur
     options.exhaustive_length = 0;
     options.random_words = words;
     options.random_length = max_len;
-    const VerifyReport report = verify(compile_with(automaton, Strategy::Scan, max_len).network, automaton, options);
+    const VerifyReport report =
+        verify(compile_with(automaton, Strategy::Scan, max_len).network, automaton, options);
     REQUIRE(report.ok());
     CHECK(v.at("smallest_margin").get<double>() == doctest::Approx(report.smallest_margin));
   }
 }
 
-TEST_CASE("bench compile: a strategy over its limits gives the reason in its row, the others still run") {
+TEST_CASE(
+    "bench compile: a strategy over its limits gives the reason in its row, the others still run") {
   test::TempDir dir;
   copy_small_automata(dir.path());
   // 280 states: a parallel-prefix step over state maps needs 280^3 + 2*280^2 hidden units.
@@ -175,8 +182,8 @@ TEST_CASE("bench compile: a strategy over its limits gives the reason in its row
   }
   REQUIRE_FALSE(library_error.empty());
 
-  const json rows = run_json({"bench", "compile", "--automata", dir.path().string(), "--max-len", "16",
-                              "--strategy", "scan", "--json"});
+  const json rows = run_json({"bench", "compile", "--automata", dir.path().string(), "--max-len",
+                              "16", "--strategy", "scan", "--json"});
   REQUIRE(rows.size() == small_automata.size() + 1);
   int errors = 0;
   for (const auto& row : rows) {
@@ -191,8 +198,8 @@ TEST_CASE("bench compile: a strategy over its limits gives the reason in its row
   }
   CHECK(errors == 1);
 
-  const auto text = test::run_krc({"bench", "compile", "--automata", dir.path().string(), "--max-len", "16",
-                                   "--strategy", "scan"});
+  const auto text = test::run_krc({"bench", "compile", "--automata", dir.path().string(),
+                                   "--max-len", "16", "--strategy", "scan"});
   CHECK(text.status == 0);
   CHECK(contains(text.out, "error: " + library_error));
 }
@@ -202,7 +209,8 @@ TEST_CASE("bench compile: the default directory is the repository's automata/zoo
   for (const auto& entry : fs::directory_iterator(test::source_dir() / "automata" / "zoo"))
     if (entry.path().extension() == ".json") files.insert(entry.path().stem().string());
   REQUIRE_FALSE(files.empty());
-  const json rows = run_json({"bench", "compile", "--max-len", "1", "--strategy", "scan", "--json", "-q"});
+  const json rows =
+      run_json({"bench", "compile", "--max-len", "1", "--strategy", "scan", "--json", "-q"});
   std::set<std::string> names;
   for (const auto& row : rows) names.insert(row.at("automaton").get<std::string>());
   CHECK(rows.size() == files.size());
@@ -211,17 +219,20 @@ TEST_CASE("bench compile: the default directory is the repository's automata/zoo
 
 TEST_CASE("bench compile: a missing directory or a broken file exits 2 and names it") {
   test::TempDir dir;
-  const auto missing = test::run_krc({"bench", "compile", "--automata", (dir / "nowhere").string(), "--max-len", "4"});
+  const auto missing = test::run_krc(
+      {"bench", "compile", "--automata", (dir / "nowhere").string(), "--max-len", "4"});
   CHECK(missing.status == 2);
   CHECK(contains(missing.err, "nowhere"));
 
-  const auto empty = test::run_krc({"bench", "compile", "--automata", dir.path().string(), "--max-len", "4"});
+  const auto empty =
+      test::run_krc({"bench", "compile", "--automata", dir.path().string(), "--max-len", "4"});
   CHECK(empty.status == 2);
   CHECK(contains(empty.err, "no automaton files"));
 
   copy_small_automata(dir.path());
   write_text(dir / "broken.json", "{\"name\": \"broken\", \"states\": [");
-  const auto broken = test::run_krc({"bench", "compile", "--automata", dir.path().string(), "--max-len", "4"});
+  const auto broken =
+      test::run_krc({"bench", "compile", "--automata", dir.path().string(), "--max-len", "4"});
   CHECK(broken.status == 2);
   CHECK(contains(broken.err, "broken.json"));
   CHECK(broken.out.empty());  // no half table

@@ -11,9 +11,9 @@
 #include "test_support.hpp"
 
 using namespace krc;
+using nlohmann::json;
 using test::contains;
 using test::write_file;
-using nlohmann::json;
 namespace fs = std::filesystem;
 
 namespace {
@@ -29,7 +29,8 @@ std::string check_compile_rejects(const std::string& input, const std::vector<st
   CHECK(fresh.status == 2);
   CHECK(contains(fresh.err, "krc: error: " + input + ": "));
   bool place_named = false;
-  for (const auto& p : place) place_named = place_named || contains(fresh.err, input + ": " + p + ": ");
+  for (const auto& p : place)
+    place_named = place_named || contains(fresh.err, input + ": " + p + ": ");
   CHECK(place_named);
   CHECK(fresh.out.empty());
   CHECK_FALSE(fs::exists(out));
@@ -52,9 +53,10 @@ std::string check_compile_rejects(const std::string& input, const std::vector<st
 TEST_CASE("krc compile: an input that is not JSON") {
   test::TempDir dir;
   // Line 4, column 33 is the ']' where '}' should close "transitions".
-  const std::string broken = write_file(dir, "broken.json",
-                                        "{\"states\": [\"a\", \"b\"],\n \"alphabet\": [\"x\"],\n \"initial\": \"a\",\n"
-                                        " \"transitions\": {\"x\": [\"b\", \"a\"]]\n}\n");
+  const std::string broken =
+      write_file(dir, "broken.json",
+                 "{\"states\": [\"a\", \"b\"],\n \"alphabet\": [\"x\"],\n \"initial\": \"a\",\n"
+                 " \"transitions\": {\"x\": [\"b\", \"a\"]]\n}\n");
   std::string err = check_compile_rejects(broken, {"line 4, column 33"});
   CHECK(contains(err, "not valid JSON"));
   // Not JSON at all, though the extension says so.
@@ -126,12 +128,13 @@ TEST_CASE("krc compile: duplicate state names") {
   CHECK(contains(err, "'a'"));
   // In DOT, states named by labels fall back to node ids when labels repeat, so duplicates
   // cannot arise there; in JFLAP the ids must be distinct.
-  const std::string jff = write_file(dir, "duplicate.jff",
-                                     "<structure><type>fa</type><automaton>\n"
-                                     "<state id=\"0\" name=\"q\"><initial/></state>\n"
-                                     "<state id=\"0\" name=\"r\"/>\n"
-                                     "<transition><from>0</from><to>0</to><read>a</read></transition>\n"
-                                     "</automaton></structure>\n");
+  const std::string jff =
+      write_file(dir, "duplicate.jff",
+                 "<structure><type>fa</type><automaton>\n"
+                 "<state id=\"0\" name=\"q\"><initial/></state>\n"
+                 "<state id=\"0\" name=\"r\"/>\n"
+                 "<transition><from>0</from><to>0</to><read>a</read></transition>\n"
+                 "</automaton></structure>\n");
   err = check_compile_rejects(jff, {"line 3"});
   CHECK(contains(err, "'0'"));
 }
@@ -139,22 +142,24 @@ TEST_CASE("krc compile: duplicate state names") {
 TEST_CASE("krc compile: an empty alphabet") {
   test::TempDir dir;
   const std::string input =
-      write_file(dir, "empty.json", R"({"states": ["a", "b"], "alphabet": [], "initial": "a", "transitions": {}})");
+      write_file(dir, "empty.json",
+                 R"({"states": ["a", "b"], "alphabet": [], "initial": "a", "transitions": {}})");
   std::string err = check_compile_rejects(input, {"/alphabet"});
   CHECK(contains(err, "alphabet"));
 }
 
 TEST_CASE("krc compile: a DOT edge whose label repeats a letter of the same state") {
   test::TempDir dir;
-  const std::string input = write_file(dir, "learned.dot",
-                                       "digraph g {\n"
-                                       "  s0 -> s1 [label=\"a\"];\n"
-                                       "  s0 -> s0 [label=\"b\"];\n"
-                                       "  s1 -> s0 [label=\"a\"];\n"
-                                       "  s1 -> s1 [label=\"b\"];\n"
-                                       "  s0 -> s0 [label=\"a / 1\"];\n"  // Mealy label: input a again
-                                       "  __start0 -> s0;\n"
-                                       "}\n");
+  const std::string input =
+      write_file(dir, "learned.dot",
+                 "digraph g {\n"
+                 "  s0 -> s1 [label=\"a\"];\n"
+                 "  s0 -> s0 [label=\"b\"];\n"
+                 "  s1 -> s0 [label=\"a\"];\n"
+                 "  s1 -> s1 [label=\"b\"];\n"
+                 "  s0 -> s0 [label=\"a / 1\"];\n"  // Mealy label: input a again
+                 "  __start0 -> s0;\n"
+                 "}\n");
   std::string err = check_compile_rejects(input, {"line 6"});
   CHECK(contains(err, "nondeterminism"));
   CHECK(contains(err, "'s0'"));
@@ -178,33 +183,37 @@ TEST_CASE("krc compile: state names and letters that are not UTF-8 are refused a
   CHECK(contains(err, "UTF-8"));
   CHECK(contains(err, "caf\\xE9"));  // shown escaped
 
-  const std::string letter = write_file(dir, "letter.dot",
-                                        "digraph g {\n"
-                                        "  s0 -> s0 [label=\"\xC3\"];\n"  // a truncated 2-byte sequence
-                                        "  __start0 -> s0;\n"
-                                        "}\n");
+  const std::string letter =
+      write_file(dir, "letter.dot",
+                 "digraph g {\n"
+                 "  s0 -> s0 [label=\"\xC3\"];\n"  // a truncated 2-byte sequence
+                 "  __start0 -> s0;\n"
+                 "}\n");
   err = check_compile_rejects(letter, {"line 2"});
   CHECK(contains(err, "letter"));
 
   // Well-formed-looking but forbidden: an encoded surrogate (ED A0 80) and an overlong '/'.
-  const std::string surrogate = write_file(dir, "surrogate.jff",
-                                           "<structure><type>fa</type><automaton>\n"
-                                           "<state id=\"0\" name=\"q\xED\xA0\x80\"><initial/></state>\n"
-                                           "<transition><from>0</from><to>0</to><read>a</read></transition>\n"
-                                           "</automaton></structure>\n");
+  const std::string surrogate =
+      write_file(dir, "surrogate.jff",
+                 "<structure><type>fa</type><automaton>\n"
+                 "<state id=\"0\" name=\"q\xED\xA0\x80\"><initial/></state>\n"
+                 "<transition><from>0</from><to>0</to><read>a</read></transition>\n"
+                 "</automaton></structure>\n");
   check_compile_rejects(surrogate, {"line 2"});
-  const std::string overlong = write_file(dir, "overlong.jff",
-                                          "<structure><type>fa</type><automaton>\n"
-                                          "<state id=\"0\" name=\"q\"><initial/></state>\n"
-                                          "<transition><from>0</from><to>0</to><read>\xC0\xAF</read></transition>\n"
-                                          "</automaton></structure>\n");
+  const std::string overlong =
+      write_file(dir, "overlong.jff",
+                 "<structure><type>fa</type><automaton>\n"
+                 "<state id=\"0\" name=\"q\"><initial/></state>\n"
+                 "<transition><from>0</from><to>0</to><read>\xC0\xAF</read></transition>\n"
+                 "</automaton></structure>\n");
   check_compile_rejects(overlong, {"line 3"});
 
   // The same names in UTF-8 compile, and come back unchanged from the weights file.
-  const std::string utf8 = write_file(dir, "utf8.dot",
-                                      "digraph g {\n  s0 [label=\"0\"];\n  s1 [label=\"caf\xC3\xA9\"];\n"
-                                      "  s0 -> s1 [label=\"\xCE\xB1\"];\n  s1 -> s0 [label=\"\xCE\xB1\"];\n"
-                                      "  __start0 -> s0;\n}\n");
+  const std::string utf8 =
+      write_file(dir, "utf8.dot",
+                 "digraph g {\n  s0 [label=\"0\"];\n  s1 [label=\"caf\xC3\xA9\"];\n"
+                 "  s0 -> s1 [label=\"\xCE\xB1\"];\n  s1 -> s0 [label=\"\xCE\xB1\"];\n"
+                 "  __start0 -> s0;\n}\n");
   const std::string out = (dir / "utf8.safetensors").string();
   REQUIRE(test::run_krc({"compile", utf8, "--max-len", "8", "-o", out}).status == 0);
   auto run = test::run_krc({"run", out, "--json", "\xCE\xB1", "\xCE\xB1", "\xCE\xB1"});
@@ -216,8 +225,8 @@ TEST_CASE("krc compile: a file name that is not UTF-8 still names the automaton"
   test::TempDir dir;
   // DOT files carry no name, so the automaton is named after the file; its bad byte becomes
   // U+FFFD, and the paths in --json output are printed the same way instead of failing.
-  const std::string input = write_file(dir, "g\xFF.dot",
-                                       "digraph g {\n  s0 -> s0 [label=\"a\"];\n  __start0 -> s0;\n}\n");
+  const std::string input = write_file(
+      dir, "g\xFF.dot", "digraph g {\n  s0 -> s0 [label=\"a\"];\n  __start0 -> s0;\n}\n");
   const std::string out = (dir / "o\xFE.safetensors").string();
   auto compiled = test::run_krc({"compile", input, "--max-len", "8", "-o", out, "--json"});
   CAPTURE(compiled.err);
@@ -257,8 +266,9 @@ std::string join(const Container& c) {
 // A real compiled network: parity by parallel prefix has several tensors of each kind.
 std::string compiled_file(const test::TempDir& dir) {
   const std::string out = (dir / "parity.safetensors").string();
-  auto r = test::run_krc({"compile", (test::source_dir() / "automata" / "zoo" / "parity.json").string(), "--strategy",
-                          "scan", "--max-len", "16", "--dense", "-o", out});
+  auto r =
+      test::run_krc({"compile", (test::source_dir() / "automata" / "zoo" / "parity.json").string(),
+                     "--strategy", "scan", "--max-len", "16", "--dense", "-o", out});
   REQUIRE(r.status == 0);
   return test::read_text(out);
 }
@@ -267,15 +277,16 @@ std::string compiled_file(const test::TempDir& dir) {
 std::vector<std::string> by_offset(const json& header) {
   std::vector<std::pair<std::uint64_t, std::string>> order;
   for (const auto& [name, entry] : header.items())
-    if (name != "__metadata__") order.emplace_back(entry["data_offsets"][0].get<std::uint64_t>(), name);
+    if (name != "__metadata__")
+      order.emplace_back(entry["data_offsets"][0].get<std::uint64_t>(), name);
   std::sort(order.begin(), order.end());
   std::vector<std::string> names;
   for (const auto& [offset, name] : order) names.push_back(name);
   return names;
 }
 
-void check_commands_reject(const test::TempDir& dir, const std::string& bytes, const std::string& place,
-                           const std::vector<std::string>& commands) {
+void check_commands_reject(const test::TempDir& dir, const std::string& bytes,
+                           const std::string& place, const std::vector<std::string>& commands) {
   const std::string path = write_file(dir, "damaged.safetensors", bytes);
   for (const auto& command : commands) {
     CAPTURE(command);
@@ -333,7 +344,8 @@ TEST_CASE("damaged weights files: a shape that disagrees with the bytes or with 
   const Container good = split(compiled_file(dir));
   // More rows than the bytes hold.
   Container longer = good;
-  longer.header["embed.position"]["shape"][0] = longer.header["embed.position"]["shape"][0].get<int>() + 1;
+  longer.header["embed.position"]["shape"][0] =
+      longer.header["embed.position"]["shape"][0].get<int>() + 1;
   check_commands_reject(dir, join(longer), "tensor 'embed.position'", {"info"});
   // The same bytes, transposed: the container is fine, the network is not.
   Container transposed = good;

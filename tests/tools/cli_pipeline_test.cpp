@@ -17,14 +17,16 @@
 #include "test_support.hpp"
 
 using namespace krc;
+using nlohmann::json;
 using test::contains;
 using test::with_commas;
-using nlohmann::json;
 namespace fs = std::filesystem;
 
 namespace {
 
-fs::path zoo_file(const std::string& stem) { return test::source_dir() / "automata" / "zoo" / (stem + ".json"); }
+fs::path zoo_file(const std::string& stem) {
+  return test::source_dir() / "automata" / "zoo" / (stem + ".json");
+}
 
 Automaton zoo_automaton(const std::string& stem) {
   auto path = zoo_file(stem);
@@ -48,7 +50,9 @@ FileShape read_file_shape(const std::string& path) {
   REQUIRE(n <= bytes.size() - 8);
   const json header = json::parse(bytes.substr(8, n));
   const json& metadata = header.at("__metadata__");
-  const json sparse = metadata.contains("sparse") ? json::parse(metadata["sparse"].get<std::string>()) : json::object();
+  const json sparse = metadata.contains("sparse")
+                          ? json::parse(metadata["sparse"].get<std::string>())
+                          : json::object();
 
   std::map<std::string, std::vector<long long>> shapes;  // dense shape of every logical tensor
   for (const auto& [name, entry] : header.items()) {
@@ -67,12 +71,15 @@ FileShape read_file_shape(const std::string& path) {
   for (const auto& [name, dims] : shapes) {
     long long count = 1;
     for (long long d : dims) count *= d;
-    if (name.find(".attn.") == std::string::npos) shape.parameters += count;  // heads: below, without padding
+    if (name.find(".attn.") == std::string::npos)
+      shape.parameters += count;  // heads: below, without padding
     std::smatch m;
     if (std::regex_search(name, m, layer_tensor)) layers.insert(std::stoi(m[1].str()));
     if (name == "embed.token") shape.d_model = static_cast<int>(dims.at(1));
-    if (name.size() > 7 && name.substr(name.size() - 7) == ".attn.q") shape.heads += static_cast<int>(dims.at(0));
-    if (name.size() > 12 && name.substr(name.size() - 12) == ".mlp.in.bias") shape.mlp_hidden_total += dims.at(0);
+    if (name.size() > 7 && name.substr(name.size() - 7) == ".attn.q")
+      shape.heads += static_cast<int>(dims.at(0));
+    if (name.size() > 12 && name.substr(name.size() - 12) == ".mlp.in.bias")
+      shape.mlp_hidden_total += dims.at(0);
   }
   shape.layers = layers.empty() ? 0 : *layers.rbegin() + 1;
   // krc counts a head's parameters at its own widths (query_dim for q and k, value_dim for v
@@ -80,7 +87,9 @@ FileShape read_file_shape(const std::string& path) {
   const json config = json::parse(metadata.at("config").get<std::string>());
   for (const auto& layer : config.at("layers"))
     for (const auto& head : layer.at("heads"))
-      shape.parameters += 2LL * shape.d_model * (head.at("query_dim").get<long long>() + head.at("value_dim").get<long long>());
+      shape.parameters +=
+          2LL * shape.d_model *
+          (head.at("query_dim").get<long long>() + head.at("value_dim").get<long long>());
   shape.automaton = json::parse(metadata.at("automaton").get<std::string>());
   return shape;
 }
@@ -112,29 +121,33 @@ std::vector<std::string> names_of_states(const Automaton& a, const std::vector<S
 constexpr int kMaxLen = 64;
 constexpr long long kRandomWords = 50;
 
-void check_compile(const Automaton& automaton, const std::string& input, const std::string& strategy,
-                   const std::string& out) {
-  auto r = test::run_krc({"compile", input, "--strategy", strategy, "--max-len", std::to_string(kMaxLen), "-o", out});
+void check_compile(const Automaton& automaton, const std::string& input,
+                   const std::string& strategy, const std::string& out) {
+  auto r = test::run_krc(
+      {"compile", input, "--strategy", strategy, "--max-len", std::to_string(kMaxLen), "-o", out});
   CAPTURE(r.err);
   REQUIRE(r.status == 0);
   REQUIRE(fs::exists(out));
   const FileShape shape = read_file_shape(out);
   CHECK(automaton_from_json(shape.automaton, out) == automaton);
   // The size line describes the file that was written.
-  CHECK(contains(r.out, "network: " + std::to_string(shape.layers) + (shape.layers == 1 ? " layer" : " layers")));
+  CHECK(contains(r.out, "network: " + std::to_string(shape.layers) +
+                            (shape.layers == 1 ? " layer" : " layers")));
   CHECK(contains(r.out, "d_model " + std::to_string(shape.d_model)));
   CHECK(contains(r.out, std::to_string(shape.heads) + (shape.heads == 1 ? " head" : " heads")));
-  if (shape.mlp_hidden_total > 0) CHECK(contains(r.out, "(total " + with_commas(shape.mlp_hidden_total) + ")"));
-  else CHECK_FALSE(contains(r.out, "MLP hidden"));
+  if (shape.mlp_hidden_total > 0)
+    CHECK(contains(r.out, "(total " + with_commas(shape.mlp_hidden_total) + ")"));
+  else
+    CHECK_FALSE(contains(r.out, "MLP hidden"));
   CHECK(contains(r.out, with_commas(shape.parameters) + " parameters"));
   CHECK(contains(r.out, "(" + with_commas(static_cast<long long>(fs::file_size(out))) + " bytes)"));
   CHECK(contains(r.out, automaton.name()));
 }
 
-void check_compile_json(const Automaton& automaton, const std::string& input, const std::string& strategy,
-                        const std::string& out) {
-  auto r = test::run_krc({"compile", input, "--strategy", strategy, "--max-len", std::to_string(kMaxLen), "-o", out,
-                          "--json"});
+void check_compile_json(const Automaton& automaton, const std::string& input,
+                        const std::string& strategy, const std::string& out) {
+  auto r = test::run_krc({"compile", input, "--strategy", strategy, "--max-len",
+                          std::to_string(kMaxLen), "-o", out, "--json"});
   REQUIRE(r.status == 0);
   const json summary = json::parse(r.out);
   const FileShape shape = read_file_shape(out);
@@ -180,7 +193,8 @@ void check_verify(const Automaton& automaton, const std::string& file) {
 // One random word of max_len letters, its states computed by the automaton.
 void check_run(const Automaton& automaton, const std::string& file, std::mt19937_64& rng) {
   std::vector<LetterId> word(kMaxLen);
-  std::uniform_int_distribution<LetterId> letter(0, static_cast<LetterId>(automaton.letter_count() - 1));
+  std::uniform_int_distribution<LetterId> letter(
+      0, static_cast<LetterId>(automaton.letter_count() - 1));
   for (auto& l : word) l = letter(rng);
   const std::vector<std::string> expected = names_of_states(automaton, automaton.run(word));
 
@@ -251,7 +265,8 @@ void check_pipeline(const std::string& stem) {
     CAPTURE(strategy);
     const std::string file = (dir / (stem + "-" + strategy + ".safetensors")).string();
     check_compile(automaton, input, strategy, file);
-    check_compile_json(automaton, input, strategy, (dir / (stem + "-" + strategy + "-json.safetensors")).string());
+    check_compile_json(automaton, input, strategy,
+                       (dir / (stem + "-" + strategy + "-json.safetensors")).string());
     check_verify(automaton, file);
     check_run(automaton, file, rng);
     check_info_network(automaton, file);
@@ -260,7 +275,8 @@ void check_pipeline(const std::string& stem) {
   // auto keeps the strategy with fewer layers, ties broken by fewer parameters.
   const FileShape &scan = shapes["scan"], &kr = shapes["kr"], &chosen = shapes["auto"];
   CHECK(chosen.layers == std::min(scan.layers, kr.layers));
-  if (scan.layers == kr.layers) CHECK(chosen.parameters == std::min(scan.parameters, kr.parameters));
+  if (scan.layers == kr.layers)
+    CHECK(chosen.parameters == std::min(scan.parameters, kr.parameters));
   check_info_automaton(automaton, input);
 }
 
@@ -307,8 +323,8 @@ TEST_CASE("--help works for krc and every subcommand it lists") {
 TEST_CASE("krc compile --strategy kr: the cascade lines name counters and memory units") {
   test::TempDir dir;
   auto level_lines = [&](const std::string& stem) {
-    auto r = test::run_krc({"compile", zoo_file(stem).string(), "--strategy", "kr", "--max-len", "16",
-                            "-o", (dir / (stem + ".safetensors")).string()});
+    auto r = test::run_krc({"compile", zoo_file(stem).string(), "--strategy", "kr", "--max-len",
+                            "16", "-o", (dir / (stem + ".safetensors")).string()});
     REQUIRE(r.status == 0);
     std::vector<std::string> lines;
     std::istringstream in(r.out);
@@ -334,7 +350,8 @@ TEST_CASE("krc compile --strategy kr: the cascade lines name counters and memory
     std::istringstream in(decomposed.out);
     std::vector<std::string> expected;
     for (std::string line; std::getline(in, line);)
-      if (std::regex_match(line, std::regex(R"(\d+: .*)"))) expected.push_back("level " + line + "  ");
+      if (std::regex_match(line, std::regex(R"(\d+: .*)")))
+        expected.push_back("level " + line + "  ");
     const auto lines = level_lines(stem);
     REQUIRE(lines.size() == expected.size());
     for (std::size_t i = 0; i < lines.size(); ++i) CHECK(contains(lines[i], expected[i]));
@@ -342,8 +359,8 @@ TEST_CASE("krc compile --strategy kr: the cascade lines name counters and memory
 
   // The same plan in --json.
   auto cascade = [&](const std::string& stem) {
-    auto r = test::run_krc({"compile", zoo_file(stem).string(), "--strategy", "kr", "--max-len", "16",
-                            "-o", (dir / (stem + ".safetensors")).string(), "--json"});
+    auto r = test::run_krc({"compile", zoo_file(stem).string(), "--strategy", "kr", "--max-len",
+                            "16", "-o", (dir / (stem + ".safetensors")).string(), "--json"});
     REQUIRE(r.status == 0);
     return json::parse(r.out).at("cascade");
   };
@@ -364,8 +381,8 @@ TEST_CASE("krc info: layers by role name every level of a kr network") {
   for (const char* stem : {"gridworld_4", "full_transformations_3", "abab"}) {
     CAPTURE(stem);
     const std::string file = (dir / (std::string(stem) + ".safetensors")).string();
-    auto compiled = test::run_krc({"compile", zoo_file(stem).string(), "--strategy", "kr", "--max-len", "32",
-                                   "-o", file, "--json"});
+    auto compiled = test::run_krc({"compile", zoo_file(stem).string(), "--strategy", "kr",
+                                   "--max-len", "32", "-o", file, "--json"});
     REQUIRE(compiled.status == 0);
     const auto levels = json::parse(compiled.out).at("cascade").size();
     auto info = test::run_krc({"info", file});

@@ -30,7 +30,8 @@ TEST_CASE("krc zoo gridworld --n 9 -o F writes the reference automaton") {
   CHECK(r.out.empty());
   CHECK(load_automaton(out) == reference_automaton("gridworld_9"));
   // The same text as the reference file, which lacks only the final newline.
-  CHECK(test::read_text(out) == test::read_text(test::reference_dir() / "automata" / "gridworld_9.json") + "\n");
+  CHECK(test::read_text(out) ==
+        test::read_text(test::reference_dir() / "automata" / "gridworld_9.json") + "\n");
 }
 
 TEST_CASE("krc zoo prints every reference automaton by its file name") {
@@ -53,7 +54,8 @@ TEST_CASE("krc zoo lists the families, as text and as JSON") {
     CAPTURE(f.name);
     CHECK(contains(text.out, f.name));
     CHECK(contains(text.out, f.description));
-    auto entry = std::find_if(list.begin(), list.end(), [&](const auto& e) { return e["name"] == f.name; });
+    auto entry =
+        std::find_if(list.begin(), list.end(), [&](const auto& e) { return e["name"] == f.name; });
     REQUIRE(entry != list.end());
     CHECK((*entry)["has_parameter"] == f.has_parameter);
     if (f.has_parameter) {

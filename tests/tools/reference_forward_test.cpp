@@ -44,8 +44,10 @@ TEST_CASE("reference_forward.py, krc run and the automaton agree on compiled zoo
   test::TempDir dir;
   for (const auto& c : cases) {
     CAPTURE(c.automaton);
-    const auto source = test::source_dir() / "automata" / "zoo" / (std::string(c.automaton) + ".json");
-    const Automaton automaton = automaton_from_json(json::parse(test::read_text(source)), source.string());
+    const auto source =
+        test::source_dir() / "automata" / "zoo" / (std::string(c.automaton) + ".json");
+    const Automaton automaton =
+        automaton_from_json(json::parse(test::read_text(source)), source.string());
     const std::string model = (dir / (std::string(c.automaton) + ".safetensors")).string();
     std::vector<std::string> compile{"compile", source.string(), "-o", model, "--max-len", "40"};
     compile.insert(compile.end(), c.compile_options.begin(), c.compile_options.end());
@@ -66,7 +68,8 @@ TEST_CASE("reference_forward.py, krc run and the automaton agree on compiled zoo
     REQUIRE(reference.size() == words.size());
     // Everything in float32, as a plain float32 framework runs it (short words: the limits of
     // float32 sums over long words are measured, not asserted).
-    const auto reference32 = test::run_reference_forward(dir, model, word_lines(words), {"--float32"});
+    const auto reference32 =
+        test::run_reference_forward(dir, model, word_lines(words), {"--float32"});
     REQUIRE(reference32.size() == words.size());
     for (std::size_t w = 0; w < words.size(); ++w) {
       std::vector<std::string> args{"run", model, "--json"};

@@ -34,19 +34,19 @@ int list_suites() {
   return 0;
 }
 
-const RegisterCommand bench_command{Command{
-    "bench", "Run a benchmark suite (krc bench alone lists them)", 90,
-    [](CLI::App& sub) -> std::function<int()> {
-      sub.require_subcommand(0, 1);
-      // The chosen suite's action, set when its subcommand is parsed.
-      auto chosen = std::make_shared<std::function<int()>>();
-      for (auto& suite : bench_suite_registry()) {
-        CLI::App* suite_app = sub.add_subcommand(suite.name, suite.summary);
-        auto action = suite.setup(*suite_app);
-        suite_app->callback([chosen, action] { *chosen = action; });
-      }
-      return [chosen] { return *chosen ? (*chosen)() : list_suites(); };
-    }}};
+const RegisterCommand bench_command{
+    Command{"bench", "Run a benchmark suite (krc bench alone lists them)", 90,
+            [](CLI::App& sub) -> std::function<int()> {
+              sub.require_subcommand(0, 1);
+              // The chosen suite's action, set when its subcommand is parsed.
+              auto chosen = std::make_shared<std::function<int()>>();
+              for (auto& suite : bench_suite_registry()) {
+                CLI::App* suite_app = sub.add_subcommand(suite.name, suite.summary);
+                auto action = suite.setup(*suite_app);
+                suite_app->callback([chosen, action] { *chosen = action; });
+              }
+              return [chosen] { return *chosen ? (*chosen)() : list_suites(); };
+            }}};
 
 }  // namespace
 
@@ -90,7 +90,8 @@ double median_ms(const std::function<void()>& work, int max_runs) {
   auto once = [&] {
     auto start = std::chrono::steady_clock::now();
     work();
-    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+        .count();
   };
   std::vector<double> times{once()};
   int runs = times[0] < 20 ? 21 : times[0] < 300 ? 7 : times[0] < 3000 ? 3 : 1;
@@ -116,30 +117,33 @@ int run_decompose_bench(const DecomposeBenchArguments& a) {
   if (!reference.empty()) {
     sgpdec = nlohmann::json::parse(read_file(reference / "sgpdec_holonomy.json"));
     for (const auto& [name, _] : sgpdec.items()) {
-      if (name.rfind("full_transformations_", 0) == 0) continue;  // already in the list from the zoo
+      if (name.rfind("full_transformations_", 0) == 0)
+        continue;  // already in the list from the zoo
       fs::path file = reference / "automata" / (name + ".json");
-      automata.push_back(automaton_from_json(nlohmann::json::parse(read_file(file)), file.string()));
+      automata.push_back(
+          automaton_from_json(nlohmann::json::parse(read_file(file)), file.string()));
     }
   } else {
-    std::cerr << "krc: bench: no tests/reference directory found (--reference DIR); SgpDec figures left out\n";
+    std::cerr << "krc: bench: no tests/reference directory found (--reference DIR); SgpDec figures "
+                 "left out\n";
   }
 
   nlohmann::json results = nlohmann::json::array();
   std::printf("%-24s %6s %7s %6s %9s %12s %12s %12s %12s %8s\n", "automaton", "states", "images",
-              "levels", "tuples", "skel+groups", "+tables", "SgpDec s+g", "SgpDec +casc", "speedup");
-  std::printf("%-24s %6s %7s %6s %9s %12s %12s %12s %12s %8s\n", "", "", "", "", "", "ms", "ms", "ms", "ms", "");
+              "levels", "tuples", "skel+groups", "+tables", "SgpDec s+g", "SgpDec +casc",
+              "speedup");
+  std::printf("%-24s %6s %7s %6s %9s %12s %12s %12s %12s %8s\n", "", "", "", "", "", "ms", "ms",
+              "ms", "ms", "");
   for (const auto& automaton : automata) {
     DecomposeOptions skeleton_only;
     skeleton_only.build_tables = false;
-    double skeleton_ms = median_ms([&] { HolonomyDecomposition::compute(automaton, skeleton_only); }, a.runs);
+    double skeleton_ms =
+        median_ms([&] { HolonomyDecomposition::compute(automaton, skeleton_only); }, a.runs);
     double tables_ms = median_ms([&] { HolonomyDecomposition::compute(automaton); }, a.runs);
     HolonomyDecomposition h = HolonomyDecomposition::compute(automaton);
-    nlohmann::json row = {{"automaton", automaton.name()},
-                          {"states", automaton.state_count()},
-                          {"images", h.image_count()},
-                          {"levels", h.level_count()},
-                          {"tuples", h.reachable().size()},
-                          {"ms_skeleton_groups", skeleton_ms},
+    nlohmann::json row = {{"automaton", automaton.name()},  {"states", automaton.state_count()},
+                          {"images", h.image_count()},      {"levels", h.level_count()},
+                          {"tuples", h.reachable().size()}, {"ms_skeleton_groups", skeleton_ms},
                           {"ms_with_tables", tables_ms}};
     std::string theirs_groups = "-", theirs_cascade = "-", speedup = "-";
     if (sgpdec.contains(automaton.name())) {
@@ -162,9 +166,12 @@ int run_decompose_bench(const DecomposeBenchArguments& a) {
   if (a.json) {
     std::cout << results.dump(1) << "\n";
   } else {
-    std::printf("\nmedian wall times of HolonomyDecomposition::compute on this machine; SgpDec 1.2.0 figures\n"
-                "from %s (for full_transformations 7 and 8 the project brief gives about 10 s and 276 s).\n",
-                reference.empty() ? "(not found)" : (reference / "sgpdec_holonomy.json").string().c_str());
+    std::printf(
+        "\nmedian wall times of HolonomyDecomposition::compute on this machine; SgpDec 1.2.0 "
+        "figures\n"
+        "from %s (for full_transformations 7 and 8 the project brief gives about 10 s and 276 "
+        "s).\n",
+        reference.empty() ? "(not found)" : (reference / "sgpdec_holonomy.json").string().c_str());
   }
   return 0;
 }
@@ -176,9 +183,11 @@ const RegisterBenchSuite decompose_suite{BenchSuite{
       sub.add_option("--max-n", a->max_n, "Largest full_transformations n to time")
           ->check(CLI::Range(5, 10))
           ->capture_default_str();
-      sub.add_option("--runs", a->runs, "At most this many runs per case (0: 21 for fast cases, fewer for slow)")
+      sub.add_option("--runs", a->runs,
+                     "At most this many runs per case (0: 21 for fast cases, fewer for slow)")
           ->capture_default_str();
-      sub.add_option("--reference", a->reference, "The tests/reference directory (SgpDec's figures)");
+      sub.add_option("--reference", a->reference,
+                     "The tests/reference directory (SgpDec's figures)");
       sub.add_flag("--json", a->json, "Print the measurements as JSON");
       return [a] { return run_decompose_bench(*a); };
     }}};

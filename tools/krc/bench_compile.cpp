@@ -53,7 +53,9 @@ fs::path find_zoo() {
   }
   for (const auto& c : candidates)
     if (fs::is_directory(c, ec)) return c.lexically_normal();
-  throw InputError("--automata", "", "no automata/zoo directory next to the working directory or the krc binary; give --automata DIR");
+  throw InputError("--automata", "",
+                   "no automata/zoo directory next to the working directory or the krc binary; "
+                   "give --automata DIR");
 }
 
 // The description files in `dir`, by name: the extensions load_automaton knows.
@@ -63,11 +65,13 @@ std::vector<fs::path> automaton_files(const fs::path& dir) {
   std::vector<fs::path> files;
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
     const std::string ext = it->path().extension().string();
-    if (it->is_regular_file(ec) && (ext == ".json" || ext == ".dot" || ext == ".gv" || ext == ".jff"))
+    if (it->is_regular_file(ec) &&
+        (ext == ".json" || ext == ".dot" || ext == ".gv" || ext == ".jff"))
       files.push_back(it->path());
   }
   if (ec) throw InputError(dir.string(), "", "cannot list the directory: " + ec.message());
-  if (files.empty()) throw InputError(dir.string(), "", "no automaton files (.json, .dot, .gv, .jff)");
+  if (files.empty())
+    throw InputError(dir.string(), "", "no automaton files (.json, .dot, .gv, .jff)");
   std::sort(files.begin(), files.end());
   return files;
 }
@@ -98,27 +102,29 @@ double seconds_since(Clock::time_point start) {
 
 // Status lines on stderr, but only once the run has taken long enough to wonder about.
 class Progress {
-public:
+ public:
   Progress(bool quiet, int cases) : quiet_(quiet), cases_(cases) {}
   // "[3/92] parity kr max-len 1024": names the next case.
   std::string next_case(const std::string& what) {
     return "[" + std::to_string(++case_) + "/" + std::to_string(cases_) + "] " + what;
   }
   void note(const std::string& line) const {
-    if (!quiet_ && seconds_since(start_) > 2.0) std::cerr << "krc: bench compile: " << line << std::endl;
+    if (!quiet_ && seconds_since(start_) > 2.0)
+      std::cerr << "krc: bench compile: " << line << std::endl;
   }
   // Inside a verification: a line at most every 10 s.
   void verifying(const std::string& what, const VerifyProgress& p) {
     if (quiet_ || p.seconds < 10.0 * (last_report_ + 1)) return;
     last_report_ = static_cast<int>(p.seconds / 10.0);
-    const double percent = p.positions_total > 0 ? 100.0 * p.positions_done / p.positions_total : 100.0;
-    std::cerr << "krc: bench compile: " << what << ": verified " << static_cast<int>(percent) << "% ("
-              << with_thousands(p.words_done) << " of " << with_thousands(p.words_total) << " words) in "
-              << static_cast<int>(p.seconds) << " s" << std::endl;
+    const double percent =
+        p.positions_total > 0 ? 100.0 * p.positions_done / p.positions_total : 100.0;
+    std::cerr << "krc: bench compile: " << what << ": verified " << static_cast<int>(percent)
+              << "% (" << with_thousands(p.words_done) << " of " << with_thousands(p.words_total)
+              << " words) in " << static_cast<int>(p.seconds) << " s" << std::endl;
   }
   void new_verification() { last_report_ = 0; }
 
-private:
+ private:
   bool quiet_;
   int cases_, case_ = 0;
   Clock::time_point start_ = Clock::now();
@@ -134,8 +140,8 @@ Row measure(const Automaton& automaton, const fs::path& file, Strategy strategy,
   row.letters = automaton.letter_count();
   row.strategy = strategy;
   row.max_len = max_len;
-  const std::string what =
-      progress.next_case(row.automaton + " " + to_string(strategy) + " max-len " + std::to_string(max_len));
+  const std::string what = progress.next_case(row.automaton + " " + to_string(strategy) +
+                                              " max-len " + std::to_string(max_len));
   progress.note(what + ": compiling");
 
   CompileOptions options;
@@ -160,8 +166,8 @@ Row measure(const Automaton& automaton, const fs::path& file, Strategy strategy,
 
   if (verify_words > 0) {
     progress.new_verification();
-    progress.note(what + ": verifying " + with_thousands(verify_words) + " random words of length " +
-                  std::to_string(max_len));
+    progress.note(what + ": verifying " + with_thousands(verify_words) +
+                  " random words of length " + std::to_string(max_len));
     VerifyOptions verify_options;
     verify_options.exhaustive_length = 0;
     verify_options.random_words = verify_words;
@@ -202,8 +208,12 @@ std::string margin_text(double margin) {
 }
 
 nlohmann::json row_to_json(const Row& r) {
-  nlohmann::json j = {{"automaton", r.automaton}, {"file", r.file},         {"states", r.states},
-                      {"letters", r.letters},     {"strategy", to_string(r.strategy)}, {"max_len", r.max_len}};
+  nlohmann::json j = {{"automaton", r.automaton},
+                      {"file", r.file},
+                      {"states", r.states},
+                      {"letters", r.letters},
+                      {"strategy", to_string(r.strategy)},
+                      {"max_len", r.max_len}};
   if (!r.error.empty()) {
     j["error"] = r.error;
     return j;
@@ -218,18 +228,19 @@ nlohmann::json row_to_json(const Row& r) {
   j["compile_seconds"] = r.compile_seconds;
   if (r.verified) {
     const auto& v = *r.verified;
-    j["verify"] = {{"words", v.words},
-                   {"length", r.max_len},
-                   {"positions", v.positions},
-                   {"wrong_positions", v.wrong_positions},
-                   {"ok", v.ok()},
-                   {"seconds", v.seconds},
-                   {"cpu_seconds", v.cpu_seconds},
-                   {"words_per_second", v.words_per_second()},
-                   // +inf (one state: no wrong logit) has no JSON form: null.
-                   {"smallest_margin", std::isfinite(v.smallest_margin) ? nlohmann::json(v.smallest_margin)
-                                                                        : nlohmann::json(nullptr)},
-                   {"threads", v.threads}};
+    j["verify"] = {
+        {"words", v.words},
+        {"length", r.max_len},
+        {"positions", v.positions},
+        {"wrong_positions", v.wrong_positions},
+        {"ok", v.ok()},
+        {"seconds", v.seconds},
+        {"cpu_seconds", v.cpu_seconds},
+        {"words_per_second", v.words_per_second()},
+        // +inf (one state: no wrong logit) has no JSON form: null.
+        {"smallest_margin", std::isfinite(v.smallest_margin) ? nlohmann::json(v.smallest_margin)
+                                                             : nlohmann::json(nullptr)},
+        {"threads", v.threads}};
   }
   return j;
 }
@@ -237,19 +248,24 @@ nlohmann::json row_to_json(const Row& r) {
 // An aligned table: text columns left, numbers right; an error row gives its reason right
 // after the columns that identify it.
 void print_table(const std::vector<Row>& rows, bool with_verify) {
-  std::vector<std::string> header{"automaton", "strategy", "max_len", "layers", "d_model", "heads",
-                                  "MLP hidden", "parameters", "nonzeros", "file bytes", "compile s"};
+  std::vector<std::string> header{"automaton", "strategy",   "max_len",    "layers",
+                                  "d_model",   "heads",      "MLP hidden", "parameters",
+                                  "nonzeros",  "file bytes", "compile s"};
   if (with_verify)
-    for (const char* h : {"verify s", "cpu s", "words/s", "min margin", "result"}) header.push_back(h);
-  auto left_aligned = [&](std::size_t c) { return c < 2 || (with_verify && c + 1 == header.size()); };
+    for (const char* h : {"verify s", "cpu s", "words/s", "min margin", "result"})
+      header.push_back(h);
+  auto left_aligned = [&](std::size_t c) {
+    return c < 2 || (with_verify && c + 1 == header.size());
+  };
 
   std::vector<std::vector<std::string>> cells;
   for (const auto& r : rows) {
     std::vector<std::string> c{r.automaton, to_string(r.strategy), with_thousands(r.max_len)};
     if (r.error.empty()) {
-      for (long long n : {static_cast<long long>(r.size.layers), static_cast<long long>(r.size.d_model),
-                          static_cast<long long>(r.size.heads), r.mlp_hidden_total, r.size.parameters,
-                          r.size.nonzeros, r.bytes})
+      for (long long n :
+           {static_cast<long long>(r.size.layers), static_cast<long long>(r.size.d_model),
+            static_cast<long long>(r.size.heads), r.mlp_hidden_total, r.size.parameters,
+            r.size.nonzeros, r.bytes})
         c.push_back(with_thousands(n));
       c.push_back(fixed(r.compile_seconds, r.compile_seconds < 0.1 ? 4 : 3));
       if (r.verified) {
@@ -288,7 +304,8 @@ void print_table(const std::vector<Row>& rows, bool with_verify) {
   std::cout << "\ncompile s: wall time of krc::compile alone (not loading, not writing the file);"
                " file bytes: the safetensors file krc compile writes (sparse storage)\n";
   if (with_verify)
-    std::cout << "verify s: wall time of krc::verify in float32 (attention as compiled) on the random words of"
+    std::cout << "verify s: wall time of krc::verify in float32 (attention as compiled) on the "
+                 "random words of"
                  " length max_len, no exhaustive part; cpu s: its CPU time over all threads;\n"
                  "words/s: words per wall second; min margin: right logit - best wrong logit\n";
 }
@@ -300,12 +317,14 @@ int run_compile_bench(const CompileBenchArguments& a) {
   if (a.strategy == "kr" || a.strategy == "both") strategies.push_back(Strategy::Kr);
 
   const auto files = automaton_files(dir);
-  Progress progress(a.quiet, static_cast<int>(files.size() * a.max_lens.size() * strategies.size()));
+  Progress progress(a.quiet,
+                    static_cast<int>(files.size() * a.max_lens.size() * strategies.size()));
   std::vector<Row> rows;
   for (const auto& file : files) {
     const Automaton automaton = load_automaton(file.string());
     for (int max_len : a.max_lens)
-      for (Strategy s : strategies) rows.push_back(measure(automaton, file, s, max_len, a.verify_words, progress));
+      for (Strategy s : strategies)
+        rows.push_back(measure(automaton, file, s, max_len, a.verify_words, progress));
   }
 
   bool all_right = true;
@@ -321,24 +340,29 @@ int run_compile_bench(const CompileBenchArguments& a) {
   return all_right ? 0 : 1;
 }
 
-const RegisterBenchSuite compile_suite{BenchSuite{
-    "compile", "what each strategy builds (layers, parameters, file size) and compile/verify times, per automaton",
-    [](CLI::App& sub) -> std::function<int()> {
-      auto a = std::make_shared<CompileBenchArguments>();
-      sub.add_option("--max-len", a->max_lens, "one or more max_len values (default 256 1024 4096 8192)")
-          ->check(CLI::Range(1, 1 << 20));
-      sub.add_option("--strategy", a->strategy, "scan, kr or both")
-          ->check(CLI::IsMember({"scan", "kr", "both"}))
-          ->capture_default_str();
-      sub.add_option("--automata", a->automata,
-                     "directory of description files (.json, .dot, .gv, .jff); default: the repository's automata/zoo");
-      sub.add_option("--verify-words", a->verify_words,
-                     "also verify each network on this many random words of length max_len (default 0: off)")
-          ->check(CLI::NonNegativeNumber);
-      sub.add_flag("--json", a->json, "print the rows as JSON");
-      sub.add_flag("-q,--quiet", a->quiet, "no progress lines on stderr");
-      return [a] { return run_compile_bench(*a); };
-    }}};
+const RegisterBenchSuite compile_suite{
+    BenchSuite{"compile",
+               "what each strategy builds (layers, parameters, file size) and compile/verify "
+               "times, per automaton",
+               [](CLI::App& sub) -> std::function<int()> {
+                 auto a = std::make_shared<CompileBenchArguments>();
+                 sub.add_option("--max-len", a->max_lens,
+                                "one or more max_len values (default 256 1024 4096 8192)")
+                     ->check(CLI::Range(1, 1 << 20));
+                 sub.add_option("--strategy", a->strategy, "scan, kr or both")
+                     ->check(CLI::IsMember({"scan", "kr", "both"}))
+                     ->capture_default_str();
+                 sub.add_option("--automata", a->automata,
+                                "directory of description files (.json, .dot, .gv, .jff); default: "
+                                "the repository's automata/zoo");
+                 sub.add_option("--verify-words", a->verify_words,
+                                "also verify each network on this many random words of length "
+                                "max_len (default 0: off)")
+                     ->check(CLI::NonNegativeNumber);
+                 sub.add_flag("--json", a->json, "print the rows as JSON");
+                 sub.add_flag("-q,--quiet", a->quiet, "no progress lines on stderr");
+                 return [a] { return run_compile_bench(*a); };
+               }}};
 
 }  // namespace
 }  // namespace krc::cli

@@ -14,8 +14,8 @@
 #include "bench_suite.hpp"
 #include "krc/forward.hpp"
 #include "krc/input_error.hpp"
-#include "krc/weights_file.hpp"
 #include "krc/network.hpp"
+#include "krc/weights_file.hpp"
 
 namespace krc::cli {
 
@@ -34,12 +34,14 @@ int bits_for(int positions) {
   return bits;
 }
 
-// Residual layout: [bits(t) | bits(t-1) | tokens | S (state one-hot) | F (fetched one-hot) | spare].
+// Residual layout: [bits(t) | bits(t-1) | tokens | S (state one-hot) | F (fetched one-hot) |
+// spare].
 Network synthetic_scan_network(const ForwardBenchOptions& o) {
   std::mt19937_64 rng(2024);
   const int bits = bits_for(o.length + 1), e = o.elements, vocabulary = o.letters + 1;
   const int pos = 0, prev = bits, token = 2 * bits, S = token + vocabulary, F = S + e;
-  const int d = std::max(F + e, 450);  // spare dimensions, like the other blocks of a compiled layout
+  const int d =
+      std::max(F + e, 450);  // spare dimensions, like the other blocks of a compiled layout
   Network n;
   n.max_len = o.length;
   n.vocabulary.push_back("<bos>");
@@ -122,15 +124,17 @@ int run_forward_bench(const ForwardBenchOptions& o) {
     run.letters = static_cast<int>(network.vocabulary.size()) - 1;
     if (!o.length_given) run.length = network.max_len;
     if (run.length > network.max_len)
-      throw InputError(o.file, "--length", "longer than the network's max_len " + std::to_string(network.max_len));
+      throw InputError(o.file, "--length",
+                       "longer than the network's max_len " + std::to_string(network.max_len));
     std::cout << o.file << ": ";
   }
   const auto size = network.size();
   long long hidden = 0;
   for (int h : size.mlp_hidden) hidden += h;
-  std::cout << size.layers << " layers, d_model " << size.d_model << ", " << size.heads << " heads, " << hidden
-            << " MLP hidden units in all, " << size.nonzeros << " nonzero weights of " << size.parameters << "; "
-            << run.words << " random words of length " << run.length << "\n";
+  std::cout << size.layers << " layers, d_model " << size.d_model << ", " << size.heads
+            << " heads, " << hidden << " MLP hidden units in all, " << size.nonzeros
+            << " nonzero weights of " << size.parameters << "; " << run.words
+            << " random words of length " << run.length << "\n";
   std::mt19937_64 rng(7);
   std::uniform_int_distribution<LetterId> letter(0, static_cast<LetterId>(run.letters - 1));
   std::vector<std::vector<LetterId>> words(run.words, std::vector<LetterId>(run.length));
@@ -146,9 +150,10 @@ int run_forward_bench(const ForwardBenchOptions& o) {
     configs.push_back({AttentionKind::Hard, Precision::Float32});
     configs.push_back({AttentionKind::Softmax, Precision::Float64});
   }
-  std::cout << std::left << std::setw(10) << "attention" << std::setw(11) << "precision" << std::right
-            << std::setw(9) << "threads" << std::setw(12) << "seconds" << std::setw(14) << "cpu seconds"
-            << std::setw(16) << "positions/s" << std::setw(16) << "cpu ms/word\n";
+  std::cout << std::left << std::setw(10) << "attention" << std::setw(11) << "precision"
+            << std::right << std::setw(9) << "threads" << std::setw(12) << "seconds"
+            << std::setw(14) << "cpu seconds" << std::setw(16) << "positions/s" << std::setw(16)
+            << "cpu ms/word\n";
   for (const auto& c : configs) {
     ForwardPass pass(network, {c.attention, c.precision, o.threads});
     const auto start = Clock::now();
@@ -159,12 +164,14 @@ int run_forward_bench(const ForwardBenchOptions& o) {
     const double cpu = static_cast<double>(std::clock() - cpu_start) / CLOCKS_PER_SEC;
     // The network composes random table entries; its argmax at least must be a real state.
     if (logits.size() != words.size()) return 1;
-    const int threads = o.threads > 0 ? o.threads : static_cast<int>(std::thread::hardware_concurrency());
+    const int threads =
+        o.threads > 0 ? o.threads : static_cast<int>(std::thread::hardware_concurrency());
     const double positions = static_cast<double>(run.words) * (run.length + 1);
-    std::cout << std::left << std::setw(10) << to_string(c.attention) << std::setw(11) << to_string(c.precision)
-              << std::right << std::setw(9) << threads << std::setw(12) << std::fixed << std::setprecision(2)
-              << seconds << std::setw(14) << cpu << std::setw(16) << std::setprecision(0) << positions / seconds
-              << std::setw(15) << std::setprecision(1) << 1000.0 * cpu / run.words << "\n";
+    std::cout << std::left << std::setw(10) << to_string(c.attention) << std::setw(11)
+              << to_string(c.precision) << std::right << std::setw(9) << threads << std::setw(12)
+              << std::fixed << std::setprecision(2) << seconds << std::setw(14) << cpu
+              << std::setw(16) << std::setprecision(0) << positions / seconds << std::setw(15)
+              << std::setprecision(1) << 1000.0 * cpu / run.words << "\n";
   }
   return 0;
 }
@@ -181,7 +188,8 @@ const RegisterBenchSuite forward_suite{BenchSuite{
       sub.add_option("--file", o->file, "time this weights file instead of the synthetic network");
       sub.add_option("--elements", o->elements, "one-hot width of the scanned values (default 120)")
           ->check(CLI::Range(1, 1000));
-      sub.add_option("--threads", o->threads, "threads (default: one per core)")->check(CLI::NonNegativeNumber);
+      sub.add_option("--threads", o->threads, "threads (default: one per core)")
+          ->check(CLI::NonNegativeNumber);
       sub.add_flag("--quick", o->quick, "float32 softmax only");
       return [o] { return run_forward_bench(*o); };
     }}};

@@ -45,8 +45,10 @@ std::string levels_text(const nlohmann::json& levels) {
       for (const auto& slot : level["counters"])
         for (const auto& p : slot) units += " Z" + std::to_string(p.get<int>());
     }
-    if (mode == "memory") units = "memory unit";
-    else if (level["resets"].get<bool>()) units += " + memory unit";
+    if (mode == "memory")
+      units = "memory unit";
+    else if (level["resets"].get<bool>())
+      units += " + memory unit";
     out += "  " + units;
   }
   return out;
@@ -80,9 +82,10 @@ int run_compile(const CompileArguments& a) {
 
   const Network& net = result.network;
   if (a.json) {
-    nlohmann::json out = {{"automaton", {{"name", automaton.name()},
-                                         {"states", automaton.state_count()},
-                                         {"letters", automaton.letter_count()}}},
+    nlohmann::json out = {{"automaton",
+                           {{"name", automaton.name()},
+                            {"states", automaton.state_count()},
+                            {"letters", automaton.letter_count()}}},
                           {"strategy", to_string(result.strategy)},
                           {"reason", result.reason},
                           {"network", network_summary(net)},
@@ -116,9 +119,12 @@ const RegisterCommand registration{{
     10,
     [](CLI::App& sub) -> std::function<int()> {
       auto a = std::make_shared<CompileArguments>();
-      sub.add_option("automaton", a->input, "Description file: krc JSON, Graphviz DOT (AALpy, LearnLib) or JFLAP .jff; - for stdin")
+      sub.add_option("automaton", a->input,
+                     "Description file: krc JSON, Graphviz DOT (AALpy, LearnLib) or JFLAP .jff; - "
+                     "for stdin")
           ->required();
-      sub.add_option("-o,--output", a->output, "Weights file to write (safetensors); - for stdout")->required();
+      sub.add_option("-o,--output", a->output, "Weights file to write (safetensors); - for stdout")
+          ->required();
       sub.add_option("--strategy", a->strategy,
                      "auto: build both, keep the one with fewer layers (ties: fewer parameters)\n"
                      "kr: Krohn-Rhodes cascade, depth independent of --max-len\n"
@@ -132,10 +138,12 @@ const RegisterCommand registration{{
                      "Attention the network is meant for (verify uses it by default)")
           ->check(CLI::IsMember({"softmax", "hard"}))
           ->capture_default_str();
-      sub.add_flag("--complete", a->complete, "Complete a partial DFA with a sink state instead of failing");
+      sub.add_flag("--complete", a->complete,
+                   "Complete a partial DFA with a sink state instead of failing");
       sub.add_option("--format", a->format, "Input format when the extension does not tell")
           ->check(CLI::IsMember({"json", "dot", "jff"}));
-      sub.add_flag("--dense", a->dense, "Store every tensor dense (default: sparse where it saves space)");
+      sub.add_flag("--dense", a->dense,
+                   "Store every tensor dense (default: sparse where it saves space)");
       sub.add_flag("--json", a->json, "Print the summary as JSON");
       return [a] { return run_compile(*a); };
     },

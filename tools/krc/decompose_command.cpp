@@ -35,7 +35,8 @@ void fill_semigroup(nlohmann::json& summary, const Automaton& automaton,
   auto& semigroup = summary["semigroup"];
   // Enumeration costs about elements x letters x states steps: cap that work too, so that a
   // large alphabet over many states does not stall a report the decomposition answers fast.
-  const std::size_t work = std::max<std::size_t>(1, automaton.letter_count() * automaton.state_count());
+  const std::size_t work =
+      std::max<std::size_t>(1, automaton.letter_count() * automaton.state_count());
   const std::size_t limit = std::min(max_elements, std::size_t{200'000'000} / work);
   semigroup["size_limit"] = limit;
   try {
@@ -63,7 +64,8 @@ int run_decompose(const DecomposeArguments& a) {
   options.build_tables = !a.no_tables && a.format != "dot";
   if (!a.quiet)
     options.progress = [&](const std::string& message) {
-      double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      double seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       std::cerr << "krc: decompose: " << message << " (" << static_cast<int>(seconds) << " s)\n";
     };
   // The library names the limit; the command line also names the options that change it.
@@ -89,42 +91,48 @@ int run_decompose(const DecomposeArguments& a) {
   return 0;
 }
 
-const RegisterCommand registration{{
-    "decompose",
-    "Krohn-Rhodes (holonomy) decomposition: levels, holonomy groups, skeleton",
-    40,
-    [](CLI::App& sub) -> std::function<int()> {
-      auto a = std::make_shared<DecomposeArguments>();
-      sub.add_option("automaton", a->input,
-                     "Description file: krc JSON, Graphviz DOT (AALpy, LearnLib) or JFLAP .jff; - for stdin")
-          ->required();
-      sub.add_option("--format", a->format,
-                     "text: one line per level, like SgpDec; json: the summary other programs read;\n"
-                     "dot: the skeleton for Graphviz")
-          ->check(CLI::IsMember({"text", "json", "dot"}))
-          ->capture_default_str();
-      sub.add_option("-o,--output", a->output, "File to write; - for stdout")->capture_default_str();
-      sub.add_option("--input-format", a->input_format, "Input format when the extension does not tell")
-          ->check(CLI::IsMember({"json", "dot", "jff"}));
-      sub.add_flag("--complete", a->complete, "Complete a partial DFA with a sink state instead of failing");
-      sub.add_flag("--no-tables", a->no_tables,
-                   "Skip the complete action tables (skeleton and groups only)");
-      sub.add_option("--max-images", a->max_images, "Limit on the images of the state set")
-          ->check(CLI::PositiveNumber)
-          ->capture_default_str();
-      sub.add_option("--max-tuples", a->max_tuples, "Limit on the reachable coordinate tuples of the action tables")
-          ->check(CLI::PositiveNumber)
-          ->capture_default_str();
-      sub.add_option("--max-table-cells", a->max_table_cells,
-                     "Limit on the integers the action tables hold (many levels reach it before --max-tuples)")
-          ->check(CLI::PositiveNumber)
-          ->capture_default_str();
-      sub.add_option("--max-elements", a->max_elements,
-                     "Enumerate the transformation semigroup (for its size) up to this many elements")
-          ->capture_default_str();
-      sub.add_flag("-q,--quiet", a->quiet, "No progress messages on stderr");
-      return [a] { return run_decompose(*a); };
-    }}};
+const RegisterCommand registration{
+    {"decompose", "Krohn-Rhodes (holonomy) decomposition: levels, holonomy groups, skeleton", 40,
+     [](CLI::App& sub) -> std::function<int()> {
+       auto a = std::make_shared<DecomposeArguments>();
+       sub.add_option("automaton", a->input,
+                      "Description file: krc JSON, Graphviz DOT (AALpy, LearnLib) or JFLAP .jff; - "
+                      "for stdin")
+           ->required();
+       sub.add_option(
+              "--format", a->format,
+              "text: one line per level, like SgpDec; json: the summary other programs read;\n"
+              "dot: the skeleton for Graphviz")
+           ->check(CLI::IsMember({"text", "json", "dot"}))
+           ->capture_default_str();
+       sub.add_option("-o,--output", a->output, "File to write; - for stdout")
+           ->capture_default_str();
+       sub.add_option("--input-format", a->input_format,
+                      "Input format when the extension does not tell")
+           ->check(CLI::IsMember({"json", "dot", "jff"}));
+       sub.add_flag("--complete", a->complete,
+                    "Complete a partial DFA with a sink state instead of failing");
+       sub.add_flag("--no-tables", a->no_tables,
+                    "Skip the complete action tables (skeleton and groups only)");
+       sub.add_option("--max-images", a->max_images, "Limit on the images of the state set")
+           ->check(CLI::PositiveNumber)
+           ->capture_default_str();
+       sub.add_option("--max-tuples", a->max_tuples,
+                      "Limit on the reachable coordinate tuples of the action tables")
+           ->check(CLI::PositiveNumber)
+           ->capture_default_str();
+       sub.add_option("--max-table-cells", a->max_table_cells,
+                      "Limit on the integers the action tables hold (many levels reach it before "
+                      "--max-tuples)")
+           ->check(CLI::PositiveNumber)
+           ->capture_default_str();
+       sub.add_option(
+              "--max-elements", a->max_elements,
+              "Enumerate the transformation semigroup (for its size) up to this many elements")
+           ->capture_default_str();
+       sub.add_flag("-q,--quiet", a->quiet, "No progress messages on stderr");
+       return [a] { return run_decompose(*a); };
+     }}};
 
 }  // namespace
 }  // namespace krc::cli

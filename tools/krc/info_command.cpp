@@ -91,7 +91,8 @@ int network_info(const InfoArguments& a) {
     for (const auto& [role, layers] : roles)
       out["layers_by_role"][role] = std::vector<std::size_t>(layers.begin(), layers.end());
     nlohmann::json spaces = nlohmann::json::array();
-    for (const auto& [name, width] : subspaces(net)) spaces.push_back({{"name", name}, {"width", width}});
+    for (const auto& [name, width] : subspaces(net))
+      spaces.push_back({{"name", name}, {"width", width}});
     out["residual_subspaces"] = spaces;
     if (a.labels) out["residual_labels"] = net.residual_labels;
     // The file name comes from the command line and need not be UTF-8.
@@ -106,14 +107,16 @@ int network_info(const InfoArguments& a) {
   std::cout << "size: " << network_size_line(net) << "\n";
   std::cout << "layers by role:\n";
   for (const auto& [role, layers] : roles)
-    std::cout << "  " << role << ": layer" << (layers.size() > 1 ? "s " : " ") << ranges(layers) << "\n";
+    std::cout << "  " << role << ": layer" << (layers.size() > 1 ? "s " : " ") << ranges(layers)
+              << "\n";
   std::cout << "layers:\n" << network_layers_text(net);
   std::cout << "residual stream (" << net.d_model() << " dimensions):\n";
   if (a.labels) {
     for (std::size_t i = 0; i < net.residual_labels.size(); ++i)
       std::cout << "  " << i << "  " << net.residual_labels[i] << "\n";
   } else {
-    for (const auto& [name, width] : subspaces(net)) std::cout << "  " << name << " (" << width << ")\n";
+    for (const auto& [name, width] : subspaces(net))
+      std::cout << "  " << name << " (" << width << ")\n";
     std::cout << "(--labels lists every dimension)\n";
   }
   return 0;
@@ -132,7 +135,8 @@ int automaton_info(const InfoArguments& a) {
   summary["semigroup"]["size"] = analysis["semigroup"]["size"];
   summary["semigroup"]["aperiodic"] = analysis["semigroup"]["aperiodic"];
   if (a.json) {
-    std::cout << nlohmann::json{{"automaton", analysis}, {"decomposition", summary}}.dump(1) << "\n";
+    std::cout << nlohmann::json{{"automaton", analysis}, {"decomposition", summary}}.dump(1)
+              << "\n";
     return 0;
   }
   const auto& s = analysis["semigroup"];
@@ -147,7 +151,8 @@ int automaton_info(const InfoArguments& a) {
   std::cout << text.substr(0, first_line);
   std::cout << "state graph: initial state " << automaton.state_name(automaton.initial()) << ", "
             << show(analysis["reachable_states"]) << " states reachable from it, "
-            << show(analysis["strongly_connected_components"]) << " strongly connected components\n";
+            << show(analysis["strongly_connected_components"])
+            << " strongly connected components\n";
   std::cout << "semigroup: " << show(s["size"]) << " elements (monoid " << show(s["monoid_size"])
             << "), aperiodic: " << show(s["aperiodic"]) << ", group of units of order "
             << show(s["group_of_units_order"]) << "\n";
@@ -157,7 +162,8 @@ int automaton_info(const InfoArguments& a) {
 
 const RegisterCommand registration{{
     "info",
-    "Describe an automaton (semigroup, decomposition) or a compiled network (layers, residual stream)",
+    "Describe an automaton (semigroup, decomposition) or a compiled network (layers, residual "
+    "stream)",
     60,
     [](CLI::App& sub) -> std::function<int()> {
       auto a = std::make_shared<InfoArguments>();
@@ -165,10 +171,13 @@ const RegisterCommand registration{{
           ->required();
       sub.add_flag("--json", a->json, "Print JSON");
       sub.add_flag("--labels", a->labels, "For a network: list every residual dimension's label");
-      sub.add_flag("--complete", a->complete, "For an automaton: add a sink state to a partial DFA");
-      sub.add_option("--format", a->format, "For an automaton: input format when the extension does not tell")
+      sub.add_flag("--complete", a->complete,
+                   "For an automaton: add a sink state to a partial DFA");
+      sub.add_option("--format", a->format,
+                     "For an automaton: input format when the extension does not tell")
           ->check(CLI::IsMember({"json", "dot", "jff"}));
-      return [a] { return looks_like_safetensors(a->input) ? network_info(*a) : automaton_info(*a); };
+      return
+          [a] { return looks_like_safetensors(a->input) ? network_info(*a) : automaton_info(*a); };
     },
 }};
 

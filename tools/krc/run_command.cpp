@@ -39,7 +39,8 @@ std::vector<std::string> split_on_spaces_and_commas(const std::string& s) {
 
 // Letters as separate arguments or in one string split on spaces or commas; a token that is
 // not a letter but spells one-character letters ("0110") is read letter by letter.
-std::vector<LetterId> parse_word(const std::vector<std::string>& arguments, const Automaton& automaton) {
+std::vector<LetterId> parse_word(const std::vector<std::string>& arguments,
+                                 const Automaton& automaton) {
   std::vector<LetterId> word;
   for (const auto& argument : arguments)
     for (const auto& token : split_on_spaces_and_commas(argument)) {
@@ -49,7 +50,8 @@ std::vector<LetterId> parse_word(const std::vector<std::string>& arguments, cons
       }
       std::vector<LetterId> spelled;
       for (char c : token)
-        if (long a = automaton.find_letter(std::string(1, c)); a >= 0) spelled.push_back(static_cast<LetterId>(a));
+        if (long a = automaton.find_letter(std::string(1, c)); a >= 0)
+          spelled.push_back(static_cast<LetterId>(a));
       if (spelled.size() == token.size()) {
         word.insert(word.end(), spelled.begin(), spelled.end());
         continue;
@@ -64,14 +66,16 @@ std::vector<LetterId> parse_word(const std::vector<std::string>& arguments, cons
 
 int run_word(const RunArguments& a) {
   const Network network = load_network(a.file);
-  const Automaton automaton = automaton_from_json(network.automaton, a.file);  // checked by the loader
+  const Automaton automaton =
+      automaton_from_json(network.automaton, a.file);  // checked by the loader
   const std::vector<LetterId> word = parse_word(a.letters, automaton);
   if (static_cast<long long>(word.size()) > network.max_len)
     throw InputError("command line", "letters",
                      std::to_string(word.size()) + " letters, more than the network's max_len " +
                          std::to_string(network.max_len));
   ForwardOptions options;
-  options.attention = a.attention.empty() ? network.attention : attention_kind_from_string(a.attention);
+  options.attention =
+      a.attention.empty() ? network.attention : attention_kind_from_string(a.attention);
   options.precision = a.float64 ? Precision::Float64 : Precision::Float32;
   const Eigen::MatrixXd logits = ForwardPass(network, options).run(word);
   const std::vector<StateId> expected = automaton.run(word);
@@ -89,13 +93,15 @@ int run_word(const RunArguments& a) {
   }
 
   if (a.json) {
-    nlohmann::json out = {{"letters", nlohmann::json::array()}, {"states", nlohmann::json::array()},
-                          {"margins", nlohmann::json::array()}, {"expected", nlohmann::json::array()},
-                          {"attention", to_string(options.attention)}, {"precision", to_string(options.precision)}};
+    nlohmann::json out = {
+        {"letters", nlohmann::json::array()},        {"states", nlohmann::json::array()},
+        {"margins", nlohmann::json::array()},        {"expected", nlohmann::json::array()},
+        {"attention", to_string(options.attention)}, {"precision", to_string(options.precision)}};
     for (LetterId l : word) out["letters"].push_back(automaton.letter_name(l));
     for (std::size_t t = 0; t < states.size(); ++t) {
       out["states"].push_back(automaton.state_name(states[t]));
-      out["margins"].push_back(std::isfinite(margins[t]) ? nlohmann::json(margins[t]) : nlohmann::json(nullptr));
+      out["margins"].push_back(std::isfinite(margins[t]) ? nlohmann::json(margins[t])
+                                                         : nlohmann::json(nullptr));
       out["expected"].push_back(automaton.state_name(expected[t]));
     }
     std::cout << out.dump() << "\n";
@@ -104,14 +110,17 @@ int run_word(const RunArguments& a) {
   std::size_t wl = 6, ws = 5;
   for (const auto& l : automaton.letters()) wl = std::max(wl, l.size());
   for (const auto& s : automaton.states()) ws = std::max(ws, s.size());
-  std::cout << std::setw(9) << "position" << "  " << std::left << std::setw(static_cast<int>(wl)) << "letter" << "  "
-            << std::setw(static_cast<int>(ws)) << "state" << "  " << std::right << std::setw(10) << "margin"
+  std::cout << std::setw(9) << "position"
+            << "  " << std::left << std::setw(static_cast<int>(wl)) << "letter"
+            << "  " << std::setw(static_cast<int>(ws)) << "state"
+            << "  " << std::right << std::setw(10) << "margin"
             << "  automaton\n";
   for (std::size_t t = 0; t < states.size(); ++t) {
     std::cout << std::setw(9) << t << "  " << std::left << std::setw(static_cast<int>(wl))
-              << (t == 0 ? "<bos>" : automaton.letter_name(word[t - 1])) << "  " << std::setw(static_cast<int>(ws))
-              << automaton.state_name(states[t]) << "  " << std::right << std::setw(10) << std::setprecision(4)
-              << margins[t] << "  " << automaton.state_name(expected[t])
+              << (t == 0 ? "<bos>" : automaton.letter_name(word[t - 1])) << "  "
+              << std::setw(static_cast<int>(ws)) << automaton.state_name(states[t]) << "  "
+              << std::right << std::setw(10) << std::setprecision(4) << margins[t] << "  "
+              << automaton.state_name(expected[t])
               << (states[t] == expected[t] && margins[t] > 0 ? "" : "   <- differs") << "\n";
   }
   return 0;
@@ -122,8 +131,10 @@ const RegisterCommand run_command{Command{
     [](CLI::App& sub) -> std::function<int()> {
       auto a = std::make_shared<RunArguments>();
       sub.add_option("FILE", a->file, "weights file (.safetensors)")->required();
-      sub.add_option("letters", a->letters, "the word: letters as arguments, or one string split on spaces/commas");
-      sub.add_option("--attention", a->attention, "softmax or hard (default: what the file was compiled for)")
+      sub.add_option("letters", a->letters,
+                     "the word: letters as arguments, or one string split on spaces/commas");
+      sub.add_option("--attention", a->attention,
+                     "softmax or hard (default: what the file was compiled for)")
           ->check(CLI::IsMember({"softmax", "hard"}));
       sub.add_flag("--float64", a->float64, "run the forward pass in float64 (default float32)");
       sub.add_flag("--json", a->json, "print JSON: letters, states, margins, expected");

@@ -30,7 +30,7 @@ struct VerifyArguments {
 
 // Progress on stderr once a run has taken more than two seconds, rewritten in place.
 class ProgressLine {
-public:
+ public:
   explicit ProgressLine(bool wanted) : wanted_(wanted) {}
   // Erases the line, so that the report starts on a clean one.
   void clear() {
@@ -39,27 +39,31 @@ public:
   }
   void operator()(const VerifyProgress& p) {
     if (!wanted_ || p.seconds < 2.0) return;
-    const double percent = p.positions_total > 0 ? 100.0 * p.positions_done / p.positions_total : 100.0;
+    const double percent =
+        p.positions_total > 0 ? 100.0 * p.positions_done / p.positions_total : 100.0;
     std::string line = "verifying: " + std::to_string(static_cast<int>(percent)) + "% (" +
-                       with_thousands(p.positions_done) + " of " + with_thousands(p.positions_total) +
-                       " positions), " + std::to_string(static_cast<int>(p.seconds)) + " s";
+                       with_thousands(p.positions_done) + " of " +
+                       with_thousands(p.positions_total) + " positions), " +
+                       std::to_string(static_cast<int>(p.seconds)) + " s";
     width_ = std::max(width_, line.size());
     std::cerr << "\r" << line << std::flush;
     shown_ = true;
   }
 
-private:
+ private:
   bool wanted_, shown_ = false;
   std::size_t width_ = 0;
 };
 
 int run_verify(const VerifyArguments& a) {
   const Network network = load_network(a.file);
-  const Automaton automaton = automaton_from_json(network.automaton, a.file);  // checked by the loader
+  const Automaton automaton =
+      automaton_from_json(network.automaton, a.file);  // checked by the loader
   auto too_long = [&](const char* option, int value) {
     if (value > network.max_len)
       throw InputError(a.file, option,
-                       std::to_string(value) + " is longer than the network's max_len " + std::to_string(network.max_len));
+                       std::to_string(value) + " is longer than the network's max_len " +
+                           std::to_string(network.max_len));
   };
   if (a.exhaustive) too_long("--exhaustive", *a.exhaustive);
   if (a.length) too_long("--length", *a.length);
@@ -69,7 +73,8 @@ int run_verify(const VerifyArguments& a) {
   options.random_words = a.random;
   options.random_length = a.length;
   options.seed = a.seed;
-  options.forward.attention = a.attention.empty() ? network.attention : attention_kind_from_string(a.attention);
+  options.forward.attention =
+      a.attention.empty() ? network.attention : attention_kind_from_string(a.attention);
   options.forward.precision = a.float64 ? Precision::Float64 : Precision::Float32;
   options.forward.threads = a.threads;
   auto progress = std::make_shared<ProgressLine>(a.progress || isatty(STDERR_FILENO));
@@ -82,30 +87,38 @@ int run_verify(const VerifyArguments& a) {
     throw InputError(a.file, "", e.what());
   }
   progress->clear();
-  if (a.json) std::cout << report_to_json(report, automaton).dump(1) << "\n";
-  else std::cout << format_report(report, automaton);
+  if (a.json)
+    std::cout << report_to_json(report, automaton).dump(1) << "\n";
+  else
+    std::cout << format_report(report, automaton);
   return report.ok() ? 0 : 1;
 }
 
 const RegisterCommand verify_command{Command{
-    "verify", "Check a weights file against its automaton on every word up to a length and on random words", 30,
-    [](CLI::App& sub) -> std::function<int()> {
+    "verify",
+    "Check a weights file against its automaton on every word up to a length and on random words",
+    30, [](CLI::App& sub) -> std::function<int()> {
       auto a = std::make_shared<VerifyArguments>();
-      sub.add_option("FILE", a->file, "weights file (.safetensors) written by krc compile")->required();
+      sub.add_option("FILE", a->file, "weights file (.safetensors) written by krc compile")
+          ->required();
       sub.add_option("--exhaustive", a->exhaustive,
-                     "check all words of this length (default: the longest with at most 100,000 words; 0: none)")
+                     "check all words of this length (default: the longest with at most 100,000 "
+                     "words; 0: none)")
           ->check(CLI::NonNegativeNumber);
-      sub.add_option("--random", a->random, "number of random words (default 1000)")->check(CLI::NonNegativeNumber);
+      sub.add_option("--random", a->random, "number of random words (default 1000)")
+          ->check(CLI::NonNegativeNumber);
       sub.add_option("--length", a->length, "length of the random words (default: max_len)")
           ->check(CLI::NonNegativeNumber);
       sub.add_option("--seed", a->seed, "seed of the random words (default 1)");
-      sub.add_option("--attention", a->attention, "softmax or hard (default: what the file was compiled for)")
+      sub.add_option("--attention", a->attention,
+                     "softmax or hard (default: what the file was compiled for)")
           ->check(CLI::IsMember({"softmax", "hard"}));
       sub.add_flag("--float64", a->float64, "run the forward pass in float64 (default float32)");
       sub.add_option("--threads", a->threads, "words run in parallel (default: one per core)")
           ->check(CLI::NonNegativeNumber);
       sub.add_flag("--json", a->json, "print the report as JSON");
-      sub.add_flag("--progress", a->progress, "show progress on stderr even when it is not a terminal");
+      sub.add_flag("--progress", a->progress,
+                   "show progress on stderr even when it is not a terminal");
       return [a] { return run_verify(*a); };
     }}};
 

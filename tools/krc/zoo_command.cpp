@@ -34,7 +34,8 @@ std::string family_listing_text() {
   for (const auto& f : zoo_families()) {
     Row row{f.name, "-", "-", f.description};
     if (f.has_parameter) {
-      row.parameter = f.parameter + " (" + std::to_string(f.min_n) + ".." + std::to_string(f.max_n) + ")";
+      row.parameter =
+          f.parameter + " (" + std::to_string(f.min_n) + ".." + std::to_string(f.max_n) + ")";
       row.default_n = std::to_string(f.default_n);
     }
     rows.push_back(std::move(row));
@@ -48,16 +49,17 @@ std::string family_listing_text() {
   std::ostringstream out;
   out << "The zoo (krc zoo NAME [--n N] prints one in native JSON):\n\n" << std::left;
   for (const auto& r : rows)
-    out << std::setw(static_cast<int>(name_width)) << r.name << std::setw(static_cast<int>(parameter_width))
-        << r.parameter << std::setw(static_cast<int>(default_width)) << r.default_n << r.description << "\n";
+    out << std::setw(static_cast<int>(name_width)) << r.name
+        << std::setw(static_cast<int>(parameter_width)) << r.parameter
+        << std::setw(static_cast<int>(default_width)) << r.default_n << r.description << "\n";
   return out.str();
 }
 
 std::string family_listing_json() {
   nlohmann::json list = nlohmann::json::array();
   for (const auto& f : zoo_families()) {
-    nlohmann::json entry = {{"name", f.name}, {"description", f.description},
-                            {"has_parameter", f.has_parameter}};
+    nlohmann::json entry = {
+        {"name", f.name}, {"description", f.description}, {"has_parameter", f.has_parameter}};
     if (f.has_parameter) {
       entry["parameter"] = f.parameter;
       entry["default_n"] = f.default_n;
@@ -112,9 +114,11 @@ const RegisterCommand zoo_command{Command{
           "  krc zoo cyclic_7                      # the same as krc zoo cyclic --n 7");
       sub.add_option("name", o->name, "Family to print (omit to list the families)");
       sub.add_option("--n", o->n, "The family's size parameter (see the list for the range)");
-      sub.add_option("-o,--output", o->output, "Write to FILE (atomically) instead of standard output")
+      sub.add_option("-o,--output", o->output,
+                     "Write to FILE (atomically) instead of standard output")
           ->option_text("FILE");
-      sub.add_flag("--json", o->json, "List the families as JSON (name, description, parameter, range)");
+      sub.add_flag("--json", o->json,
+                   "List the families as JSON (name, description, parameter, range)");
       return [o] { return run_zoo(*o); };
     }}};
 

@@ -15,7 +15,7 @@ using LetterId = std::uint32_t;
 using Transformation = std::vector<StateId>;
 
 class Automaton {
-public:
+ public:
   Automaton() = default;
   // delta[a][q] is the state after letter a in state q. Throws std::invalid_argument when
   // the parts disagree (sizes, out-of-range targets, duplicate or empty names); frontends
@@ -50,7 +50,7 @@ public:
 
   bool operator==(const Automaton&) const = default;
 
-private:
+ private:
   std::string name_, description_;
   std::vector<std::string> states_, letters_;
   std::vector<std::vector<StateId>> delta_;

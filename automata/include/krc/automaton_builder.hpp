@@ -13,12 +13,12 @@
 namespace krc {
 
 struct CompletionOptions {
-  bool add_sink = false;              // complete a partial DFA with a sink state
-  std::string sink_name = "sink";     // made unique if a state already has this name
+  bool add_sink = false;           // complete a partial DFA with a sink state
+  std::string sink_name = "sink";  // made unique if a state already has this name
 };
 
 class AutomatonBuilder {
-public:
+ public:
   explicit AutomatonBuilder(std::string file) : file_(std::move(file)) {}
 
   void set_name(std::string name) { name_ = std::move(name); }
@@ -53,7 +53,7 @@ public:
     throw InputError(file_, place, problem);
   }
 
-private:
+ private:
   std::string file_, name_, description_;
   std::vector<std::string> states_, letters_, state_places_;
   std::map<std::string, StateId> state_index_;

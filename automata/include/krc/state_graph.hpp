@@ -11,12 +11,12 @@
 namespace krc {
 
 struct StateGraphAnalysis {
-  std::vector<bool> reachable;              // per state: reachable from the initial state
+  std::vector<bool> reachable;  // per state: reachable from the initial state
   std::size_t reachable_count = 0;
   bool all_reachable = false;
   // Strongly connected components, numbered by their smallest state; each lists its states
   // in increasing order.
-  std::vector<std::size_t> component_of;    // per state
+  std::vector<std::size_t> component_of;  // per state
   std::vector<std::vector<StateId>> components;
   std::vector<std::size_t> sink_components;  // components no edge leaves, increasing
 };

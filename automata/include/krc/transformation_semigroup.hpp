@@ -26,7 +26,7 @@ namespace krc {
 inline constexpr std::size_t kDefaultMaxSemigroupElements = 1'000'000;
 
 class TransformationSemigroup {
-public:
+ public:
   using ElementId = std::uint32_t;
 
   // Enumerates S (with_identity = false: the elements of the non-empty words) or the monoid
@@ -58,7 +58,9 @@ public:
   // The element of the one-letter word a.
   ElementId letter_element(LetterId a) const { return letter_element_.at(a); }
   // element(i) * delta(., a), from the stored Cayley graph.
-  ElementId right_multiply(ElementId i, LetterId a) const { return cayley_[std::size_t{i} * letters_ + a]; }
+  ElementId right_multiply(ElementId i, LetterId a) const {
+    return cayley_[std::size_t{i} * letters_ + a];
+  }
   // element(i) * element(j): first i, then j.
   ElementId multiply(ElementId i, ElementId j) const;
   // A shortest word whose element is i (empty only for the adjoined identity), from the BFS tree.
@@ -77,16 +79,17 @@ public:
   // Every element is a permutation: S (and the monoid) is a group.
   bool is_group() const;
 
-private:
-  template <class Entry> friend class SemigroupEnumerator;
+ private:
+  template <class Entry>
+  friend class SemigroupEnumerator;
   using Storage = std::variant<std::vector<std::uint8_t>, std::vector<std::uint16_t>,
                                std::vector<std::uint32_t>>;
 
   std::size_t degree_ = 0, letters_ = 0;
   bool with_identity_ = false, identity_in_semigroup_ = false;
-  Storage elements_;                   // size() * degree() entries
-  std::vector<ElementId> cayley_;      // size() * letter_count(): right multiplication table
-  std::vector<ElementId> parent_;      // BFS tree: element = parent * parent_letter
+  Storage elements_;               // size() * degree() entries
+  std::vector<ElementId> cayley_;  // size() * letter_count(): right multiplication table
+  std::vector<ElementId> parent_;  // BFS tree: element = parent * parent_letter
   std::vector<LetterId> parent_letter_;
   std::vector<ElementId> letter_element_;
   std::optional<ElementId> identity_;

@@ -12,7 +12,8 @@ SparseMatrix sparse(int rows, int cols, const std::vector<Entry>& entries, int r
                     int col_offset = 0) {
   std::vector<Triplet> triplets;
   triplets.reserve(entries.size());
-  for (const auto& e : entries) triplets.emplace_back(e.row + row_offset, e.col + col_offset, e.value);
+  for (const auto& e : entries)
+    triplets.emplace_back(e.row + row_offset, e.col + col_offset, e.value);
   SparseMatrix m(rows, cols);
   m.setFromTriplets(triplets.begin(), triplets.end());
   m.prune(0.0f);
@@ -93,8 +94,7 @@ Network assemble(const Program& program, const Schedule& plan) {
       else
         blocks.push_back(&std::get<MlpOp>(ops[i].body));
     }
-    for (std::size_t p = 0; p < purposes.size(); ++p)
-      out.purpose += (p ? "; " : "") + purposes[p];
+    for (std::size_t p = 0; p < purposes.size(); ++p) out.purpose += (p ? "; " : "") + purposes[p];
     if (!blocks.empty()) out.mlp = make_mlp(blocks, d);
     net.layers.push_back(std::move(out));
   }

@@ -9,8 +9,8 @@
 #include "krc/input_error.hpp"
 #include "krc/kr_strategy.hpp"
 #include "krc/scan_strategy.hpp"
-#include "krc/verifier.hpp"
 #include "krc/schedule.hpp"
+#include "krc/verifier.hpp"
 
 namespace krc {
 
@@ -23,9 +23,12 @@ Strategy strategy_from_string(const std::string& s) {
 
 const char* to_string(Strategy s) {
   switch (s) {
-    case Strategy::Auto: return "auto";
-    case Strategy::Scan: return "scan";
-    case Strategy::Kr: return "kr";
+    case Strategy::Auto:
+      return "auto";
+    case Strategy::Scan:
+      return "scan";
+    case Strategy::Kr:
+      return "kr";
   }
   return "?";
 }
@@ -44,15 +47,20 @@ Network finish(const Program& program, const Automaton& automaton, const Compile
 nlohmann::json plan_to_json(const std::vector<KrLevelPlan>& plan) {
   nlohmann::json levels = nlohmann::json::array();
   for (const auto& l : plan)
-    levels.push_back({{"level", l.level}, {"mode", l.mode}, {"resets", l.resets},
-                      {"tiles", l.tiles}, {"groups", l.groups}, {"counters", l.counters}});
+    levels.push_back({{"level", l.level},
+                      {"mode", l.mode},
+                      {"resets", l.resets},
+                      {"tiles", l.tiles},
+                      {"groups", l.groups},
+                      {"counters", l.counters}});
   return levels;
 }
 
 CompileResult compile_scan(const Automaton& automaton, const CompileOptions& options) {
   if (options.progress) options.progress("building the parallel-prefix network");
   CompileResult result;
-  result.network = finish(scan_program(automaton, options.max_len), automaton, options, Strategy::Scan);
+  result.network =
+      finish(scan_program(automaton, options.max_len), automaton, options, Strategy::Scan);
   result.strategy = Strategy::Scan;
   result.reason = "parallel prefix over the letters' transformations (requested)";
   return result;
@@ -67,15 +75,16 @@ CompileResult compile_kr(const Automaton& automaton, const CompileOptions& optio
     try {
       return HolonomyDecomposition::compute(automaton, decompose);
     } catch (const LimitError& e) {
-      throw LimitError(std::string(e.what()) + "; the kr strategy needs the complete action tables, "
+      throw LimitError(std::string(e.what()) +
+                       "; the kr strategy needs the complete action tables, "
                        "--strategy scan does not");
     }
   }();
   if (options.progress) options.progress("building the Krohn-Rhodes cascade network");
   std::vector<KrLevelPlan> plan;
   CompileResult result;
-  result.network = finish(kr_program(dec, options.max_len, options.kr, &plan), automaton,
-                          options, Strategy::Kr);
+  result.network =
+      finish(kr_program(dec, options.max_len, options.kr, &plan), automaton, options, Strategy::Kr);
   result.cascade = plan_to_json(plan);
   result.network.compiler["levels"] = result.cascade;
   result.strategy = Strategy::Kr;
@@ -88,9 +97,12 @@ CompileResult compile_kr(const Automaton& automaton, const CompileOptions& optio
 CompileResult compile(const Automaton& automaton, const CompileOptions& options) {
   if (options.max_len < 1) throw std::invalid_argument("max_len must be at least 1");
   switch (options.strategy) {
-    case Strategy::Scan: return compile_scan(automaton, options);
-    case Strategy::Kr: return compile_kr(automaton, options);
-    case Strategy::Auto: break;
+    case Strategy::Scan:
+      return compile_scan(automaton, options);
+    case Strategy::Kr:
+      return compile_kr(automaton, options);
+    case Strategy::Auto:
+      break;
   }
   // Either strategy may exceed a limit where the other does not (a huge state set for scan's
   // state maps, a huge cascade for kr's tables): keep whichever succeeds.
@@ -127,8 +139,8 @@ CompileResult compile(const Automaton& automaton, const CompileOptions& options)
   chosen.cascade = kr.cascade;
   chosen.reason = "auto: kr has " + std::to_string(k.layers) + " layers and " +
                   with_thousands(k.parameters) + " parameters, scan " + std::to_string(s.layers) +
-                  " and " + with_thousands(s.parameters) + "; kept " +
-                  (pick_kr ? "kr" : "scan") + " (fewer layers, then fewer parameters)";
+                  " and " + with_thousands(s.parameters) + "; kept " + (pick_kr ? "kr" : "scan") +
+                  " (fewer layers, then fewer parameters)";
   chosen.network.compiler["auto"] = chosen.reason;
   return std::move(chosen);
 }

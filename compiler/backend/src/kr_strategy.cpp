@@ -36,10 +36,12 @@ struct SlotCounters {
 };
 
 class KrBuilder {
-public:
+ public:
   KrBuilder(const HolonomyDecomposition& dec, int max_len, const KrOptions& options)
-      : dec_(dec), automaton_(dec.automaton()),
-        program_(vocabulary_of(automaton_), automaton_.states(), max_len), features_(program_),
+      : dec_(dec),
+        automaton_(dec.automaton()),
+        program_(vocabulary_of(automaton_), automaton_.states(), max_len),
+        features_(program_),
         options_(options) {
     tokens_ = Categorical::one_hot(features_.tokens(), automaton_.letters());
   }
@@ -62,7 +64,7 @@ public:
     return std::move(program_);
   }
 
-private:
+ private:
   std::string tag(int d) const { return "level " + std::to_string(d + 1); }
 
   std::vector<std::string> value_labels(int d) const {
@@ -152,7 +154,8 @@ private:
     letter_labels.push_back("<bos>");
     for (int sh = 1; sh + 1 < levels; ++sh) {
       letter_back[sh] = layout.allocate("letter at t-" + std::to_string(sh), letter_labels);
-      for (LetterId a = 0; a < letters; ++a) fetch_copy[sh].push_back({features_.tokens()[a], letter_back[sh][a], 1.0f});
+      for (LetterId a = 0; a < letters; ++a)
+        fetch_copy[sh].push_back({features_.tokens()[a], letter_back[sh][a], 1.0f});
       fetch_copy[sh].push_back({features_.bos()[0], letter_back[sh][letters], 1.0f});
       letter_at[sh] = Categorical::one_hot(letter_back[sh], letter_labels);
     }
@@ -224,7 +227,8 @@ private:
     }
     for (int sh = 1; sh < levels; ++sh)
       if (!fetch_copy[sh].empty())
-        program_.add(fetch_from_offset(features_, sh, fetch_copy[sh], "fetch letter from t-" + std::to_string(sh)),
+        program_.add(fetch_from_offset(features_, sh, fetch_copy[sh],
+                                       "fetch letter from t-" + std::to_string(sh)),
                      "letters at t-1.." + std::to_string(levels - 1));
     for (int d = 0; d < levels; ++d) {
       const auto& table = dec_.table(d);
@@ -241,13 +245,16 @@ private:
               if (!act.reset) continue;
               std::vector<int> values{static_cast<int>(a)};
               values.insert(values.end(), table.upper[u].begin(), table.upper[u].end());
-              add_lookup_unit(lookup, inputs, values, {{m.flag[0], 1.0f}, {m.reset_value[act.reset_to], 1.0f}});
+              add_lookup_unit(lookup, inputs, values,
+                              {{m.flag[0], 1.0f}, {m.reset_value[act.reset_to], 1.0f}});
             }
           if (lookup.units > 0) program_.add(std::move(lookup), tag(d) + ": transitions");
         }
         std::vector<Entry> copy;
-        for (int v = 0; v < m.value.width; ++v) copy.push_back({m.reset_value[v], m.value[v], 1.0f});
-        program_.add(latest_flagged(features_, m.flag[0], copy, tag(d) + ": memory (latest reset" + when + ")"),
+        for (int v = 0; v < m.value.width; ++v)
+          copy.push_back({m.reset_value[v], m.value[v], 1.0f});
+        program_.add(latest_flagged(features_, m.flag[0], copy,
+                                    tag(d) + ": memory (latest reset" + when + ")"),
                      tag(d) + ": memory");
       }
     }
@@ -283,8 +290,9 @@ private:
     for (std::size_t s = 0; s < level.slots.size(); ++s) {
       bool active = resets || (x0 != level.dummy && level.slot_of[x0] == static_cast<int>(s));
       if (!active || perms[s].empty()) continue;
-      groups[s] = PolycyclicGroup::build(perms[s], static_cast<int>(level.slots[s].tiles.size()),
-                                         static_cast<std::size_t>(options_.max_counter_group_order));
+      groups[s] =
+          PolycyclicGroup::build(perms[s], static_cast<int>(level.slots[s].tiles.size()),
+                                 static_cast<std::size_t>(options_.max_counter_group_order));
       if (!groups[s]) counters_possible = false;
     }
     plan.counters.resize(level.slots.size());
@@ -342,15 +350,18 @@ private:
 
     Terms at_bos;
     if (resets) at_bos = {{flag[0], 1.0f}, {reset_value[x0], 1.0f}};
-    add_transitions(d, [&](const LevelAction& act) -> Terms {
-      if (act.reset) return {{flag[0], 1.0f}, {reset_value[act.reset_to], 1.0f}};
-      for (const auto& c : slots)
-        if (c.slot == act.slot) {
-          auto it = c.symbol_of.find(act.permutation);
-          if (it != c.symbol_of.end()) return {{c.element[it->second], 1.0f}};
-        }
-      return {};
-    }, at_bos);
+    add_transitions(
+        d,
+        [&](const LevelAction& act) -> Terms {
+          if (act.reset) return {{flag[0], 1.0f}, {reset_value[act.reset_to], 1.0f}};
+          for (const auto& c : slots)
+            if (c.slot == act.slot) {
+              auto it = c.symbol_of.find(act.permutation);
+              if (it != c.symbol_of.end()) return {{c.element[it->second], 1.0f}};
+            }
+          return {};
+        },
+        at_bos);
 
     for (auto& c : slots) build_counters(d, c);
 
@@ -400,7 +411,8 @@ private:
                 for (int e : g.exponents(now)) values.push_back(e);
                 add_lookup_unit(combine, inputs, values, {{out[first + g.element(z)[tile]], 1.0f}});
               }
-          for (int tile = 0; tile < tiles; ++tile) x.indicator[first + tile].emplace_back(out[first + tile], 1.0f);
+          for (int tile = 0; tile < tiles; ++tile)
+            x.indicator[first + tile].emplace_back(out[first + tile], 1.0f);
         }
         program_.add(std::move(combine), tag(d) + ": coordinate");
       }
@@ -422,7 +434,8 @@ private:
         std::vector<const Categorical*> inputs;
         for (const auto& cat : now_cat) inputs.push_back(&cat);
         for (int y = 0; y < g.order(); ++y)
-          add_lookup_unit(combine, inputs, g.exponents(y), {{out[first + g.element(y)[tile0]], 1.0f}});
+          add_lookup_unit(combine, inputs, g.exponents(y),
+                          {{out[first + g.element(y)[tile0]], 1.0f}});
         for (int v = 0; v < level.width; ++v) x.indicator[v].emplace_back(out[v], 1.0f);
         program_.add(std::move(combine), tag(d) + ": coordinate");
       }
@@ -454,7 +467,8 @@ private:
     std::vector<Categorical> before;
     for (int i = 0; i < k; ++i) {
       const int p = g.prime(i);
-      const std::string counter = name + " counter " + std::to_string(i + 1) + " (Z" + std::to_string(p) + ")";
+      const std::string counter =
+          name + " counter " + std::to_string(i + 1) + " (Z" + std::to_string(p) + ")";
       Terms increment;
       if (i == 0) {
         // The top counter's increment is a homomorphism of the new factor alone: linear.
@@ -480,7 +494,8 @@ private:
         increment = {{inc[0], 1.0f}};
       }
       Subspace count = layout.allocate_scalar(counter + " count");
-      program_.add(prefix_sum(features_, increment, count[0], counter + ": sum of increments"), counter);
+      program_.add(prefix_sum(features_, increment, count[0], counter + ": sum of increments"),
+                   counter);
 
       std::vector<std::string> residues;
       for (int r = 0; r < p; ++r) residues.push_back(std::to_string(r));
@@ -515,10 +530,13 @@ private:
     auto transformation = [&](const LevelAction& act) {
       Transformation f(level.width);
       for (int v = 0; v < level.width; ++v) {
-        if (act.reset) f[v] = static_cast<StateId>(act.reset_to);
+        if (act.reset)
+          f[v] = static_cast<StateId>(act.reset_to);
         else if (v != level.dummy && level.slot_of[v] == act.slot)
-          f[v] = static_cast<StateId>(level.first_value[act.slot] + act.permutation[level.tile_of[v]]);
-        else f[v] = static_cast<StateId>(v);
+          f[v] =
+              static_cast<StateId>(level.first_value[act.slot] + act.permutation[level.tile_of[v]]);
+        else
+          f[v] = static_cast<StateId>(v);
       }
       return f;
     };
@@ -531,8 +549,12 @@ private:
         }
       }
     PrefixScan scan(features_, spec);
-    add_transitions(d, [&](const LevelAction& act) { return scan.symbol_terms(symbol_of.at(transformation(act))); },
-                    scan.identity_terms());
+    add_transitions(
+        d,
+        [&](const LevelAction& act) {
+          return scan.symbol_terms(symbol_of.at(transformation(act)));
+        },
+        scan.identity_terms());
     scan.build(tag(d) + " scan step");
     coordinate_.push_back(scan.result());
   }

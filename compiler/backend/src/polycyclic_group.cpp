@@ -68,7 +68,8 @@ std::optional<PolycyclicGroup> PolycyclicGroup::build(const std::vector<Permutat
   const int n = g.order();
   g.product_.resize(static_cast<std::size_t>(n) * n);
   for (int a = 0; a < n; ++a)
-    for (int b = 0; b < n; ++b) g.product_[a * n + b] = index.at(perm::multiply(g.elements_[a], g.elements_[b]));
+    for (int b = 0; b < n; ++b)
+      g.product_[a * n + b] = index.at(perm::multiply(g.elements_[a], g.elements_[b]));
   g.inverse_.resize(n);
   for (int a = 0; a < n; ++a)
     for (int b = 0; b < n; ++b)
@@ -100,7 +101,10 @@ std::optional<PolycyclicGroup> PolycyclicGroup::build(const std::vector<Permutat
       const auto& below = series.back();
       int x = -1;
       for (int y : members(derived[j]))
-        if (!below[y]) { x = y; break; }
+        if (!below[y]) {
+          x = y;
+          break;
+        }
       // order of x modulo `below`, then a power of prime order modulo `below`
       int o = 1;
       for (int y = x; !below[y]; y = g.multiply(y, x)) ++o;

@@ -20,7 +20,8 @@ int ceil_log2(long n) {
 }  // namespace
 
 PrefixScan::PrefixScan(Features& features, PrefixScanSpec spec)
-    : features_(features), spec_(std::move(spec)),
+    : features_(features),
+      spec_(std::move(spec)),
       n_(static_cast<int>(spec_.set_labels.size())),
       steps_(ceil_log2(features.max_len())) {
   choose_form();
@@ -37,7 +38,8 @@ PrefixScan::PrefixScan(Features& features, PrefixScanSpec spec)
   } else {
     std::vector<std::string> labels;
     for (int q = 0; q < n_; ++q)
-      for (int r = 0; r < n_; ++r) labels.push_back(spec_.set_labels[q] + "->" + spec_.set_labels[r]);
+      for (int r = 0; r < n_; ++r)
+        labels.push_back(spec_.set_labels[q] + "->" + spec_.set_labels[r]);
     prefix_ = layout.allocate(spec_.name + " prefix", labels);
     fetched_ = layout.allocate(spec_.name + " fetched", labels);
   }
@@ -56,7 +58,8 @@ void PrefixScan::choose_form() {
   std::vector<std::string> letters;
   for (std::size_t s = 0; s < spec_.symbols.size(); ++s) letters.push_back(std::to_string(s));
   Automaton action("symbols", names, letters,
-                   std::vector<std::vector<StateId>>(spec_.symbols.begin(), spec_.symbols.end()), 0);
+                   std::vector<std::vector<StateId>>(spec_.symbols.begin(), spec_.symbols.end()),
+                   0);
   std::optional<TransformationSemigroup> monoid;
   try {
     monoid = TransformationSemigroup::generate(action, /*with_identity=*/true, limit);
@@ -80,8 +83,9 @@ void PrefixScan::choose_form() {
   product_.assign(m, std::vector<int>(m));
   for (int a = 0; a < m; ++a)
     for (int b = 0; b < m; ++b)
-      product_[a][b] = static_cast<int>(monoid->multiply(static_cast<TransformationSemigroup::ElementId>(a),
-                                                         static_cast<TransformationSemigroup::ElementId>(b)));
+      product_[a][b] =
+          static_cast<int>(monoid->multiply(static_cast<TransformationSemigroup::ElementId>(a),
+                                            static_cast<TransformationSemigroup::ElementId>(b)));
 }
 
 Terms PrefixScan::symbol_terms(int s) const {
@@ -106,9 +110,9 @@ void PrefixScan::build(const std::string& purpose) {
     const int k = 1 << step;
     const std::string tag = spec_.name + " step " + std::to_string(step + 1);
     const std::string role = purpose + " " + std::to_string(step + 1);
-    program.add(fetch_from_offset(features_, k, copy,
-                                  tag + ": fetch prefix from t-" + std::to_string(k)),
-                role);
+    program.add(
+        fetch_from_offset(features_, k, copy, tag + ": fetch prefix from t-" + std::to_string(k)),
+        role);
     MlpOp mlp;
     mlp.name = tag + ": compose";
     mlp.begin_block(tag + ": compose prefix(t-" + std::to_string(k) + ") . prefix(t)");

@@ -19,7 +19,7 @@ void add_residue_units(MlpOp& mlp, const Terms& z, int p, long max_value, const 
     if (!outputs.empty()) mlp.add_unit(z, static_cast<float>(-b), outputs);
   };
   for (long k = -1; k <= max_value + 1; ++k) {
-    if (k >= 0) add(static_cast<double>(k) - 0.25, k, k - 1);  // R(k - 1/4)
+    if (k >= 0) add(static_cast<double>(k) - 0.25, k, k - 1);          // R(k - 1/4)
     if (k <= max_value) add(static_cast<double>(k) + 0.25, k, k + 1);  // R(k + 1/4)
   }
 }

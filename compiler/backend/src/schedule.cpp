@@ -10,7 +10,10 @@ bool intersects(const std::vector<int>& a, const std::vector<int>& b) {
   auto j = b.begin();
   while (i != a.end() && j != b.end()) {
     if (*i == *j) return true;
-    if (*i < *j) ++i; else ++j;
+    if (*i < *j)
+      ++i;
+    else
+      ++j;
   }
   return false;
 }

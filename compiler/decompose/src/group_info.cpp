@@ -4,10 +4,10 @@
 #include <functional>
 #include <map>
 #include <numeric>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
-#include <set>
 
 namespace krc {
 
@@ -15,7 +15,7 @@ namespace {
 
 // All elements of a small group, each with a compact key for hashing.
 class ElementList {
-public:
+ public:
   explicit ElementList(const PermGroup& group) : wide_(group.degree() > 255) {
     Permutation one = perm::identity(group.degree());
     add(one);
@@ -25,7 +25,7 @@ public:
   const std::vector<Permutation>& elements() const { return elements_; }
   std::size_t index_of(const Permutation& p) const { return index_.at(key(p)); }
 
-private:
+ private:
   std::string key(const Permutation& p) const {
     std::string k;
     k.reserve(p.size() * (wide_ ? 2 : 1));
@@ -92,11 +92,13 @@ std::vector<std::pair<int, std::uint64_t>> orbit_actions(const PermGroup& group)
     if (orbit.size() < 2) continue;
     std::sort(orbit.begin(), orbit.end());
     std::vector<int> local(static_cast<std::size_t>(n), -1);
-    for (std::size_t i = 0; i < orbit.size(); ++i) local[static_cast<std::size_t>(orbit[i])] = static_cast<int>(i);
+    for (std::size_t i = 0; i < orbit.size(); ++i)
+      local[static_cast<std::size_t>(orbit[i])] = static_cast<int>(i);
     std::vector<Permutation> restricted;
     for (const auto& g : group.generators()) {
       Permutation r(orbit.size());
-      for (std::size_t i = 0; i < orbit.size(); ++i) r[i] = local[static_cast<std::size_t>(g[static_cast<std::size_t>(orbit[i])])];
+      for (std::size_t i = 0; i < orbit.size(); ++i)
+        r[i] = local[static_cast<std::size_t>(g[static_cast<std::size_t>(orbit[i])])];
       restricted.push_back(std::move(r));
     }
     PermGroup on_orbit(static_cast<int>(orbit.size()), restricted);
@@ -129,13 +131,15 @@ OrderStatistics order_statistics(const std::vector<Permutation>& elements) {
 
 bool enumerable(const PermGroup& group, std::uint64_t order, const GroupAnalysisOptions& options) {
   return order <= options.max_enumerated_order &&
-         order * static_cast<std::uint64_t>(std::max(1, group.degree())) <= options.max_enumerated_points;
+         order * static_cast<std::uint64_t>(std::max(1, group.degree())) <=
+             options.max_enumerated_points;
 }
 
 // A maximal normal subgroup of a perfect group H (so H/M is non-abelian simple).
 PermGroup maximal_normal_subgroup(const PermGroup& h, const GroupAnalysisOptions& options,
                                   bool& exact) {
-  if (natural_symmetric_or_alternating(h).first >= 5) return PermGroup(h.degree());  // A_m is simple
+  if (natural_symmetric_or_alternating(h).first >= 5)
+    return PermGroup(h.degree());  // A_m is simple
   PermGroup m(h.degree());
   std::uint64_t order = h.order();
   auto try_element = [&](const Permutation& g) {
@@ -192,8 +196,9 @@ std::string group_name(const PermGroup& group, std::uint64_t order,
   std::vector<Permutation> elements;
   if (small) elements = ElementList(group).elements();
   auto count_of_order = [&](std::uint64_t k) {
-    return static_cast<std::uint64_t>(std::count_if(elements.begin(), elements.end(),
-                                                    [&](const Permutation& e) { return perm::order(e) == k; }));
+    return static_cast<std::uint64_t>(
+        std::count_if(elements.begin(), elements.end(),
+                      [&](const Permutation& e) { return perm::order(e) == k; }));
   };
   const std::string generic = "group of order " + std::to_string(order);
   if (abelian) {

@@ -50,7 +50,8 @@ HolonomyDecomposition HolonomyDecomposition::compute(const Automaton& automaton,
           if (sk.round_trip(member, a, round_trip) && !perm::is_identity(round_trip))
             generators.insert(round_trip);
       slot.generators.assign(generators.begin(), generators.end());
-      slot.group = analyze_group(static_cast<int>(slot.tiles.size()), slot.generators, group_options);
+      slot.group =
+          analyze_group(static_cast<int>(slot.tiles.size()), slot.generators, group_options);
       level.slots.push_back(std::move(slot));
     }
 
@@ -62,7 +63,8 @@ HolonomyDecomposition HolonomyDecomposition::compute(const Automaton& automaton,
       if (sk.is_singleton_class(static_cast<int>(c))) continue;
       std::size_t rep = sk.representative(static_cast<int>(c));
       for (std::uint32_t t : sk.tiles(rep))
-        for (int d = sk.depth(rep) + 1; d < sk.depth(t); ++d) skipped[static_cast<std::size_t>(d - 1)] = 1;
+        for (int d = sk.depth(rep) + 1; d < sk.depth(t); ++d)
+          skipped[static_cast<std::size_t>(d - 1)] = 1;
     }
     for (int d = 0; d < levels; ++d) {
       Level& level = h.levels_[static_cast<std::size_t>(d)];
@@ -100,8 +102,7 @@ HolonomyDecomposition HolonomyDecomposition::compute(const Automaton& automaton,
     if (options.build_tables) h.build_tables(options);
     return h;
   } catch (const std::bad_alloc&) {
-    throw LimitError("out of memory while decomposing '" + automaton.name() +
-                     "'");
+    throw LimitError("out of memory while decomposing '" + automaton.name() + "'");
   }
 }
 
@@ -142,7 +143,8 @@ HolonomyDecomposition::Chain HolonomyDecomposition::decode_chain(
     if (value < 0 || value >= level.width || level.slot_of[static_cast<std::size_t>(value)] != slot)
       throw std::invalid_argument("holonomy: coordinate " + std::to_string(value) + " at level " +
                                   std::to_string(depth) + " is not a tile of the chain's set");
-    chain.push_back(skeleton_.tiles(member)[static_cast<std::size_t>(level.tile_of[static_cast<std::size_t>(value)])]);
+    chain.push_back(skeleton_.tiles(
+        member)[static_cast<std::size_t>(level.tile_of[static_cast<std::size_t>(value)])]);
   }
   return chain;
 }
@@ -173,7 +175,8 @@ Coordinates HolonomyDecomposition::encode_chain(const Chain& chain) const {
   Coordinates coordinates(levels_.size());
   for (std::size_t d = 0; d < levels_.size(); ++d) coordinates[d] = levels_[d].dummy;
   for (std::size_t i = 0; i + 1 < chain.size(); ++i)
-    coordinates[static_cast<std::size_t>(skeleton_.depth(chain[i]) - 1)] = value_of(chain[i], chain[i + 1]);
+    coordinates[static_cast<std::size_t>(skeleton_.depth(chain[i]) - 1)] =
+        value_of(chain[i], chain[i + 1]);
   return coordinates;
 }
 
@@ -192,10 +195,12 @@ StateId HolonomyDecomposition::decode(const Coordinates& coordinates) const {
   return skeleton_.states_of(chain.back()).front();
 }
 
-std::vector<std::vector<StateId>> HolonomyDecomposition::chain(const Coordinates& coordinates) const {
+std::vector<std::vector<StateId>> HolonomyDecomposition::chain(
+    const Coordinates& coordinates) const {
   decode(coordinates);  // validates
   std::vector<std::vector<StateId>> sets;
-  for (std::uint32_t member : decode_chain(coordinates)) sets.push_back(skeleton_.states_of(member));
+  for (std::uint32_t member : decode_chain(coordinates))
+    sets.push_back(skeleton_.states_of(member));
   return sets;
 }
 
@@ -220,7 +225,8 @@ LevelAction HolonomyDecomposition::level_action(int d, const Chain& before, cons
   }
   const std::uint32_t member = after[static_cast<std::size_t>(new_index)];
   const int old_index = member_at(before);
-  if (old_index >= 0 && skeleton_.successor(before[static_cast<std::size_t>(old_index)], a) == member) {
+  if (old_index >= 0 &&
+      skeleton_.successor(before[static_cast<std::size_t>(old_index)], a) == member) {
     // The letter moves the old set onto the new one inside its class: permute the tiles.
     action.slot = slot_of_class_[static_cast<std::size_t>(skeleton_.class_of(member))];
     skeleton_.round_trip(before[static_cast<std::size_t>(old_index)], a, action.permutation);
@@ -252,10 +258,13 @@ Coordinates HolonomyDecomposition::apply(const Coordinates& coordinates, LetterI
     }
     const Level& level = levels_[d];
     const int value = coordinates[d];
-    if (value < 0 || value >= level.width || level.slot_of[static_cast<std::size_t>(value)] != action.slot)
+    if (value < 0 || value >= level.width ||
+        level.slot_of[static_cast<std::size_t>(value)] != action.slot)
       throw std::invalid_argument("holonomy: coordinate outside the permuted slot");
-    next[d] = level.first_value[static_cast<std::size_t>(action.slot)] +
-              action.permutation[static_cast<std::size_t>(level.tile_of[static_cast<std::size_t>(value)])];
+    next[d] =
+        level.first_value[static_cast<std::size_t>(action.slot)] +
+        action
+            .permutation[static_cast<std::size_t>(level.tile_of[static_cast<std::size_t>(value)])];
   }
   return next;
 }

@@ -56,7 +56,8 @@ nlohmann::json decomposition_to_json(const HolonomyDecomposition& h) {
   out["semigroup"] = {{"size", nullptr}, {"aperiodic", nullptr}, {"solvable", h.solvable()}};
   std::size_t singleton_images = 0;
   for (std::size_t c = 0; c < sk.class_count(); ++c)
-    if (sk.is_singleton_class(static_cast<int>(c))) singleton_images += sk.class_members(static_cast<int>(c)).size();
+    if (sk.is_singleton_class(static_cast<int>(c)))
+      singleton_images += sk.class_members(static_cast<int>(c)).size();
   out["skeleton"] = {{"images", h.image_count()},
                      {"classes", h.class_count()},
                      {"depth", h.skeleton_depth()},
@@ -94,8 +95,8 @@ std::string decomposition_text(const nlohmann::json& summary) {
   const auto& automaton = summary.at("automaton");
   const auto& skeleton = summary.at("skeleton");
   const auto& semigroup = summary.at("semigroup");
-  text << "automaton " << automaton.at("name").get<std::string>() << ": "
-       << automaton.at("states") << " states, " << automaton.at("letters") << " letters\n";
+  text << "automaton " << automaton.at("name").get<std::string>() << ": " << automaton.at("states")
+       << " states, " << automaton.at("letters") << " letters\n";
   text << "skeleton: " << skeleton.at("images") << " images in " << skeleton.at("classes")
        << " subduction classes, depth " << skeleton.at("depth") << "\n";
   for (const auto& level : summary.at("levels")) {
@@ -103,11 +104,12 @@ std::string decomposition_text(const nlohmann::json& summary) {
     for (const auto& component : level.at("components")) text << " " << component_text(component);
     text << "\n";
   }
-  text << "levels: " << summary.at("levels").size() << ", solvable: "
-       << yes_no_unknown(semigroup.at("solvable")) << ", aperiodic: "
-       << yes_no_unknown(semigroup.value("aperiodic", nlohmann::json())) << ", semigroup size: "
+  text << "levels: " << summary.at("levels").size()
+       << ", solvable: " << yes_no_unknown(semigroup.at("solvable"))
+       << ", aperiodic: " << yes_no_unknown(semigroup.value("aperiodic", nlohmann::json()))
+       << ", semigroup size: "
        << (semigroup.value("size", nlohmann::json()).is_null() ? std::string("unknown")
-                                                                : semigroup.at("size").dump())
+                                                               : semigroup.at("size").dump())
        << "\n";
   if (summary.contains("cascade"))
     text << "cascade: " << summary.at("cascade").at("reachable_tuples")
@@ -150,16 +152,20 @@ std::string decomposition_to_dot(const HolonomyDecomposition& h, std::size_t max
       slot_of_class[h.level(d).slots[s].subduction_class] = {d, static_cast<int>(s)};
   std::vector<int> depths;
   for (const auto& [depth, _] : classes_at_depth) depths.push_back(depth);
-  if (!lonely_singletons.empty() && (depths.empty() || depths.back() != bottom)) depths.push_back(bottom);
+  if (!lonely_singletons.empty() && (depths.empty() || depths.back() != bottom))
+    depths.push_back(bottom);
   for (int depth : depths) {
     dot << "  subgraph cluster_depth_" << depth << " {\n"
-        << "    label=" << quoted(depth < bottom ? "depth " + std::to_string(depth) + " (level " + std::to_string(depth) + ")"
-                                                  : "depth " + std::to_string(depth) + " (singletons)")
+        << "    label="
+        << quoted(depth < bottom
+                      ? "depth " + std::to_string(depth) + " (level " + std::to_string(depth) + ")"
+                      : "depth " + std::to_string(depth) + " (singletons)")
         << ";\n    style=dashed;\n";
     for (int c : classes_at_depth[depth]) {
       std::string label = "class " + std::to_string(c);
       if (auto it = slot_of_class.find(c); it != slot_of_class.end()) {
-        const Slot& slot = h.level(it->second.first).slots[static_cast<std::size_t>(it->second.second)];
+        const Slot& slot =
+            h.level(it->second.first).slots[static_cast<std::size_t>(it->second.second)];
         label += ": " + std::to_string(slot.tiles.size()) + " tiles, group " + slot.group.name;
       }
       dot << "    subgraph cluster_class_" << c << " {\n      label=" << quoted(label)

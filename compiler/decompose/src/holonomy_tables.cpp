@@ -14,7 +14,8 @@ void HolonomyDecomposition::build_tables(const DecomposeOptions& options) {
   const std::size_t levels = levels_.size(), letters = automaton_.letter_count();
   if (chain_count_ > 500'000 && options.progress)
     options.progress("action tables: up to " +
-                     (chain_count_ == UINT64_MAX ? std::string("more than 10^19") : std::to_string(chain_count_)) +
+                     (chain_count_ == UINT64_MAX ? std::string("more than 10^19")
+                                                 : std::to_string(chain_count_)) +
                      " coordinate tuples (tile chains); this may take a while");
   RowIndex tuples(levels);
   std::size_t cells = 0;
@@ -22,9 +23,9 @@ void HolonomyDecomposition::build_tables(const DecomposeOptions& options) {
     cells += more;
     if (cells > options.max_table_cells)
       throw LimitError("the action tables of '" + automaton_.name() + "' need more than " +
-                       std::to_string(options.max_table_cells) + " integers (limit: max table cells; " +
-                       std::to_string(tuples.size()) + " coordinate tuples of " + std::to_string(levels) +
-                       " levels so far)");
+                       std::to_string(options.max_table_cells) +
+                       " integers (limit: max table cells; " + std::to_string(tuples.size()) +
+                       " coordinate tuples of " + std::to_string(levels) + " levels so far)");
   };
   prefix_index_.clear();
   tables_.assign(levels, {});

@@ -28,7 +28,8 @@ Permutation multiply(const Permutation& first, const Permutation& then) {
 
 Permutation inverse(const Permutation& p) {
   Permutation r(p.size());
-  for (std::size_t i = 0; i < p.size(); ++i) r[static_cast<std::size_t>(p[i])] = static_cast<int>(i);
+  for (std::size_t i = 0; i < p.size(); ++i)
+    r[static_cast<std::size_t>(p[i])] = static_cast<int>(i);
   return r;
 }
 
@@ -112,7 +113,8 @@ void PermGroup::recompute_orbit(std::size_t index) {
       level.coset_of[static_cast<std::size_t>(next)] = static_cast<int>(level.orbit.size());
       level.orbit.push_back(next);
       // (u s)^-1 = s^-1 u^-1
-      level.inverse_cosets.push_back(perm::multiply(inverse_generators[g], level.inverse_cosets[i]));
+      level.inverse_cosets.push_back(
+          perm::multiply(inverse_generators[g], level.inverse_cosets[i]));
     }
   }
 }
@@ -146,9 +148,9 @@ void PermGroup::complete(std::size_t index) {
       const Level& level = levels_[index];
       const Permutation& s = level.generators[g];
       int image = s[static_cast<std::size_t>(level.orbit[i])];
-      Permutation schreier = perm::multiply(
-          perm::multiply(coset, s),
-          level.inverse_cosets[static_cast<std::size_t>(level.coset_of[static_cast<std::size_t>(image)])]);
+      Permutation schreier = perm::multiply(perm::multiply(coset, s),
+                                            level.inverse_cosets[static_cast<std::size_t>(
+                                                level.coset_of[static_cast<std::size_t>(image)])]);
       if (perm::is_identity(schreier)) continue;
       auto [residue, stopped] = sift(std::move(schreier), index + 1);
       if (stopped == levels_.size() && perm::is_identity(residue)) continue;

@@ -17,7 +17,8 @@ std::uint64_t RowIndex::hash(std::span<const int> row) const {
 }
 
 bool RowIndex::equals(std::size_t i, std::span<const int> row) const {
-  return std::equal(row.begin(), row.end(), data_.begin() + static_cast<std::ptrdiff_t>(i * width_));
+  return std::equal(row.begin(), row.end(),
+                    data_.begin() + static_cast<std::ptrdiff_t>(i * width_));
 }
 
 std::int64_t RowIndex::find(std::span<const int> row) const {

@@ -23,13 +23,15 @@ std::vector<std::uint32_t> elements(std::span<const SetWord> s) {
   std::vector<std::uint32_t> out;
   for (std::size_t w = 0; w < s.size(); ++w)
     for (SetWord bits = s[w]; bits; bits &= bits - 1)
-      out.push_back(static_cast<std::uint32_t>(w * 64 + static_cast<std::size_t>(std::countr_zero(bits))));
+      out.push_back(
+          static_cast<std::uint32_t>(w * 64 + static_cast<std::size_t>(std::countr_zero(bits))));
   return out;
 }
 }  // namespace set_bits
 
 SetFamily::SetFamily(std::size_t universe_size)
-    : universe_(universe_size), words_(std::max<std::size_t>(1, (universe_size + 63) / 64)),
+    : universe_(universe_size),
+      words_(std::max<std::size_t>(1, (universe_size + 63) / 64)),
       slots_(64, 0) {}
 
 std::uint64_t SetFamily::hash(std::span<const SetWord> s) const {
@@ -47,7 +49,8 @@ std::int64_t SetFamily::find(std::span<const SetWord> s) const {
   for (std::size_t slot = hash(s) & mask;; slot = (slot + 1) & mask) {
     std::uint32_t entry = slots_[slot];
     if (entry == 0) return -1;
-    if (std::equal(s.begin(), s.end(), bits_.begin() + static_cast<std::ptrdiff_t>((entry - 1) * words_)))
+    if (std::equal(s.begin(), s.end(),
+                   bits_.begin() + static_cast<std::ptrdiff_t>((entry - 1) * words_)))
       return entry - 1;
   }
 }
@@ -59,7 +62,8 @@ std::size_t SetFamily::insert(std::span<const SetWord> s, bool* added) {
   for (;; slot = (slot + 1) & mask) {
     std::uint32_t entry = slots_[slot];
     if (entry == 0) break;
-    if (std::equal(s.begin(), s.end(), bits_.begin() + static_cast<std::ptrdiff_t>((entry - 1) * words_))) {
+    if (std::equal(s.begin(), s.end(),
+                   bits_.begin() + static_cast<std::ptrdiff_t>((entry - 1) * words_))) {
       if (added) *added = false;
       return entry - 1;
     }

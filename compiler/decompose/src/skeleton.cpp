@@ -103,7 +103,8 @@ bool Skeleton::round_trip(std::size_t e, LetterId a, std::vector<int>& out) cons
   out.resize(from.size());
   for (std::size_t i = 0; i < from.size(); ++i) {
     out[i] = tile_position(image, successor(from[i], a));
-    if (out[i] < 0) throw std::logic_error("holonomy skeleton: a round trip does not permute tiles");
+    if (out[i] < 0)
+      throw std::logic_error("holonomy skeleton: a round trip does not permute tiles");
   }
   return true;
 }
@@ -123,7 +124,8 @@ Skeleton Skeleton::compute(const Automaton& automaton, const DecomposeOptions& o
   sets.insert(current);
   std::size_t next_report = std::size_t{1} << 18;
   const std::size_t bytes_per_image = words * sizeof(SetWord) + k * sizeof(std::uint32_t) + 12;
-  const std::size_t image_limit = std::min(options.max_images, options.max_image_bytes / bytes_per_image);
+  const std::size_t image_limit =
+      std::min(options.max_images, options.max_image_bytes / bytes_per_image);
   for (std::size_t i = 0; i < sets.size(); ++i) {
     auto source = sets.set(i);
     std::copy(source.begin(), source.end(), current.begin());
@@ -156,7 +158,8 @@ Skeleton Skeleton::compute(const Automaton& automaton, const DecomposeOptions& o
   for (std::size_t e = sk.image_count_; e < sets.size(); ++e) {
     std::size_t q = set_bits::elements(sets.set(e)).front();
     for (LetterId a = 0; a < k; ++a)
-      sk.successor_.push_back(static_cast<std::uint32_t>(sk.singleton_[automaton.step(static_cast<StateId>(q), a)]));
+      sk.successor_.push_back(
+          static_cast<std::uint32_t>(sk.singleton_[automaton.step(static_cast<StateId>(q), a)]));
   }
 
   // 3. Subduction classes: strongly connected components of the orbit graph, renumbered in
@@ -192,8 +195,10 @@ Skeleton Skeleton::compute(const Automaton& automaton, const DecomposeOptions& o
     std::size_t first = 0, last = words - 1;
     while (bits[first] == 0) ++first;
     while (bits[last] == 0) --last;
-    bounds[e] = {static_cast<std::uint32_t>(first * 64 + static_cast<std::size_t>(std::countr_zero(bits[first]))),
-                 static_cast<std::uint32_t>(last * 64 + 63 - static_cast<std::size_t>(std::countl_zero(bits[last])))};
+    bounds[e] = {static_cast<std::uint32_t>(
+                     first * 64 + static_cast<std::size_t>(std::countr_zero(bits[first]))),
+                 static_cast<std::uint32_t>(
+                     last * 64 + 63 - static_cast<std::size_t>(std::countl_zero(bits[last])))};
   }
   if (static_cast<double>(classes) * static_cast<double>(sets.size()) > 2e8)
     report(options, "tiles: scanning " + std::to_string(sets.size()) + " sets for each of " +
@@ -215,7 +220,8 @@ Skeleton Skeleton::compute(const Automaton& automaton, const DecomposeOptions& o
   for (std::size_t c = 0; c < classes; ++c) {
     if (rep_tiles[c].empty()) continue;
     std::size_t rep = sk.representative_[c];
-    std::copy(rep_tiles[c].begin(), rep_tiles[c].end(), sk.tile_data_.begin() + static_cast<std::ptrdiff_t>(sk.tile_offset_[rep]));
+    std::copy(rep_tiles[c].begin(), rep_tiles[c].end(),
+              sk.tile_data_.begin() + static_cast<std::ptrdiff_t>(sk.tile_offset_[rep]));
     placed[rep] = 1;
     std::vector<std::size_t> queue{rep};
     for (std::size_t head = 0; head < queue.size(); ++head) {
@@ -236,7 +242,8 @@ Skeleton Skeleton::compute(const Automaton& automaton, const DecomposeOptions& o
     auto t = sk.tiles(e);
     if (t.size() <= kLinearTileSearch) continue;
     for (std::size_t i = 0; i < t.size(); ++i)
-      sk.wide_tile_position_.emplace(static_cast<std::uint64_t>(e) << 32 | t[i], static_cast<std::uint32_t>(i));
+      sk.wide_tile_position_.emplace(static_cast<std::uint64_t>(e) << 32 | t[i],
+                                     static_cast<std::uint32_t>(i));
   }
 
   // 6. The class order: direct images and image tiles of members, without self loops.

@@ -1,9 +1,9 @@
 #include "krc/dot_reader.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <boost/graph/adjacency_list.hpp>
 #include <boost/graph/graphviz.hpp>
+#include <cctype>
 #include <limits>
 #include <map>
 #include <optional>
@@ -24,7 +24,8 @@ struct DotNode {
 struct DotEdge {
   std::string label;
 };
-using DotGraph = boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS, DotNode, DotEdge>;
+using DotGraph =
+    boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS, DotNode, DotEdge>;
 using DotEdgeId = DotGraph::edge_descriptor;
 
 // read_graphviz keeps no global edge order, and transitions' order (letters in order of first
@@ -68,7 +69,8 @@ struct ParsedDot {
 
 // Parses with Boost into `parsed` (in place: edge descriptors point into the graph, so it must
 // not be copied afterwards); throws whatever read_graphviz throws.
-void parse_with_boost(const std::string& text, const std::vector<DotToken>& tokens, ParsedDot& parsed) {
+void parse_with_boost(const std::string& text, const std::vector<DotToken>& tokens,
+                      ParsedDot& parsed) {
   std::string marked = text;
   auto brace = std::find_if(tokens.begin(), tokens.end(), [](const DotToken& t) {
     return t.kind == DotToken::Punct && t.text == "{";
@@ -107,14 +109,17 @@ std::size_t locate_syntax_error(const std::string& text, const std::string& mess
     if (text[i] == '\n') line_ends.push_back(i + 1);
   if (line_ends.empty() || line_ends.back() != text.size()) line_ends.push_back(text.size());
   std::size_t last_line = line_ends.size();
-  while (last_line > 1 && text.find_first_not_of(" \t\r\n", line_ends[last_line - 2]) >= line_ends[last_line - 1])
+  while (last_line > 1 &&
+         text.find_first_not_of(" \t\r\n", line_ends[last_line - 2]) >= line_ends[last_line - 1])
     --last_line;  // skip trailing blank lines
   if (message.find("<eof>") != std::string::npos) return last_line;
   std::size_t lo = 1, hi = line_ends.size();
   while (lo < hi) {
     std::size_t mid = lo + (hi - lo) / 2;
-    if (syntax_error(text.substr(0, line_ends[mid - 1])) == message) hi = mid;
-    else lo = mid + 1;
+    if (syntax_error(text.substr(0, line_ends[mid - 1])) == message)
+      hi = mid;
+    else
+      lo = mid + 1;
   }
   return lo;
 }
@@ -140,8 +145,8 @@ std::string lowercase(std::string s) {
 
 }  // namespace
 
-Automaton read_dot_automaton(const std::string& text, const std::string& file, const std::string& name,
-                             const CompletionOptions& options) {
+Automaton read_dot_automaton(const std::string& text, const std::string& file,
+                             const std::string& name, const CompletionOptions& options) {
   AutomatonBuilder b(file);
   b.set_name(name);
   std::vector<DotToken> tokens = frontend::scan_dot(text);
@@ -188,7 +193,8 @@ Automaton read_dot_automaton(const std::string& text, const std::string& file, c
   };
   std::stable_sort(state_vertices.begin(), state_vertices.end(),
                    [&](std::size_t x, std::size_t y) { return mention_rank(x) < mention_rank(y); });
-  if (state_vertices.empty()) b.fail("", "no states: the graph has no nodes besides the start marker");
+  if (state_vertices.empty())
+    b.fail("", "no states: the graph has no nodes besides the start marker");
 
   // Labels name the states when every state has one and no two share it (LearnLib labels
   // s0, s1, ... as 0, 1, ...); otherwise node ids do (they are unique by definition).
@@ -202,7 +208,8 @@ Automaton read_dot_automaton(const std::string& text, const std::string& file, c
   for (std::size_t v : state_vertices) {
     const DotNode& node = g[v];
     const std::string& state_name = use_labels ? node.label : node.id;
-    if (auto problem = frontend::invalid_utf8_problem(state_name, "state name")) b.fail(node_place(node), *problem);
+    if (auto problem = frontend::invalid_utf8_problem(state_name, "state name"))
+      b.fail(node_place(node), *problem);
     StateId q = b.add_state(state_name, node_place(node));
     state_of[v] = q;
     if (lowercase(node.shape) == "doublecircle") b.add_accepting(q);
@@ -215,7 +222,8 @@ Automaton read_dot_automaton(const std::string& text, const std::string& file, c
     const DotNode& to = g[boost::target(e, g)];
     std::string place = edge_place(k, e);
     if (is_start_marker(from)) {
-      if (is_start_marker(to)) b.fail(place, "an edge between two start markers ('" + from.id + "' -> '" + to.id + "')");
+      if (is_start_marker(to))
+        b.fail(place, "an edge between two start markers ('" + from.id + "' -> '" + to.id + "')");
       b.set_initial(*state_of[boost::target(e, g)], place);
       has_initial = true;
       continue;
@@ -223,14 +231,16 @@ Automaton read_dot_automaton(const std::string& text, const std::string& file, c
     if (is_start_marker(to)) b.fail(place, "an edge into the start marker '" + to.id + "'");
     std::string letter = input_letter(g[e].label);
     if (letter.empty())
-      b.fail(place, "the edge '" + from.id + "' -> '" + to.id + "' has no label: which letter does it read?");
+      b.fail(place, "the edge '" + from.id + "' -> '" + to.id +
+                        "' has no label: which letter does it read?");
     if (auto problem = frontend::invalid_utf8_problem(letter, "letter")) b.fail(place, *problem);
     LetterId a = b.letter(letter, place);
     b.add_transition(*state_of[boost::source(e, g)], a, *state_of[boost::target(e, g)], place);
   }
   if (!has_initial)
-    b.fail("", "no initial state: expected an edge from a start marker, as AALpy and LearnLib "
-               "write it (__start0 -> s0)");
+    b.fail("",
+           "no initial state: expected an edge from a start marker, as AALpy and LearnLib "
+           "write it (__start0 -> s0)");
   return b.build(options);
 }
 

@@ -15,7 +15,7 @@ std::string lowercase(std::string s) {
 }
 
 class Scanner {
-public:
+ public:
   explicit Scanner(const std::string& text) : text_(text) {}
 
   std::vector<DotToken> run() {
@@ -44,12 +44,15 @@ public:
       } else if (id_start(c)) {
         while (pos_ < text_.size() && id_char(static_cast<unsigned char>(text_[pos_]))) ++pos_;
         push(DotToken::Id, text_.substr(start, pos_ - start), start, line);
-      } else if (c == '-' && pos_ + 1 < text_.size() && (text_[pos_ + 1] == '>' || text_[pos_ + 1] == '-')) {
+      } else if (c == '-' && pos_ + 1 < text_.size() &&
+                 (text_[pos_ + 1] == '>' || text_[pos_ + 1] == '-')) {
         pos_ += 2;
         push(DotToken::EdgeOp, text_.substr(start, 2), start, line);
       } else if (std::isdigit(c) || c == '.' || c == '-') {
         ++pos_;
-        while (pos_ < text_.size() && (std::isdigit(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '.')) ++pos_;
+        while (pos_ < text_.size() &&
+               (std::isdigit(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '.'))
+          ++pos_;
         push(DotToken::Id, text_.substr(start, pos_ - start), start, line);
       } else if (std::string("{}[];,=:").find(static_cast<char>(c)) != std::string::npos) {
         ++pos_;
@@ -62,7 +65,7 @@ public:
     return std::move(tokens_);
   }
 
-private:
+ private:
   void push(DotToken::Kind kind, std::string text, std::size_t offset, std::size_t line) {
     tokens_.push_back(DotToken{kind, std::move(text), line, offset, tokens_.size()});
   }
@@ -75,7 +78,8 @@ private:
   // Skips blanks and comments; false at the end of the text.
   bool skip_space_and_comments() {
     for (;;) {
-      while (pos_ < text_.size() && std::isspace(static_cast<unsigned char>(text_[pos_]))) advance();
+      while (pos_ < text_.size() && std::isspace(static_cast<unsigned char>(text_[pos_])))
+        advance();
       if (pos_ >= text_.size()) return false;
       bool line_start = pos_ == 0 || text_[pos_ - 1] == '\n';
       if (text_.compare(pos_, 2, "//") == 0 || (line_start && text_[pos_] == '#')) {
@@ -118,8 +122,10 @@ private:
     std::size_t start = pos_;
     int depth = 0;
     do {
-      if (text_[pos_] == '<') ++depth;
-      else if (text_[pos_] == '>') --depth;
+      if (text_[pos_] == '<')
+        ++depth;
+      else if (text_[pos_] == '>')
+        --depth;
       advance();
     } while (pos_ < text_.size() && depth > 0);
     return text_.substr(start, pos_ - start);

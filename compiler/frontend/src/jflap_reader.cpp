@@ -41,12 +41,16 @@ std::vector<std::size_t> start_tag_lines(const std::string& text, const std::str
       stop = stop == std::string::npos ? text.size() : stop;
       for (; i < stop; ++i) line += text[i] == '\n';
     };
-    if (text.compare(i, 4, "<!--") == 0) skip_to("-->");
-    else if (text.compare(i, 9, "<![CDATA[") == 0) skip_to("]]>");
-    else if (text.compare(i, 2, "<?") == 0) skip_to("?>");
+    if (text.compare(i, 4, "<!--") == 0)
+      skip_to("-->");
+    else if (text.compare(i, 9, "<![CDATA[") == 0)
+      skip_to("]]>");
+    else if (text.compare(i, 2, "<?") == 0)
+      skip_to("?>");
     else if (text.compare(i + 1, tag.size(), tag) == 0) {
       char after = i + 1 + tag.size() < text.size() ? text[i + 1 + tag.size()] : '\0';
-      if (after == '>' || after == '/' || after == ' ' || after == '\t' || after == '\n' || after == '\r')
+      if (after == '>' || after == '/' || after == ' ' || after == '\t' || after == '\n' ||
+          after == '\r')
         lines.push_back(line);
     }
   }
@@ -65,8 +69,8 @@ std::string attribute(const pt::ptree& element, const char* name) {
 
 }  // namespace
 
-Automaton read_jflap_automaton(const std::string& text, const std::string& file, const std::string& name,
-                               const CompletionOptions& options) {
+Automaton read_jflap_automaton(const std::string& text, const std::string& file,
+                               const std::string& name, const CompletionOptions& options) {
   AutomatonBuilder b(file);
   b.set_name(name);
   pt::ptree document;
@@ -90,7 +94,8 @@ Automaton read_jflap_automaton(const std::string& text, const std::string& file,
 
   std::vector<std::size_t> state_lines = start_tag_lines(text, "state");
   std::vector<std::size_t> transition_lines = start_tag_lines(text, "transition");
-  auto place_of = [](const std::vector<std::size_t>& lines, std::size_t k, const std::string& fallback) {
+  auto place_of = [](const std::vector<std::size_t>& lines, std::size_t k,
+                     const std::string& fallback) {
     return k < lines.size() ? line_place(lines[k]) : fallback;
   };
 
@@ -118,7 +123,8 @@ Automaton read_jflap_automaton(const std::string& text, const std::string& file,
   for (const auto& s : states) {
     if (by_id.count(s.id)) b.fail(s.place, "two states have the id '" + s.id + "'");
     const std::string& state_name = use_names ? s.name : s.id;
-    if (auto problem = frontend::invalid_utf8_problem(state_name, "state name")) b.fail(s.place, *problem);
+    if (auto problem = frontend::invalid_utf8_problem(state_name, "state name"))
+      b.fail(s.place, *problem);
     StateId q = b.add_state(state_name, s.place);
     by_id.emplace(s.id, q);
     if (s.initial) b.set_initial(q, s.place);
@@ -135,13 +141,15 @@ Automaton read_jflap_automaton(const std::string& text, const std::string& file,
       if (!value) b.fail(place, std::string("a <transition> without <") + field + ">");
       auto it = by_id.find(trim(*value));
       if (it == by_id.end())
-        b.fail(place, std::string("<") + field + "> names state id '" + trim(*value) + "', which no <state> has");
+        b.fail(place, std::string("<") + field + "> names state id '" + trim(*value) +
+                          "', which no <state> has");
       return it->second;
     };
     StateId from = state_at("from"), to = state_at("to");
     std::string letter = trim(element.get<std::string>("read", ""));
     if (letter.empty())
-      b.fail(place, "an empty <read> (an epsilon transition): a DFA reads one letter per transition");
+      b.fail(place,
+             "an empty <read> (an epsilon transition): a DFA reads one letter per transition");
     if (auto problem = frontend::invalid_utf8_problem(letter, "letter")) b.fail(place, *problem);
     b.add_transition(from, b.letter(letter, place), to, place);
   }

@@ -26,7 +26,7 @@ std::string parse_problem(const json::parse_error& e) {
 // JSON itself lets a key repeat and keeps the last value; in a description that silently
 // drops a transition list, so it is an error here. Tracks the keys of each open object.
 class DuplicateKeyCheck {
-public:
+ public:
   explicit DuplicateKeyCheck(const std::string& file) : file_(file) {}
 
   bool operator()(int depth, json::parse_event_t event, json& parsed) {
@@ -38,8 +38,10 @@ public:
         keys_[d + 1].clear();
         if (path_.size() < d + 1) path_.resize(d + 1);
         path_.resize(d + 1);
-        if (event == json::parse_event_t::array_start) array_depths_.insert(d + 1);
-        else array_depths_.erase(d + 1);
+        if (event == json::parse_event_t::array_start)
+          array_depths_.insert(d + 1);
+        else
+          array_depths_.erase(d + 1);
         break;
       case json::parse_event_t::key: {
         const auto& key = parsed.get_ref<const std::string&>();
@@ -61,7 +63,7 @@ public:
     return true;
   }
 
-private:
+ private:
   const std::string& file_;
   std::vector<std::set<std::string>> keys_;  // keys_[d]: keys seen in the open object at depth d
   std::vector<std::string> path_;            // key leading to each depth
@@ -86,7 +88,8 @@ struct ErrorLocator {
   bool start_array(std::size_t) { return true; }
   bool end_array() { return true; }
   bool parse_error(std::size_t position, const std::string& last_token, const json::exception&) {
-    offset = position >= last_token.size() ? position - last_token.size() : 0;  // position: just past it
+    offset =
+        position >= last_token.size() ? position - last_token.size() : 0;  // position: just past it
     return false;
   }
 };
@@ -101,7 +104,8 @@ Automaton read_json_automaton(const std::string& text, const std::string& file,
   } catch (const json::parse_error& e) {
     // e.byte is the 1-based position of the character the parser stopped at.
     std::size_t offset = e.byte == 0 ? 0 : e.byte - 1;
-    throw InputError(file, frontend::line_column_place(text, offset), "not valid JSON: " + parse_problem(e));
+    throw InputError(file, frontend::line_column_place(text, offset),
+                     "not valid JSON: " + parse_problem(e));
   } catch (const json::out_of_range& e) {
     ErrorLocator locator;
     json::sax_parse(text, &locator);

@@ -59,7 +59,8 @@ std::string detect_format(const std::string& file, const std::string& text) {
   return format.empty() ? format_from_content(text) : format;
 }
 
-Automaton parse_automaton(const std::string& text, const std::string& file, const LoadOptions& options) {
+Automaton parse_automaton(const std::string& text, const std::string& file,
+                          const LoadOptions& options) {
   std::string format = lowercase(options.format);
   if (format == "gv") format = "dot";
   if (format.empty()) format = detect_format(file, text);
@@ -70,7 +71,9 @@ Automaton parse_automaton(const std::string& text, const std::string& file, cons
     return parse_automaton(text.substr(3), file, LoadOptions{options.completion, format});
   bool standard_input = file == "-" || file == "<stdin>" || file.empty();
   // A file name need not be UTF-8, but the automaton's name must be (it goes into JSON).
-  std::string name = standard_input ? "stdin" : frontend::replace_invalid_utf8(std::filesystem::path(file).stem().string());
+  std::string name =
+      standard_input ? "stdin"
+                     : frontend::replace_invalid_utf8(std::filesystem::path(file).stem().string());
   try {
     if (format == "json") return read_json_automaton(text, file, name, options.completion);
     if (format == "dot") return read_dot_automaton(text, file, name, options.completion);
@@ -83,10 +86,12 @@ Automaton parse_automaton(const std::string& text, const std::string& file, cons
     throw InputError(file, "", std::string("cannot read the automaton: ") + e.what());
   }
   if (!options.format.empty())
-    throw InputError(file, "", "unknown format '" + options.format + "' (krc reads json, dot and jff)");
-  throw InputError(file, "line 1",
-                   "cannot tell the format: expected native JSON ('{'), Graphviz DOT ('digraph') or "
-                   "JFLAP XML ('<'); name it with a .json, .dot or .jff extension or --format");
+    throw InputError(file, "",
+                     "unknown format '" + options.format + "' (krc reads json, dot and jff)");
+  throw InputError(
+      file, "line 1",
+      "cannot tell the format: expected native JSON ('{'), Graphviz DOT ('digraph') or "
+      "JFLAP XML ('<'); name it with a .json, .dot or .jff extension or --format");
 }
 
 Automaton load_automaton(const std::string& path, const LoadOptions& options) {
@@ -97,7 +102,8 @@ Automaton load_automaton(const std::string& path, const LoadOptions& options) {
     return parse_automaton(text, "<stdin>", options);
   }
   std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw InputError(path, "", "is a directory, not a file");
+  if (std::filesystem::is_directory(path, ec))
+    throw InputError(path, "", "is a directory, not a file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path, "", std::string("cannot open: ") + std::strerror(errno));
   text = read_all(in);

@@ -9,7 +9,8 @@ namespace krc::frontend {
 // The line holding byte `offset` (offsets past the end count as the last line).
 inline std::size_t line_of(const std::string& text, std::size_t offset) {
   offset = std::min(offset, text.size());
-  return 1 + static_cast<std::size_t>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(offset), '\n'));
+  return 1 + static_cast<std::size_t>(std::count(
+                 text.begin(), text.begin() + static_cast<std::ptrdiff_t>(offset), '\n'));
 }
 
 inline std::size_t column_of(const std::string& text, std::size_t offset) {

@@ -36,7 +36,7 @@ struct PreparedNetwork;  // sparse copies of the weights laid out for the kernel
 // Prepares the network once (transposed sparse copies), then runs any number of words.
 // Thread-safe: run() may be called concurrently. The network must outlive the ForwardPass.
 class ForwardPass {
-public:
+ public:
   explicit ForwardPass(const Network& network, ForwardOptions options = {});
   ~ForwardPass();
   ForwardPass(const ForwardPass&) = delete;
@@ -52,7 +52,7 @@ public:
   // Many words, in parallel (options.threads).
   std::vector<Eigen::MatrixXd> run(const std::vector<std::vector<LetterId>>& words) const;
 
-private:
+ private:
   const Network& network_;
   ForwardOptions options_;
   std::unique_ptr<PreparedNetwork> prepared_;

@@ -43,9 +43,9 @@ struct AttentionScratch;
 // the prefix it shares; the sums are rebuilt per word, in row order, so that a row's result
 // never depends on the previous word.
 class KeyGroups {
-public:
-  static constexpr int kMaxGroups = 64;       // past that, a head's rows go the dense way
-  static constexpr int kRowsPerGroup = 16;    // grouped only when rows >= 16 x groups
+ public:
+  static constexpr int kMaxGroups = 64;     // past that, a head's rows go the dense way
+  static constexpr int kRowsPerGroup = 16;  // grouped only when rows >= 16 x groups
 
   // Forgets rows >= from (the next word shares rows < from with the last one).
   void keep_rows(int from);
@@ -55,7 +55,7 @@ public:
   void mix(const HeadState& h, int i, int value_dim, double scale, bool argmax, double threshold,
            AttentionScratch& s);
 
-private:
+ private:
   void assign(const HeadState& h, int j);
   void sum_through(const HeadState& h, int i, int value_dim);
 
@@ -90,7 +90,7 @@ struct AttentionScratch {
   std::vector<double> acc, key, dense_v, group_score;
   Eigen::ArrayXd diff;  // softmax exponents, then weights; aligned (see mix_values)
   std::vector<int> kept;
-  char dense_row[64];  // per row of the block: not grouped
+  char dense_row[64];                          // per row of the block: not grouped
   long long grouped_rows = 0, dense_rows = 0;  // query rows by path, for tests and benchmarks
 };
 
@@ -108,7 +108,8 @@ inline void exp_in_place(Eigen::ArrayXd& diff, int count) {
 // word with the same first `from` positions.
 template <typename Act>
 void apply_attention(const PreparedLayer& layer, double scale, const ForwardOptions& options,
-                     Activations<Act>& x, int from, int n, LayerAttentionState& state, AttentionScratch& scratch);
+                     Activations<Act>& x, int from, int n, LayerAttentionState& state,
+                     AttentionScratch& scratch);
 
 struct MlpScratch {
   std::vector<double> acc, out;  // acc and touched_mark are all zero between rows

@@ -31,7 +31,7 @@ enum class AttentionKind { Softmax, Hard };
 
 const char* to_string(HeadKind kind);
 const char* to_string(AttentionKind kind);
-HeadKind head_kind_from_string(const std::string& s);          // throws std::invalid_argument
+HeadKind head_kind_from_string(const std::string& s);            // throws std::invalid_argument
 AttentionKind attention_kind_from_string(const std::string& s);  // throws std::invalid_argument
 
 struct AttentionHead {
@@ -51,10 +51,10 @@ struct MlpBlock {
 };
 
 struct Mlp {
-  SparseMatrix in_weight;    // [hidden, d_model]
-  Eigen::VectorXf in_bias;   // [hidden]
-  SparseMatrix out_weight;   // [d_model, hidden]
-  Eigen::VectorXf out_bias;  // [d_model]
+  SparseMatrix in_weight;        // [hidden, d_model]
+  Eigen::VectorXf in_bias;       // [hidden]
+  SparseMatrix out_weight;       // [d_model, hidden]
+  Eigen::VectorXf out_bias;      // [d_model]
   std::vector<MlpBlock> blocks;  // cover [0, hidden) in order
   int hidden() const { return static_cast<int>(in_bias.size()); }
 };
@@ -83,8 +83,8 @@ struct Network {
   std::vector<std::string> residual_labels;  // one per residual dimension
   float attention_scale = 1.0f;              // scores = scale * q.k (lambda is in the weights)
   AttentionKind attention = AttentionKind::Softmax;  // what the network was compiled for
-  nlohmann::json automaton;  // the compiled automaton, native JSON
-  nlohmann::json compiler;   // strategy, decomposition summary, notes
+  nlohmann::json automaton;                          // the compiled automaton, native JSON
+  nlohmann::json compiler;                           // strategy, decomposition summary, notes
 
   int d_model() const { return static_cast<int>(residual_labels.size()); }
   NetworkSize size() const;

@@ -19,7 +19,7 @@ namespace krc {
 struct ScatterRows;
 
 class SharedInputUnits {
-public:
+ public:
   struct Unit {
     int unit = 0;       // hidden unit index
     double factor = 0;  // a_u, nonzero
@@ -45,7 +45,7 @@ public:
   // out[o] += sum_u w_ou ReLU(a_u z + b_u) for every output dim o of these units.
   void add_contribution(double z, double* out) const;
 
-private:
+ private:
   // Units of one side (a_u > 0 or a_u < 0) that write one output, by threshold.
   struct Ramp {
     std::vector<double> threshold;  // ascending

@@ -82,7 +82,8 @@ int default_exhaustive_length(std::size_t letters, int max_len, long long max_wo
 
 // Throws std::invalid_argument when the automaton does not fit the network (letters,
 // states), a requested length exceeds max_len, or there is nothing to check.
-VerifyReport verify(const Network& network, const Automaton& automaton, const VerifyOptions& options = {});
+VerifyReport verify(const Network& network, const Automaton& automaton,
+                    const VerifyOptions& options = {});
 
 // "verified 1,100,000 positions of 61,049 words: all right; smallest margin ..." and, on a
 // mismatch, the first counterexample (long words shown around the first error).

@@ -2,7 +2,8 @@
 // krc's weights file: a Network as safetensors (see README, "Weights file format").
 //   embed.token [V, d], embed.position [max_len+1, d], unembed [d, states],
 //   layers.{i}.attn.{q,k,v} [H, d, hd], layers.{i}.attn.o [H, hd, d],
-//   layers.{i}.mlp.in.{weight [hidden, d], bias [hidden]}, layers.{i}.mlp.out.{weight [d, hidden], bias [d]}
+//   layers.{i}.mlp.in.{weight [hidden, d], bias [hidden]}, layers.{i}.mlp.out.{weight [d, hidden],
+//   bias [d]}
 // all F32; a mostly-zero tensor X may be stored as X.indices (I32 [nnz, rank], sorted) and
 // X.values (F32 [nnz]) with its dense shape in the "sparse" metadata. __metadata__ holds
 // format, version, config, automaton, residual_labels, compiler and sparse (JSON strings).

@@ -15,7 +15,7 @@
 namespace krc {
 
 class Features {
-public:
+ public:
   explicit Features(Program& program) : program_(program) {}
 
   Program& program() { return program_; }
@@ -31,7 +31,7 @@ public:
   const Subspace& position();
   const Subspace& log_remaining();
 
-private:
+ private:
   void write_code(const Subspace& s, int shift);
   Program& program_;
   std::map<std::string, Subspace> allocated_;

@@ -23,14 +23,14 @@
 namespace krc {
 
 struct KrLevelPlan {
-  int level = 0;                 // 1-based, as printed
+  int level = 0;  // 1-based, as printed
   // "counters" (Z_p counters, and a memory unit if it resets), "memory" (resets only: a
   // memory unit), "scan" (a parallel prefix: the group is not solvable or too large) or
   // "constant" (no letter ever changes the level's value)
   std::string mode;
-  bool resets = false;           // the level has reset actions (a memory unit)
-  std::vector<int> tiles;                // per slot: number of tiles
-  std::vector<std::string> groups;       // per slot: holonomy group name
+  bool resets = false;                     // the level has reset actions (a memory unit)
+  std::vector<int> tiles;                  // per slot: number of tiles
+  std::vector<std::string> groups;         // per slot: holonomy group name
   std::vector<std::vector<int>> counters;  // per slot: counter moduli, top first
 };
 

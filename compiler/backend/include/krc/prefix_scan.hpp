@@ -21,17 +21,17 @@
 namespace krc {
 
 struct PrefixScanSpec {
-  std::string name;                         // label prefix, e.g. "scan" or "level 1 scan"
-  std::vector<std::string> set_labels;      // X
-  std::vector<Transformation> symbols;      // f_s for each symbol s
+  std::string name;                     // label prefix, e.g. "scan" or "level 1 scan"
+  std::vector<std::string> set_labels;  // X
+  std::vector<Transformation> symbols;  // f_s for each symbol s
   std::vector<std::string> symbol_labels;
-  StateId initial = 0;                      // x0
-  std::size_t max_elements = 200000;        // monoid enumeration limit for the element form
+  StateId initial = 0;                          // x0
+  std::size_t max_elements = 200000;            // monoid enumeration limit for the element form
   std::size_t max_units_per_step = 20'000'000;  // beyond this the network is not practical
 };
 
 class PrefixScan {
-public:
+ public:
   PrefixScan(Features& features, PrefixScanSpec spec);
 
   // Terms that write symbol s's transformation as the initial prefix element at a position,
@@ -50,7 +50,7 @@ public:
   int steps() const { return steps_; }
   std::size_t monoid_size() const { return elements_.size(); }
 
-private:
+ private:
   void choose_form();
   void add_element_products(MlpOp& mlp, int step) const;
   void add_state_map_products(MlpOp& mlp) const;

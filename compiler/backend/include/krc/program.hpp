@@ -38,9 +38,9 @@ struct MlpOp {
   std::string name;
   int units = 0;
   std::vector<MlpBlock> blocks;  // named ranges of units; empty = one block called `name`
-  std::vector<Entry> in;    // (unit, residual dim)
-  std::vector<float> bias;  // one per unit
-  std::vector<Entry> out;   // (residual dim, unit)
+  std::vector<Entry> in;         // (unit, residual dim)
+  std::vector<float> bias;       // one per unit
+  std::vector<Entry> out;        // (residual dim, unit)
 
   // Adds a unit ReLU(sum inputs + bias) whose activation is written with the given weights.
   int add_unit(const std::vector<std::pair<int, float>>& inputs, float bias,
@@ -51,8 +51,8 @@ struct MlpOp {
 
 struct Op {
   std::variant<HeadOp, MlpOp> body;
-  std::string purpose;      // the layer role it serves, e.g. "scan step 3", "level 2"
-  std::vector<int> reads;   // subspace ids, derived from the weights
+  std::string purpose;     // the layer role it serves, e.g. "scan step 3", "level 2"
+  std::vector<int> reads;  // subspace ids, derived from the weights
   std::vector<int> writes;
 
   bool is_head() const { return std::holds_alternative<HeadOp>(body); }
@@ -60,7 +60,7 @@ struct Op {
 };
 
 class Program {
-public:
+ public:
   Program(std::vector<std::string> vocabulary, std::vector<std::string> states, int max_len)
       : vocabulary_(std::move(vocabulary)), states_(std::move(states)), max_len_(max_len) {}
 
@@ -70,7 +70,9 @@ public:
   const std::vector<std::string>& vocabulary() const { return vocabulary_; }
   const std::vector<std::string>& states() const { return states_; }
 
-  void embed_token(int token, int dim, float value) { token_embedding_.push_back({token, dim, value}); }
+  void embed_token(int token, int dim, float value) {
+    token_embedding_.push_back({token, dim, value});
+  }
   void embed_position(int position, int dim, float value) {
     position_embedding_.push_back({position, dim, value});
   }
@@ -84,7 +86,7 @@ public:
   const std::vector<Entry>& position_embedding() const { return position_embedding_; }
   const std::vector<Entry>& unembedding() const { return unembedding_; }
 
-private:
+ private:
   std::vector<int> subspaces_of_rows(const std::vector<Entry>& entries) const;
   std::vector<int> subspaces_of_cols(const std::vector<Entry>& entries) const;
 

@@ -15,7 +15,7 @@ struct Subspace {
 };
 
 class ResidualLayout {
-public:
+ public:
   // A block of dimensions labelled "name:value_label" (or just "name" for a single
   // unlabelled dimension).
   Subspace allocate(const std::string& name, const std::vector<std::string>& value_labels);
@@ -27,7 +27,7 @@ public:
   // The subspace holding dimension `dim`.
   int subspace_of(int dim) const { return owner_.at(dim); }
 
-private:
+ private:
   std::vector<std::string> labels_;
   std::vector<int> owner_;
   std::vector<Subspace> subspaces_;

@@ -12,17 +12,17 @@ namespace krc {
 
 struct GroupInfo {
   std::uint64_t order = 1;
-  std::string name = "1";               // "1", "C4", "C2 x C2", "S3", "D8", "Q8", "A5", "S5", ...
-  std::vector<std::uint64_t> factors;   // composition factor orders, sorted
+  std::string name = "1";              // "1", "C4", "C2 x C2", "S3", "D8", "Q8", "A5", "S5", ...
+  std::vector<std::uint64_t> factors;  // composition factor orders, sorted
   bool solvable = true;
   // False only when a perfect group too large to enumerate was split by random sampling.
   bool exact = true;
 };
 
 struct GroupAnalysisOptions {
-  std::uint64_t max_enumerated_order = 100'000;  // enumerate elements up to this order...
-  std::uint64_t max_enumerated_points = 1ULL << 25;   // ...and order x degree up to this
-  std::uint64_t seed = 0x5eed;                    // for the sampling fallback
+  std::uint64_t max_enumerated_order = 100'000;      // enumerate elements up to this order...
+  std::uint64_t max_enumerated_points = 1ULL << 25;  // ...and order x degree up to this
+  std::uint64_t seed = 0x5eed;                       // for the sampling fallback
 };
 
 GroupInfo analyze_group(const PermGroup& group, const GroupAnalysisOptions& options = {});

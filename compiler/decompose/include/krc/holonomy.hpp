@@ -20,12 +20,12 @@
 
 namespace krc {
 
-struct Slot {                                   // one representative R of a level
-  std::vector<StateId> representative;          // the set R, sorted
-  std::vector<std::vector<StateId>> tiles;      // tiles(R), each sorted, in a fixed order
-  std::vector<std::vector<int>> generators;     // holonomy group generators on tile indices
+struct Slot {                                // one representative R of a level
+  std::vector<StateId> representative;       // the set R, sorted
+  std::vector<std::vector<StateId>> tiles;   // tiles(R), each sorted, in a fixed order
+  std::vector<std::vector<int>> generators;  // holonomy group generators on tile indices
   GroupInfo group;
-  int subduction_class = -1;                    // the skeleton class of R
+  int subduction_class = -1;  // the skeleton class of R
 };
 
 struct Level {
@@ -38,7 +38,7 @@ struct Level {
   std::vector<int> first_value;  // first value of each slot
 };
 
-struct LevelAction {             // what one letter does to one level, given the levels above
+struct LevelAction {  // what one letter does to one level, given the levels above
   bool reset = false;
   int reset_to = -1;             // the new value (any value incl. the dummy) when reset
   int slot = -1;                 // when !reset: the slot whose tiles are permuted
@@ -49,7 +49,7 @@ struct LevelAction {             // what one letter does to one level, given the
 using Coordinates = std::vector<int>;  // one value per level, level 1 first
 
 class HolonomyDecomposition {
-public:
+ public:
   // Throws krc::LimitError when an option's limit is exceeded (or memory runs out).
   static HolonomyDecomposition compute(const Automaton& automaton,
                                        const DecomposeOptions& options = {});
@@ -81,8 +81,8 @@ public:
   // Index into reachable() of apply(reachable()[i], a).
   int successor(std::size_t reachable_index, LetterId a) const;
   struct LevelTable {
-    std::vector<Coordinates> upper;                  // reachable prefixes, length d
-    std::vector<std::vector<LevelAction>> action;    // [upper index][letter]
+    std::vector<Coordinates> upper;                // reachable prefixes, length d
+    std::vector<std::vector<LevelAction>> action;  // [upper index][letter]
   };
   const LevelTable& table(int d) const;
   // Index of an upper tuple in table(d).upper, or -1 when it is not reachable.
@@ -100,7 +100,7 @@ public:
   // Number of tile chains (an upper bound on reachable(); saturates at 2^64 - 1).
   std::uint64_t chain_count() const { return chain_count_; }
 
-private:
+ private:
   // Members of a chain as indices into the skeleton's set family, Q first.
   using Chain = std::vector<std::uint32_t>;
   // Decodes chain members from a coordinate prefix, down to the first member whose depth

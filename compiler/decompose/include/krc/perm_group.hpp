@@ -16,11 +16,11 @@ bool is_identity(const Permutation& p);
 Permutation multiply(const Permutation& first, const Permutation& then);  // first, then `then`
 Permutation inverse(const Permutation& p);
 Permutation conjugate(const Permutation& p, const Permutation& by);  // by^-1 * p * by
-std::uint64_t order(const Permutation& p);                        // lcm of the cycle lengths
+std::uint64_t order(const Permutation& p);                           // lcm of the cycle lengths
 }  // namespace perm
 
 class PermGroup {
-public:
+ public:
   explicit PermGroup(int degree, const std::vector<Permutation>& generators = {});
 
   int degree() const { return degree_; }
@@ -38,12 +38,12 @@ public:
   std::vector<int> base() const;
   std::vector<std::size_t> basic_orbit_sizes() const;
 
-private:
+ private:
   struct Level {
     int point;
     std::vector<Permutation> generators;  // strong generators fixing the earlier base points
     std::vector<int> orbit;
-    std::vector<int> coset_of;            // point -> index into the orbit, -1 outside it
+    std::vector<int> coset_of;  // point -> index into the orbit, -1 outside it
     // The inverse of the coset representative that maps `point` to orbit[i] (sifting needs
     // the inverses; the representatives themselves are recomputed when needed).
     std::vector<Permutation> inverse_cosets;

@@ -9,7 +9,7 @@
 namespace krc {
 
 class RowIndex {
-public:
+ public:
   explicit RowIndex(std::size_t width = 0) : width_(width), slots_(16, 0) {}
 
   std::size_t width() const { return width_; }
@@ -20,7 +20,7 @@ public:
   // Index of the row, adding it when new; `added` tells which.
   std::size_t insert(std::span<const int> row, bool* added = nullptr);
 
-private:
+ private:
   std::uint64_t hash(std::span<const int> row) const;
   bool equals(std::size_t i, std::span<const int> row) const;
   void grow();

@@ -21,16 +21,14 @@ std::vector<std::uint32_t> elements(std::span<const SetWord> s);  // ascending
 }  // namespace set_bits
 
 class SetFamily {
-public:
+ public:
   explicit SetFamily(std::size_t universe_size);
 
   std::size_t universe_size() const { return universe_; }
   std::size_t words_per_set() const { return words_; }
   std::size_t size() const { return count_.size(); }
 
-  std::span<const SetWord> set(std::size_t i) const {
-    return {bits_.data() + i * words_, words_};
-  }
+  std::span<const SetWord> set(std::size_t i) const { return {bits_.data() + i * words_, words_}; }
   std::size_t cardinality(std::size_t i) const { return count_[i]; }
 
   // Index of the set, or -1.
@@ -38,7 +36,7 @@ public:
   // Index of the set, adding it when new; `added` tells which.
   std::size_t insert(std::span<const SetWord> s, bool* added = nullptr);
 
-private:
+ private:
   std::uint64_t hash(std::span<const SetWord> s) const;
   void grow();
 

@@ -19,7 +19,7 @@
 namespace krc {
 
 class Skeleton {
-public:
+ public:
   static Skeleton compute(const Automaton& automaton, const DecomposeOptions& options = {});
 
   std::size_t state_count() const { return sets_.universe_size(); }
@@ -65,7 +65,7 @@ public:
   // in A's class (false otherwise): tile i goes to out[i].
   bool round_trip(std::size_t e, LetterId a, std::vector<int>& out) const;
 
-private:
+ private:
   SetFamily sets_{0};
   std::size_t letters_ = 0, image_count_ = 0;
   std::vector<std::uint32_t> successor_;

@@ -10,6 +10,7 @@ namespace krc {
 
 // `default_name` names the automaton when the document has no "name".
 Automaton read_json_automaton(const std::string& text, const std::string& file,
-                              const std::string& default_name, const CompletionOptions& options = {});
+                              const std::string& default_name,
+                              const CompletionOptions& options = {});
 
 }  // namespace krc
