@@ -75,6 +75,13 @@ void Network::check_shapes() const {
          "embed.position has the wrong shape");
   expect(unembedding.rows() == d && unembedding.cols() == static_cast<long>(states.size()),
          "unembed has the wrong shape");
+  int next = 0;
+  for (const auto& s : subspaces) {
+    expect(s.first == next && s.width >= 1 && s.first + s.width <= d,
+           "residual subspace '" + s.name + "' does not continue the ones before it");
+    next += s.width;
+  }
+  expect(subspaces.empty() || next == d, "the residual subspaces do not cover d_model");
   for (std::size_t i = 0; i < layers.size(); ++i) {
     const std::string at = "layers." + std::to_string(i);
     for (std::size_t h = 0; h < layers[i].heads.size(); ++h) {

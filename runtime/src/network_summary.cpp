@@ -15,11 +15,12 @@ nlohmann::json network_summary(const Network& network) {
     const Layer& layer = network.layers[i];
     nlohmann::json heads = nlohmann::json::array();
     for (const auto& h : layer.heads)
-      heads.push_back({{"name", h.name}, {"kind", to_string(h.kind)}});
+      heads.push_back(
+          {{"name", h.name}, {"kind", to_string(h.kind)}, {"role", role_to_json(h.role)}});
     nlohmann::json blocks = nlohmann::json::array();
     if (layer.mlp)
       for (const auto& b : layer.mlp->blocks)
-        blocks.push_back({{"name", b.name}, {"units", b.count}});
+        blocks.push_back({{"name", b.name}, {"units", b.count}, {"role", role_to_json(b.role)}});
     roles.push_back({{"layer", i}, {"purpose", layer.purpose}, {"heads", heads}, {"mlp", blocks}});
   }
   return {{"layers", size.layers},         {"d_model", size.d_model},

@@ -114,19 +114,34 @@ int layer_head_dim(const Layer& layer) {
   return hd;
 }
 
+// Roles are recorded where the compiler knew them (README: "Roles").
+json with_role(json object, const Role& role) {
+  if (role.kind != RoleKind::Unspecified) object["role"] = role_to_json(role);
+  return object;
+}
+
+json subspaces_of(const Network& n) {
+  json out = json::array();
+  for (const auto& s : n.subspaces)
+    out.push_back(with_role({{"name", s.name}, {"first", s.first}, {"width", s.width}}, s.role));
+  return out;
+}
+
 json config_of(const Network& n) {
   json layers = json::array();
   for (const auto& layer : n.layers) {
     json heads = json::array();
     for (const auto& h : layer.heads)
-      heads.push_back({{"name", h.name},
-                       {"kind", to_string(h.kind)},
-                       {"query_dim", h.query.cols()},
-                       {"value_dim", h.value.cols()}});
+      heads.push_back(with_role({{"name", h.name},
+                                 {"kind", to_string(h.kind)},
+                                 {"query_dim", h.query.cols()},
+                                 {"value_dim", h.value.cols()}},
+                                h.role));
     json blocks = json::array();
     if (layer.mlp)
       for (const auto& b : layer.mlp->blocks)
-        blocks.push_back({{"name", b.name}, {"first", b.first}, {"count", b.count}});
+        blocks.push_back(
+            with_role({{"name", b.name}, {"first", b.first}, {"count", b.count}}, b.role));
     layers.push_back({{"purpose", layer.purpose},
                       {"head_dim", layer_head_dim(layer)},
                       {"heads", heads},
@@ -212,6 +227,16 @@ class JsonReader {
     if (!v.is_string()) fail(at, std::string("must be a string, not ") + v.type_name());
     return v.get<std::string>();
   }
+  // The optional "role" member of an object.
+  Role role(const json& object, const json::json_pointer& at) const {
+    const auto it = object.find("role");
+    if (it == object.end()) return {};
+    try {
+      return role_from_json(*it);
+    } catch (const std::invalid_argument& e) {
+      fail(at / "role", e.what());
+    }
+  }
   std::vector<std::string> unique_strings(const json& v, const json::json_pointer& at) const {
     if (!v.is_array()) fail(at, std::string("must be a list of strings, not ") + v.type_name());
     std::vector<std::string> out;
@@ -230,6 +255,7 @@ class JsonReader {
 
 struct HeadConfig {
   std::string name;
+  Role role;
   HeadKind kind;
   int query_dim, value_dim;
 };
@@ -306,6 +332,7 @@ Config parse_config(const MetadataReader& m) {
       const ptr hat = at / "heads" / h;
       HeadConfig hc;
       hc.name = r.string(r.member(heads[h], hat, "name"), hat / "name");
+      hc.role = r.role(heads[h], hat);
       try {
         hc.kind = head_kind_from_string(r.string(r.member(heads[h], hat, "kind"), hat / "kind"));
       } catch (const std::invalid_argument& e) {
@@ -331,6 +358,7 @@ Config parse_config(const MetadataReader& m) {
       const ptr bat = at / "mlp_blocks" / b;
       MlpBlock block;
       block.name = r.string(r.member(blocks[b], bat, "name"), bat / "name");
+      block.role = r.role(blocks[b], bat);
       block.first = static_cast<int>(
           r.integer(r.member(blocks[b], bat, "first"), bat / "first", 0, kMaxDimension));
       block.count = static_cast<int>(
@@ -551,6 +579,7 @@ TensorFile network_to_tensor_file(const Network& n, const WriteOptions& options)
   file.metadata["config"] = config_of(n).dump();
   file.metadata["automaton"] = n.automaton.dump();
   file.metadata["residual_labels"] = json(n.residual_labels).dump();
+  if (!n.subspaces.empty()) file.metadata["residual_subspaces"] = subspaces_of(n).dump();
   file.metadata["compiler"] = n.compiler.dump();
   file.metadata["sparse"] = sparse.dump();
   return file;
@@ -558,6 +587,29 @@ TensorFile network_to_tensor_file(const Network& n, const WriteOptions& options)
 
 std::string network_to_safetensors(const Network& network, const WriteOptions& options) {
   return write_safetensors(network_to_tensor_file(network, options));
+}
+
+// The optional "residual_subspaces": named ranges that cover the residual dimensions in order.
+std::vector<ResidualSubspace> parse_subspaces(const MetadataReader& m, const std::string& text) {
+  const json doc = m.parse("residual_subspaces", text);
+  JsonReader r(m, "residual_subspaces");
+  using ptr = json::json_pointer;
+  if (!doc.is_array()) r.fail(ptr(), "must be a list");
+  std::vector<ResidualSubspace> out;
+  for (std::size_t i = 0; i < doc.size(); ++i) {
+    const ptr at = ptr() / i;
+    ResidualSubspace s;
+    s.name = r.string(r.member(doc[i], at, "name"), at / "name");
+    s.first =
+        static_cast<int>(r.integer(r.member(doc[i], at, "first"), at / "first", 0, kMaxDimension));
+    s.width =
+        static_cast<int>(r.integer(r.member(doc[i], at, "width"), at / "width", 1, kMaxDimension));
+    s.role = r.role(doc[i], at);
+    if (s.first != (out.empty() ? 0 : out.back().first + out.back().width))
+      r.fail(at / "first", "subspaces must cover the residual dimensions in order");
+    out.push_back(std::move(s));
+  }
+  return out;
 }
 
 Network network_from_safetensors(const TensorFile& tensors, const std::string& file) {
@@ -584,6 +636,14 @@ Network network_from_safetensors(const TensorFile& tensors, const std::string& f
   if (static_cast<long long>(n.residual_labels.size()) != c.d_model)
     label_reader.fail(json::json_pointer(), "has " + std::to_string(n.residual_labels.size()) +
                                                 " labels for d_model " + std::to_string(c.d_model));
+
+  if (const auto text = m.text("residual_subspaces")) {
+    n.subspaces = parse_subspaces(m, *text);
+    if (n.subspaces.empty() || n.subspaces.back().first + n.subspaces.back().width != c.d_model)
+      JsonReader(m, "residual_subspaces")
+          .fail(json::json_pointer(),
+                "must cover the " + std::to_string(c.d_model) + " residual dimensions");
+  }
 
   n.automaton = m.parse("automaton", m.required_text("automaton"));
   Automaton automaton;
@@ -621,6 +681,7 @@ Network network_from_safetensors(const TensorFile& tensors, const std::string& f
         const HeadConfig& hc = lc.heads[h];
         AttentionHead head;
         head.name = hc.name;
+        head.role = hc.role;
         head.kind = hc.kind;
         head.query = head_matrix(q, h, d, hc.query_dim, at + ".attn.q", file);
         head.key = head_matrix(k, h, d, hc.query_dim, at + ".attn.k", file);

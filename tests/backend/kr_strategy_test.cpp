@@ -75,7 +75,9 @@ TEST_CASE("kr: a cascade of memory units takes one layer per level, plus one to 
     const int levels = level_count(a);
     const auto shifted = compile_memory_cascade(a, 256, true);
     const auto plain = compile_memory_cascade(a, 256, false);
-    for (const auto& level : shifted.cascade) CHECK(level["mode"] == "memory");
+    REQUIRE(shifted.kr);
+    CHECK(shifted.kr->form == CascadeForm::TimeShiftedMemory);
+    for (const auto& level : shifted.kr->levels) CHECK(level.mode == LevelMode::Memory);
     CHECK(shifted.network.layers.size() == static_cast<std::size_t>(levels == 1 ? 1 : levels + 1));
     CHECK(shifted.network.layers.size() <= plain.network.layers.size());
     test::check_against_automaton(a, shifted.network, 3, rng, AttentionKind::Softmax);

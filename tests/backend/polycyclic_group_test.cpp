@@ -1,4 +1,4 @@
-#include "krc/polycyclic_group.hpp"
+#include "primitives/polycyclic_group.hpp"
 
 #include <doctest/doctest.h>
 

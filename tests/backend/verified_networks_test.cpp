@@ -94,7 +94,7 @@ TEST_CASE(
     options.max_len = 1024;
     CompileResult result = compile(a, options);
     bool has_scan_level = false;
-    for (const auto& level : result.cascade) has_scan_level |= level["mode"] == "scan";
+    for (const auto& level : result.kr->levels) has_scan_level |= level.mode == LevelMode::Scan;
     CHECK(has_scan_level);
     require_verified(result.network, a, 6, 300, 1024);
   }

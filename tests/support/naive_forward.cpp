@@ -5,8 +5,8 @@
 
 namespace krc::test {
 
-Eigen::MatrixXd naive_logits(const Network& net, const std::vector<LetterId>& word,
-                             AttentionKind attention) {
+Eigen::MatrixXd naive_residual(const Network& net, const std::vector<LetterId>& word,
+                               AttentionKind attention) {
   const int n = static_cast<int>(word.size()) + 1;
   const int d = net.d_model();
   Eigen::MatrixXd x(n, d);
@@ -52,7 +52,12 @@ Eigen::MatrixXd naive_logits(const Network& net, const std::vector<LetterId>& wo
       }
     }
   }
-  return x * Eigen::MatrixXd(net.unembedding.cast<double>());
+  return x;
+}
+
+Eigen::MatrixXd naive_logits(const Network& net, const std::vector<LetterId>& word,
+                             AttentionKind attention) {
+  return naive_residual(net, word, attention) * Eigen::MatrixXd(net.unembedding.cast<double>());
 }
 
 std::vector<int> naive_states(const Network& net, const std::vector<LetterId>& word,

@@ -8,6 +8,10 @@
 
 namespace krc::test {
 
+// The residual stream after the last layer, [len+1, d_model], for one word.
+Eigen::MatrixXd naive_residual(const Network& net, const std::vector<LetterId>& word,
+                               AttentionKind attention = AttentionKind::Softmax);
+
 // Logits [len+1, states] for one word (letters, without BOS).
 Eigen::MatrixXd naive_logits(const Network& net, const std::vector<LetterId>& word,
                              AttentionKind attention = AttentionKind::Softmax);

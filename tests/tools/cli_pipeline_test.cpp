@@ -362,7 +362,7 @@ TEST_CASE("krc compile --strategy kr: the cascade lines name counters and memory
     auto r = test::run_krc({"compile", zoo_file(stem).string(), "--strategy", "kr", "--max-len",
                             "16", "-o", (dir / (stem + ".safetensors")).string(), "--json"});
     REQUIRE(r.status == 0);
-    return json::parse(r.out).at("cascade");
+    return json::parse(r.out).at("cascade").at("levels");
   };
   const json ff = cascade("flipflop_2"), c5 = cascade("cyclic_5");
   REQUIRE(ff.size() == 1);
@@ -384,7 +384,7 @@ TEST_CASE("krc info: layers by role name every level of a kr network") {
     auto compiled = test::run_krc({"compile", zoo_file(stem).string(), "--strategy", "kr",
                                    "--max-len", "32", "-o", file, "--json"});
     REQUIRE(compiled.status == 0);
-    const auto levels = json::parse(compiled.out).at("cascade").size();
+    const auto levels = json::parse(compiled.out).at("cascade").at("levels").size();
     auto info = test::run_krc({"info", file});
     REQUIRE(info.status == 0);
     const auto roles_at = info.out.find("layers by role:");

@@ -14,6 +14,7 @@
 #include "bench_suite.hpp"
 #include "krc/forward.hpp"
 #include "krc/input_error.hpp"
+#include "krc/integer_math.hpp"
 #include "krc/network.hpp"
 #include "krc/weights_file.hpp"
 
@@ -28,17 +29,11 @@ struct ForwardBenchOptions {
   bool length_given = false;
 };
 
-int bits_for(int positions) {
-  int bits = 1;
-  while ((1 << bits) < positions) ++bits;
-  return bits;
-}
-
 // Residual layout: [bits(t) | bits(t-1) | tokens | S (state one-hot) | F (fetched one-hot) |
 // spare].
 Network synthetic_scan_network(const ForwardBenchOptions& o) {
   std::mt19937_64 rng(2024);
-  const int bits = bits_for(o.length + 1), e = o.elements, vocabulary = o.letters + 1;
+  const int bits = std::max(1, ceil_log2(o.length + 1)), e = o.elements, vocabulary = o.letters + 1;
   const int pos = 0, prev = bits, token = 2 * bits, S = token + vocabulary, F = S + e;
   const int d =
       std::max(F + e, 450);  // spare dimensions, like the other blocks of a compiled layout

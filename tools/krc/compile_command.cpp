@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <iostream>
+#include <sstream>
 
 #include "command.hpp"
 #include "krc/compile.hpp"
@@ -25,34 +26,6 @@ struct CompileArguments {
   int max_len = 1024;
   bool complete = false, dense = false, json = false;
 };
-
-// "level 1: 2  memory unit", "level 2: (4,S4)  counters Z2 Z3 Z2 Z2 + memory unit",
-// "level 3: (120,S5)  scan", from the backend's plan.
-std::string levels_text(const nlohmann::json& levels) {
-  std::string out;
-  for (const auto& level : levels) {
-    out += "\n    level " + std::to_string(level["level"].get<int>()) + ":";
-    // As krc decompose prints them: (tiles,group), or the tile count alone for a trivial group.
-    for (std::size_t s = 0; s < level["groups"].size(); ++s) {
-      const std::string tiles = std::to_string(level["tiles"][s].get<int>());
-      const std::string group = level["groups"][s].get<std::string>();
-      out += group == "1" ? " " + tiles : " (" + tiles + "," + group + ")";
-    }
-    const std::string mode = level["mode"];
-    std::string units = mode;
-    if (mode == "counters") {
-      units = "counters";
-      for (const auto& slot : level["counters"])
-        for (const auto& p : slot) units += " Z" + std::to_string(p.get<int>());
-    }
-    if (mode == "memory")
-      units = "memory unit";
-    else if (level["resets"].get<bool>())
-      units += " + memory unit";
-    out += "  " + units;
-  }
-  return out;
-}
 
 int run_compile(const CompileArguments& a) {
   const auto start = std::chrono::steady_clock::now();
@@ -92,7 +65,8 @@ int run_compile(const CompileArguments& a) {
                           {"output", a.output},
                           {"bytes", bytes.size()},
                           {"seconds", seconds()}};
-    if (!result.cascade.is_null()) out["cascade"] = result.cascade;
+    if (result.kr) out["cascade"] = to_json(*result.kr);
+    if (result.scan) out["scan"] = to_json(*result.scan);
     // The output path comes from the command line and need not be UTF-8.
     std::cout << out.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     return 0;
@@ -100,10 +74,21 @@ int run_compile(const CompileArguments& a) {
   std::cout << automaton.name() << ": " << automaton.state_count() << " states, "
             << automaton.letter_count() << " letters\n";
   std::cout << "strategy: " << to_string(result.strategy) << " - " << result.reason << "\n";
-  if (!result.cascade.is_null())
-    std::cout << "cascade: " << result.cascade.size()
-              << (result.cascade.size() == 1 ? " level" : " levels") << levels_text(result.cascade)
+  if (result.scan)
+    std::cout << "parallel prefix: " << result.scan->steps << " steps over "
+              << result.scan->set_size << " states, " << to_string(result.scan->form) << " form"
+              << (result.scan->form == ScanForm::ElementOneHot
+                      ? " (" + with_thousands(static_cast<long long>(result.scan->monoid_size)) +
+                            " monoid elements)"
+                      : std::string())
               << "\n";
+  if (result.kr) {
+    const std::size_t n = result.kr->levels.size();
+    std::cout << "cascade: " << n << (n == 1 ? " level" : " levels") << ", "
+              << to_string(result.kr->form) << ", " << result.kr->layers << " layers\n";
+    std::istringstream lines(plan_text(*result.kr));
+    for (std::string line; std::getline(lines, line);) std::cout << "    " << line << "\n";
+  }
   std::cout << "network: " << network_size_line(net) << "\n";
   std::cout << "wrote " << a.output << " (" << with_thousands(static_cast<long long>(bytes.size()))
             << " bytes) in " << std::fixed;

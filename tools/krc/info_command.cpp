@@ -4,7 +4,6 @@
 #include <fstream>
 #include <iostream>
 #include <map>
-#include <regex>
 #include <set>
 
 #include "command.hpp"
@@ -35,25 +34,14 @@ bool looks_like_safetensors(const std::string& path) {
   return in.gcount() == 9 && head[8] == '{';
 }
 
-// The part of a head or MLP block name that says which part of the construction it serves.
-std::string role_of(const std::string& name) {
-  static const std::regex level(R"(^level (\d+))");
-  std::smatch m;
-  if (std::regex_search(name, m, level)) return "level " + m[1].str();
-  if (name.rfind("scan", 0) == 0) return "scan";
-  if (name.rfind("decode", 0) == 0) return "decode";
-  // The memory-only cascade reads the letters at t-1, t-2, ... (fetched for every level).
-  if (name.rfind("fetch letter", 0) == 0) return "earlier letters";
-  return "other";
-}
-
-// role -> layers whose heads or MLP blocks serve it.
+// part of the network (role_part: "level 2", "scan", ...) -> layers whose heads or MLP
+// blocks serve it, read from the typed roles the compiler recorded.
 std::map<std::string, std::set<std::size_t>> layers_by_role(const Network& net) {
   std::map<std::string, std::set<std::size_t>> roles;
   for (std::size_t i = 0; i < net.layers.size(); ++i) {
-    for (const auto& h : net.layers[i].heads) roles[role_of(h.name)].insert(i);
+    for (const auto& h : net.layers[i].heads) roles[role_part(h.role)].insert(i);
     if (net.layers[i].mlp)
-      for (const auto& b : net.layers[i].mlp->blocks) roles[role_of(b.name)].insert(i);
+      for (const auto& b : net.layers[i].mlp->blocks) roles[role_part(b.role)].insert(i);
   }
   return roles;
 }
@@ -69,14 +57,13 @@ std::string ranges(const std::set<std::size_t>& layers) {
   return out;
 }
 
-// Residual subspaces in order: name -> width (labels are "name:value" or "name").
-std::vector<std::pair<std::string, int>> subspaces(const Network& net) {
-  std::vector<std::pair<std::string, int>> out;
-  for (const auto& label : net.residual_labels) {
-    std::string name = label.substr(0, label.find(':'));
-    if (out.empty() || out.back().first != name) out.emplace_back(name, 0);
-    ++out.back().second;
-  }
+// Residual subspaces in order, as the file records them; a file without them (written by
+// another tool) gets one unnamed subspace per dimension label.
+std::vector<ResidualSubspace> subspaces(const Network& net) {
+  if (!net.subspaces.empty()) return net.subspaces;
+  std::vector<ResidualSubspace> out;
+  for (std::size_t i = 0; i < net.residual_labels.size(); ++i)
+    out.push_back({net.residual_labels[i], static_cast<int>(i), 1, {}});
   return out;
 }
 
@@ -91,8 +78,11 @@ int network_info(const InfoArguments& a) {
     for (const auto& [role, layers] : roles)
       out["layers_by_role"][role] = std::vector<std::size_t>(layers.begin(), layers.end());
     nlohmann::json spaces = nlohmann::json::array();
-    for (const auto& [name, width] : subspaces(net))
-      spaces.push_back({{"name", name}, {"width", width}});
+    for (const auto& sub : subspaces(net))
+      spaces.push_back({{"name", sub.name},
+                        {"first", sub.first},
+                        {"width", sub.width},
+                        {"role", role_to_json(sub.role)}});
     out["residual_subspaces"] = spaces;
     if (a.labels) out["residual_labels"] = net.residual_labels;
     // The file name comes from the command line and need not be UTF-8.
@@ -115,8 +105,8 @@ int network_info(const InfoArguments& a) {
     for (std::size_t i = 0; i < net.residual_labels.size(); ++i)
       std::cout << "  " << i << "  " << net.residual_labels[i] << "\n";
   } else {
-    for (const auto& [name, width] : subspaces(net))
-      std::cout << "  " << name << " (" << width << ")\n";
+    for (const auto& sub : subspaces(net))
+      std::cout << "  " << sub.name << " (" << sub.width << ")  [" << describe(sub.role) << "]\n";
     std::cout << "(--labels lists every dimension)\n";
   }
   return 0;

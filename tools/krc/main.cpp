@@ -4,6 +4,7 @@
 
 #include "command.hpp"
 #include "krc/input_error.hpp"
+#include "krc/version.hpp"
 
 namespace krc::cli {
 std::vector<Command>& command_registry() {
@@ -19,7 +20,7 @@ int main(int argc, char** argv) {
       "cascades or parallel-prefix networks) and verifies every emitted network by running it.\n"
       "Exit status: 0 success, 1 a verification found a mismatch, 2 bad usage or bad input."};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "krc 0.1.0");
+  app.set_version_flag("--version", std::string("krc ") + krc::kVersion);
 
   auto& commands = command_registry();
   std::sort(commands.begin(), commands.end(),

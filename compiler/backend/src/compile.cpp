@@ -3,14 +3,15 @@
 #include <optional>
 #include <stdexcept>
 
-#include "krc/assemble.hpp"
+#include "ir/assemble.hpp"
+#include "ir/schedule.hpp"
 #include "krc/automaton_json.hpp"
 #include "krc/holonomy.hpp"
 #include "krc/input_error.hpp"
-#include "krc/kr_strategy.hpp"
-#include "krc/scan_strategy.hpp"
-#include "krc/schedule.hpp"
 #include "krc/verifier.hpp"
+#include "krc/version.hpp"
+#include "strategies/kr/kr_strategy.hpp"
+#include "strategies/scan_strategy.hpp"
 
 namespace krc {
 
@@ -33,6 +34,12 @@ const char* to_string(Strategy s) {
   return "?";
 }
 
+std::vector<std::string> vocabulary_of(const Automaton& automaton) {
+  std::vector<std::string> vocab{"<bos>"};
+  vocab.insert(vocab.end(), automaton.letters().begin(), automaton.letters().end());
+  return vocab;
+}
+
 namespace {
 
 Network finish(const Program& program, const Automaton& automaton, const CompileOptions& options,
@@ -40,27 +47,18 @@ Network finish(const Program& program, const Automaton& automaton, const Compile
   Network net = assemble(program, schedule(program));
   net.attention = options.attention;
   net.automaton = automaton_to_json(automaton);
-  net.compiler = {{"strategy", to_string(strategy)}, {"krc_version", "0.1.0"}};
+  net.compiler = {{"strategy", to_string(strategy)}, {"krc_version", kVersion}};
   return net;
-}
-
-nlohmann::json plan_to_json(const std::vector<KrLevelPlan>& plan) {
-  nlohmann::json levels = nlohmann::json::array();
-  for (const auto& l : plan)
-    levels.push_back({{"level", l.level},
-                      {"mode", l.mode},
-                      {"resets", l.resets},
-                      {"tiles", l.tiles},
-                      {"groups", l.groups},
-                      {"counters", l.counters}});
-  return levels;
 }
 
 CompileResult compile_scan(const Automaton& automaton, const CompileOptions& options) {
   if (options.progress) options.progress("building the parallel-prefix network");
+  const ScanChoice choice = plan_scan(automaton, options.max_len);
   CompileResult result;
   result.network =
-      finish(scan_program(automaton, options.max_len), automaton, options, Strategy::Scan);
+      finish(build_scan(automaton, options.max_len, choice), automaton, options, Strategy::Scan);
+  result.network.compiler["scan"] = to_json(choice.plan);
+  result.scan = choice.plan;
   result.strategy = Strategy::Scan;
   result.reason = "parallel prefix over the letters' transformations (requested)";
   return result;
@@ -81,12 +79,10 @@ CompileResult compile_kr(const Automaton& automaton, const CompileOptions& optio
     }
   }();
   if (options.progress) options.progress("building the Krohn-Rhodes cascade network");
-  std::vector<KrLevelPlan> plan;
   CompileResult result;
-  result.network =
-      finish(kr_program(dec, options.max_len, options.kr, &plan), automaton, options, Strategy::Kr);
-  result.cascade = plan_to_json(plan);
-  result.network.compiler["levels"] = result.cascade;
+  result.kr = plan_kr(dec, options.max_len, options.kr);
+  result.network = finish(build_kr(dec, *result.kr, options.kr), automaton, options, Strategy::Kr);
+  result.network.compiler["cascade"] = to_json(*result.kr);
   result.strategy = Strategy::Kr;
   result.reason = "Krohn-Rhodes cascade (requested)";
   return result;
@@ -136,7 +132,7 @@ CompileResult compile(const Automaton& automaton, const CompileOptions& options)
   const auto k = kr.network.size();
   bool pick_kr = k.layers < s.layers || (k.layers == s.layers && k.parameters < s.parameters);
   CompileResult& chosen = pick_kr ? kr : scan;
-  chosen.cascade = kr.cascade;
+  chosen.kr = kr.kr;
   chosen.reason = "auto: kr has " + std::to_string(k.layers) + " layers and " +
                   with_thousands(k.parameters) + " parameters, scan " + std::to_string(s.layers) +
                   " and " + with_thousands(s.parameters) + "; kept " + (pick_kr ? "kr" : "scan") +

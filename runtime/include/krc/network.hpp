@@ -17,6 +17,8 @@
 #include <string>
 #include <vector>
 
+#include "krc/role.hpp"
+
 namespace krc {
 
 using RowMatrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
@@ -36,6 +38,7 @@ AttentionKind attention_kind_from_string(const std::string& s);  // throws std::
 
 struct AttentionHead {
   std::string name;  // what the head does, e.g. "scan 3: fetch prefix at t-4"
+  Role role;         // the same, as a typed role
   HeadKind kind = HeadKind::Select;
   SparseMatrix query;   // [d_model, head_dim]:  q_t = x_t query
   SparseMatrix key;     // [d_model, head_dim]
@@ -48,6 +51,7 @@ struct MlpBlock {
   std::string name;
   int first = 0;
   int count = 0;
+  Role role;
 };
 
 struct Mlp {
@@ -57,6 +61,15 @@ struct Mlp {
   Eigen::VectorXf out_bias;      // [d_model]
   std::vector<MlpBlock> blocks;  // cover [0, hidden) in order
   int hidden() const { return static_cast<int>(in_bias.size()); }
+};
+
+// A named range of residual dimensions, e.g. "level 2 coordinate" (its dimensions' labels
+// are "level 2 coordinate:<value>").
+struct ResidualSubspace {
+  std::string name;
+  int first = 0;
+  int width = 0;
+  Role role;
 };
 
 struct Layer {
@@ -81,6 +94,8 @@ struct Network {
   SparseMatrix unembedding;             // [d_model, states]
   std::vector<Layer> layers;
   std::vector<std::string> residual_labels;  // one per residual dimension
+  std::vector<ResidualSubspace> subspaces;   // cover the residual dimensions in order; may be
+                                             // empty (a file that does not record them)
   float attention_scale = 1.0f;              // scores = scale * q.k (lambda is in the weights)
   AttentionKind attention = AttentionKind::Softmax;  // what the network was compiled for
   nlohmann::json automaton;                          // the compiled automaton, native JSON

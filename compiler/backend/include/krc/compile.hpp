@@ -1,15 +1,18 @@
 #pragma once
-// The backend's entry point: Automaton -> Network by a chosen strategy.
+// The backend's entry point: Automaton -> Network by a chosen strategy. Each strategy is a
+// plan (krc/plan.hpp: what to build, decided from the automaton alone) and a builder (the
+// weights, from the plan); auto plans and builds both and keeps the better network.
 //   scan  parallel prefix over the letters' transformations: any automaton, ceil(log2 T) layers
 //   kr    Krohn-Rhodes cascade: memory units and Z_p counters, depth independent of T
 //   auto  builds both and keeps the one with fewer layers (ties: fewer parameters)
 #include <functional>
-#include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "krc/automaton.hpp"
-#include "krc/kr_strategy.hpp"
 #include "krc/network.hpp"
+#include "krc/plan.hpp"
 
 namespace krc {
 
@@ -29,7 +32,8 @@ struct CompileResult {
   Network network;
   Strategy strategy = Strategy::Scan;  // the one used
   std::string reason;                  // why (for auto: the comparison)
-  nlohmann::json cascade;              // the Krohn-Rhodes levels, when they were built
+  std::optional<ScanPlan> scan;        // the parallel prefix, when scan was built
+  std::optional<KrPlan> kr;            // the cascade, when kr was planned (kr, or auto)
 };
 
 CompileResult compile(const Automaton& automaton, const CompileOptions& options);

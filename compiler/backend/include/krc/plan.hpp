@@ -1,0 +1,99 @@
+#pragma once
+// What the backend decides before it writes a single weight: the typed plans of the two
+// strategies. A plan is a pure function of the automaton (or its decomposition) and the
+// options; the builders take it as their input, `krc compile` prints it, and tests check its
+// predictions (layers, widths) against the networks built from it.
+//
+// Legend: Q states, T = max_len, K levels of the cascade, p a counter's prime modulus.
+#include <cstddef>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "krc/holonomy.hpp"
+
+namespace krc {
+
+// How a parallel prefix holds a transformation of its set X (|X| = n).
+enum class ScanForm {
+  ElementOneHot,   // one dimension per element of the generated monoid M; |M|^2 units a step
+  StateMapOneHot,  // n one-hot blocks of width n (block q: the image of q); n^3 units a step
+};
+const char* to_string(ScanForm form);
+
+// A parallel prefix over a set of transformations (the whole automaton for `scan`, a
+// non-solvable level of the cascade for `kr`).
+struct ScanPlan {
+  ScanForm form = ScanForm::StateMapOneHot;
+  int set_size = 0;             // |X|
+  std::size_t monoid_size = 0;  // |M| when the element form was chosen, else 0
+  int steps = 0;                // ceil(log2 T): one fetch head and one compose MLP each
+};
+
+// How the kr strategy computes one level of the cascade.
+enum class LevelMode {
+  Constant,  // no letter ever changes the level's value: no head, no unit
+  Memory,    // resets only: a memory unit (the latest reset's value)
+  Counters,  // Z_p counters for the group part, plus a memory unit when the level resets
+  Scan,      // a parallel prefix over the level's transformations (non-solvable or too large)
+};
+const char* to_string(LevelMode mode);
+
+// How the levels are wired together.
+enum class CascadeForm {
+  PerLevel,           // each level reads the levels above at t-1 through a fetch head
+  TimeShiftedMemory,  // memory units only: each level also computed at earlier times
+};
+const char* to_string(CascadeForm form);
+
+// One component (slot) of a level: a permutation-reset automaton on its tiles.
+struct KrComponentPlan {
+  int tiles = 0;
+  std::string group;          // the holonomy group's name, "1" when trivial
+  std::vector<int> counters;  // Z_p moduli along its composition series, top first; empty: none
+};
+
+struct KrLevelPlan {
+  int level = 0;  // 1-based, the level read first is 1
+  LevelMode mode = LevelMode::Constant;
+  bool resets = false;  // the level has reset actions (a memory unit)
+  int values = 0;       // coordinate values: the tiles of all components, plus the dummy
+  std::vector<KrComponentPlan> components;
+  ScanPlan scan;  // when mode == Scan
+  // The sublayers (2L: layer L's attention, 2L + 1: its MLP) the level's operations occupy,
+  // as the scheduler will place them; -1 when it has none (a constant level).
+  int first_sublayer = -1, last_sublayer = -1;
+};
+
+struct KrOptions {
+  // Slots whose holonomy group is larger are computed by a scan instead of counters (the
+  // lookups that combine counters grow with the square of the order).
+  int max_counter_group_order = 720;
+  // A cascade made only of memory units (aperiodic, trivial holonomy groups: gridworld,
+  // flip-flops) is built with every level also computed at the earlier times the levels
+  // below need, in K + 1 layers instead of about two per level.
+  bool time_shifted_memory = true;
+};
+
+struct KrPlan {
+  CascadeForm form = CascadeForm::PerLevel;
+  int max_len = 0;
+  std::vector<KrLevelPlan> levels;
+  int layers = 0;  // depth of the network built from this plan
+};
+
+// The plan of the kr strategy for a decomposition with its complete action tables.
+KrPlan plan_kr(const HolonomyDecomposition& decomposition, int max_len, const KrOptions& options);
+
+// "level 2: (4,S4)  counters Z2 Z3 Z2 Z2 + memory unit", one line per level (the components
+// as `krc decompose` prints them).
+std::string plan_text(const KrPlan& plan);
+
+// For the weights file's `compiler` metadata and `krc compile --json` (README documents them):
+// {"form", "set_size", "monoid_size", "steps"} and
+// {"form", "layers", "levels": [{"level", "mode", "resets", "values", "tiles", "groups",
+//  "counters", "scan"?, "sublayers": [first, last]}]}.
+nlohmann::json to_json(const ScanPlan& plan);
+nlohmann::json to_json(const KrPlan& plan);
+
+}  // namespace krc

@@ -1,0 +1,36 @@
+#include <nlohmann/json.hpp>
+
+#include "krc/plan.hpp"
+
+namespace krc {
+
+nlohmann::json to_json(const ScanPlan& plan) {
+  return {{"form", to_string(plan.form)},
+          {"set_size", plan.set_size},
+          {"monoid_size", plan.monoid_size},
+          {"steps", plan.steps}};
+}
+
+nlohmann::json to_json(const KrPlan& plan) {
+  nlohmann::json levels = nlohmann::json::array();
+  for (const auto& l : plan.levels) {
+    std::vector<int> tiles;
+    std::vector<std::string> groups;
+    std::vector<std::vector<int>> counters;
+    for (const auto& c : l.components) {
+      tiles.push_back(c.tiles);
+      groups.push_back(c.group);
+      counters.push_back(c.counters);
+    }
+    nlohmann::json level = {{"level", l.level},          {"mode", to_string(l.mode)},
+                            {"resets", l.resets},        {"values", l.values},
+                            {"tiles", tiles},            {"groups", groups},
+                            {"counters", counters},
+                            {"sublayers", {l.first_sublayer, l.last_sublayer}}};
+    if (l.mode == LevelMode::Scan) level["scan"] = to_json(l.scan);
+    levels.push_back(std::move(level));
+  }
+  return {{"form", to_string(plan.form)}, {"layers", plan.layers}, {"levels", levels}};
+}
+
+}  // namespace krc

@@ -1,0 +1,70 @@
+#include "primitives/attention_heads.hpp"
+
+#include <map>
+
+namespace krc {
+
+namespace {
+// Value/output entries for a (source, destination, weight) copy list: one value index per
+// destination dimension.
+void add_copy(HeadOp& head, const std::vector<Entry>& copy) {
+  std::map<int, int> index_of_destination;
+  for (const auto& c : copy) {
+    auto [it, fresh] = index_of_destination.emplace(c.col, head.value_dim);
+    if (fresh) {
+      head.output.push_back({head.value_dim, c.col, 1.0f});
+      ++head.value_dim;
+    }
+    head.value.push_back({c.row, it->second, c.value});
+  }
+}
+}  // namespace
+
+HeadOp fetch_from_offset(Features& f, int k, const std::vector<Entry>& copy, std::string name,
+                         Role role) {
+  HeadOp head;
+  head.name = std::move(name);
+  head.role = role;
+  head.kind = HeadKind::Select;
+  const Subspace& query_code = k == 0 ? f.position_code() : f.position_code_back(k);
+  const Subspace& key_code = f.position_code();
+  head.key_dim = key_code.width;
+  for (int b = 0; b < key_code.width; ++b) {
+    head.query.push_back({query_code[b], b, kSelectSharpness});
+    head.key.push_back({key_code[b], b, 1.0f});
+  }
+  add_copy(head, copy);
+  return head;
+}
+
+HeadOp latest_flagged(Features& f, int flag_dim, const std::vector<Entry>& copy, std::string name,
+                      Role role) {
+  HeadOp head;
+  head.name = std::move(name);
+  head.role = role;
+  head.kind = HeadKind::Select;
+  head.key_dim = 2;
+  const int one = f.one()[0];
+  head.query.push_back({one, 0, kSelectSharpness * static_cast<float>(f.max_len() + 1)});
+  head.key.push_back({flag_dim, 0, 1.0f});
+  head.query.push_back({one, 1, kSelectSharpness});
+  head.key.push_back({f.position()[0], 1, 1.0f});
+  add_copy(head, copy);
+  return head;
+}
+
+HeadOp prefix_sum(Features& f, const Terms& value, int destination, std::string name, Role role) {
+  HeadOp head;
+  head.name = std::move(name);
+  head.role = role;
+  head.kind = HeadKind::Average;
+  head.key_dim = 1;
+  head.query.push_back({f.log_remaining()[0], 0, 1.0f});
+  head.key.push_back({f.bos()[0], 0, 1.0f});
+  head.value_dim = 1;
+  for (auto [dim, w] : value) head.value.push_back({dim, 0, w});
+  head.output.push_back({0, destination, static_cast<float>(f.max_len() + 1)});
+  return head;
+}
+
+}  // namespace krc

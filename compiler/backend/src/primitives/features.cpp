@@ -1,0 +1,90 @@
+#include "primitives/features.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "krc/integer_math.hpp"
+
+namespace krc {
+
+// Codes of 0..max_len, at least one bit.
+int Features::code_bits() const { return std::max(1, ceil_log2(std::int64_t{max_len()} + 1)); }
+
+const Subspace& Features::tokens() {
+  auto it = allocated_.find("token");
+  if (it != allocated_.end()) return it->second;
+  const auto& vocab = program_.vocabulary();
+  std::vector<std::string> letters(vocab.begin() + 1, vocab.end());
+  Subspace s = program_.layout().allocate("token", letters, {RoleKind::Token});
+  for (int i = 0; i < s.width; ++i) program_.embed_token(i + 1, s[i], 1.0f);
+  return allocated_.emplace("token", s).first->second;
+}
+
+const Subspace& Features::bos() {
+  auto it = allocated_.find("bos");
+  if (it != allocated_.end()) return it->second;
+  Subspace s = program_.layout().allocate_scalar("bos", {RoleKind::Bos});
+  program_.embed_token(0, s[0], 1.0f);
+  return allocated_.emplace("bos", s).first->second;
+}
+
+const Subspace& Features::one() {
+  auto it = allocated_.find("one");
+  if (it != allocated_.end()) return it->second;
+  Subspace s = program_.layout().allocate_scalar("one", {RoleKind::Constant});
+  for (int t = 0; t <= max_len(); ++t) program_.embed_position(t, s[0], 1.0f);
+  return allocated_.emplace("one", s).first->second;
+}
+
+void Features::write_code(const Subspace& s, int shift) {
+  for (int t = 0; t <= max_len(); ++t) {
+    long target = std::max(0L, static_cast<long>(t) - shift);
+    for (int b = 0; b < s.width; ++b)
+      program_.embed_position(t, s[b], ((target >> b) & 1) ? 1.0f : -1.0f);
+  }
+}
+
+static std::vector<std::string> bit_labels(int bits) {
+  std::vector<std::string> labels;
+  for (int b = 0; b < bits; ++b) labels.push_back("bit" + std::to_string(b));
+  return labels;
+}
+
+const Subspace& Features::position_code() {
+  auto it = allocated_.find("position code");
+  if (it != allocated_.end()) return it->second;
+  Subspace s = program_.layout().allocate("position code", bit_labels(code_bits()),
+                                          {RoleKind::PositionCode});
+  write_code(s, 0);
+  return allocated_.emplace("position code", s).first->second;
+}
+
+const Subspace& Features::position_code_back(int k) {
+  auto it = code_back_.find(k);
+  if (it != code_back_.end()) return it->second;
+  Role role{RoleKind::PositionCode};
+  role.step = k;
+  Subspace s = program_.layout().allocate("position code(t-" + std::to_string(k) + ")",
+                                          bit_labels(code_bits()), role);
+  write_code(s, k);
+  return code_back_.emplace(k, s).first->second;
+}
+
+const Subspace& Features::position() {
+  auto it = allocated_.find("position");
+  if (it != allocated_.end()) return it->second;
+  Subspace s = program_.layout().allocate_scalar("position", {RoleKind::Position});
+  for (int t = 1; t <= max_len(); ++t) program_.embed_position(t, s[0], static_cast<float>(t));
+  return allocated_.emplace("position", s).first->second;
+}
+
+const Subspace& Features::log_remaining() {
+  auto it = allocated_.find("log remaining");
+  if (it != allocated_.end()) return it->second;
+  Subspace s = program_.layout().allocate_scalar("log remaining", {RoleKind::LogRemaining});
+  for (int t = 0; t <= max_len(); ++t)
+    program_.embed_position(t, s[0], static_cast<float>(std::log(double(max_len() + 1 - t))));
+  return allocated_.emplace("log remaining", s).first->second;
+}
+
+}  // namespace krc

@@ -1,0 +1,41 @@
+#pragma once
+// The input features every construction draws on, allocated in the residual stream on first
+// use and written by the token and position embeddings (designed, not learned):
+//   token:<letter>          one-hot of the current letter (all zero at BOS)
+//   bos                     1 at position 0 only
+//   one                     1 everywhere (constant terms of queries)
+//   position code:<bit>     +-1 binary code of t: keys of exact position lookups
+//   position code(t-k):<bit> +-1 code of max(t-k, 0): queries that fetch from k positions back
+//   position                t itself: keys of "latest marked position" heads
+//   log remaining           ln(max_len + 1 - t): the query that makes a head sum, not average
+#include <map>
+
+#include "ir/program.hpp"
+
+namespace krc {
+
+class Features {
+ public:
+  explicit Features(Program& program) : program_(program) {}
+
+  Program& program() { return program_; }
+  int max_len() const { return program_.max_len(); }
+  // Bits in a position code: enough for 0..max_len.
+  int code_bits() const;
+
+  const Subspace& tokens();
+  const Subspace& bos();
+  const Subspace& one();
+  const Subspace& position_code();
+  const Subspace& position_code_back(int k);
+  const Subspace& position();
+  const Subspace& log_remaining();
+
+ private:
+  void write_code(const Subspace& s, int shift);
+  Program& program_;
+  std::map<std::string, Subspace> allocated_;
+  std::map<int, Subspace> code_back_;
+};
+
+}  // namespace krc

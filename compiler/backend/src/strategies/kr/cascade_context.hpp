@@ -1,0 +1,66 @@
+#pragma once
+// What the builders of the kr strategy share while they write one program: the decomposition,
+// the program and its input features, and each level's coordinate as it becomes available.
+//
+// Legend: d a level (0-based; printed as d + 1), x_d(t) level d's coordinate after t letters,
+// "upper coordinates" the coordinates of levels 0..d-1, T = max_len.
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "ir/program.hpp"
+#include "krc/holonomy.hpp"
+#include "krc/plan.hpp"
+#include "primitives/categorical.hpp"
+#include "primitives/features.hpp"
+#include "primitives/prefix_scan.hpp"
+#include "strategies/kr/level_analysis.hpp"
+
+namespace krc {
+
+// The labels of level d's values: the tiles as state sets, "-" for the dummy.
+std::vector<std::string> level_value_labels(const HolonomyDecomposition& dec, int d);
+
+struct CascadeContext {
+  CascadeContext(const HolonomyDecomposition& decomposition, int max_len);
+
+  const HolonomyDecomposition& dec;
+  const Automaton& automaton;
+  Program program;
+  Features features;
+  Categorical tokens;                   // the current letter
+  Coordinates initial;                  // x(0): the encoding of the initial state
+  std::vector<Categorical> coordinate;  // x_d(t), per level built so far
+  std::vector<Categorical> previous;    // x_d(t-1), per level fetched so far
+
+  // "level 3"
+  std::string tag(int d) const { return "level " + std::to_string(d + 1); }
+  // A role of level d (component, counter: 1-based, 0 for none).
+  Role role(RoleKind kind, int d, int component = 0, int counter = 0, int step = 0) const {
+    return Role{kind, d + 1, component, counter, step};
+  }
+  std::vector<std::string> value_labels(int d) const { return level_value_labels(dec, d); }
+  // A coordinate that never changes: value x0 everywhere, read off the constant feature.
+  Categorical constant_coordinate(int d);
+
+  // The lookup from (letter, upper coordinates at t-1) to what level d needs to know about
+  // its action: `outputs` maps each action to terms (none for actions that write nothing),
+  // `at_bos` is what BOS holds. Level 1 depends on the letter alone: its lookup is the token
+  // embedding.
+  using ActionTerms = std::function<Terms(const LevelAction&)>;
+  void add_transitions(int d, const ActionTerms& outputs, const Terms& at_bos);
+};
+
+// The level builders (one file each). Each appends level d's operations to the program and
+// its coordinate to ctx.coordinate.
+void build_counter_level(CascadeContext& ctx, int d, LevelAnalysis analysis);
+void build_scan_level(CascadeContext& ctx, int d);
+// The parallel prefix a scan level runs (symbol_of: each transformation's symbol index).
+PrefixScanSpec level_scan_spec(const HolonomyDecomposition& dec, int d,
+                               std::map<Transformation, int>* symbol_of = nullptr);
+
+// The whole cascade when it is made of memory units only (CascadeForm::TimeShiftedMemory).
+void build_memory_cascade(CascadeContext& ctx, const KrPlan& plan);
+
+}  // namespace krc

@@ -1,0 +1,89 @@
+#include "strategies/kr/kr_strategy.hpp"
+
+#include "primitives/attention_heads.hpp"
+#include "strategies/kr/cascade_context.hpp"
+
+namespace krc {
+
+namespace {
+
+// The levels below read level d's coordinate at t-1.
+void fetch_previous(CascadeContext& ctx, int d) {
+  const auto& x = ctx.coordinate[d];
+  const Role role = ctx.role(RoleKind::PreviousCoordinate, d);
+  Subspace prev =
+      ctx.program.layout().allocate(ctx.tag(d) + " coordinate at t-1", x.labels, role);
+  std::vector<Entry> copy;
+  for (int v = 0; v < x.size(); ++v)
+    for (auto [dim, w] : x.indicator[v]) copy.push_back({dim, prev[v], w});
+  ctx.program.add(fetch_from_offset(ctx.features, 1, copy,
+                                    ctx.tag(d) + ": fetch coordinate from t-1", role),
+                  ctx.tag(d + 1) + ": upper coordinates at t-1");
+  ctx.previous.push_back(Categorical::one_hot(prev, x.labels));
+}
+
+// The state from the coordinates: with one level a linear readout into the logits, otherwise
+// a lookup over every reachable coordinate tuple.
+void decode(CascadeContext& ctx) {
+  const auto& dec = ctx.dec;
+  const int levels = dec.level_count();
+  if (levels == 0) {
+    ctx.program.unembed(ctx.features.one()[0], static_cast<int>(dec.decode({})), 1.0f);
+    return;
+  }
+  if (levels == 1) {
+    std::vector<bool> seen(dec.level(0).width, false);
+    for (const auto& c : dec.reachable()) {
+      if (seen[c[0]]) continue;
+      seen[c[0]] = true;
+      int q = static_cast<int>(dec.decode(c));
+      for (auto [dim, w] : ctx.coordinate[0].indicator[c[0]]) ctx.program.unembed(dim, q, w);
+    }
+    return;
+  }
+  Subspace state =
+      ctx.program.layout().allocate("state", ctx.automaton.states(), Role{RoleKind::State});
+  MlpOp lookup;
+  lookup.name = "decode coordinates into the state";
+  lookup.role = Role{RoleKind::Decode};
+  std::vector<const Categorical*> inputs;
+  for (const auto& x : ctx.coordinate) inputs.push_back(&x);
+  for (const auto& c : dec.reachable())
+    add_lookup_unit(lookup, inputs, c, {{state[static_cast<int>(dec.decode(c))], 1.0f}});
+  ctx.program.add(std::move(lookup), "decode");
+  for (int q = 0; q < state.width; ++q) ctx.program.unembed(state[q], q, 1.0f);
+}
+
+void build_level(CascadeContext& ctx, int d, const KrLevelPlan& plan, const KrOptions& options) {
+  switch (plan.mode) {
+    case LevelMode::Scan:
+      build_scan_level(ctx, d);
+      return;
+    case LevelMode::Constant:
+      ctx.coordinate.push_back(ctx.constant_coordinate(d));
+      return;
+    case LevelMode::Memory:
+    case LevelMode::Counters:
+      build_counter_level(ctx, d, analyze_level(ctx.dec, d, options));
+      return;
+  }
+}
+
+}  // namespace
+
+Program build_kr(const HolonomyDecomposition& decomposition, const KrPlan& plan,
+                 const KrOptions& options) {
+  CascadeContext ctx(decomposition, plan.max_len);
+  if (plan.form == CascadeForm::TimeShiftedMemory) {
+    build_memory_cascade(ctx, plan);
+  } else {
+    for (int d = 0; d < decomposition.level_count(); ++d) {
+      build_level(ctx, d, plan.levels[d], options);
+      if (d + 1 < decomposition.level_count()) fetch_previous(ctx, d);
+    }
+  }
+  decode(ctx);
+  return std::move(ctx.program);
+}
+
+}  // namespace krc

@@ -1,0 +1,43 @@
+#include "strategies/scan_strategy.hpp"
+
+#include "krc/compile.hpp"
+
+namespace krc {
+
+namespace {
+
+PrefixScanSpec letters_spec(const Automaton& automaton) {
+  PrefixScanSpec spec;
+  spec.name = "scan";
+  spec.set_labels = automaton.states();
+  spec.symbol_labels = automaton.letters();
+  for (LetterId a = 0; a < automaton.letter_count(); ++a)
+    spec.symbols.push_back(automaton.letter_action(a));
+  spec.initial = automaton.initial();
+  return spec;
+}
+
+}  // namespace
+
+ScanChoice plan_scan(const Automaton& automaton, int max_len) {
+  return plan_prefix_scan(letters_spec(automaton), max_len);
+}
+
+Program build_scan(const Automaton& automaton, int max_len, const ScanChoice& choice) {
+  Program program(vocabulary_of(automaton), automaton.states(), max_len);
+  Features features(program);
+  PrefixScan scan(features, letters_spec(automaton), choice);
+
+  // The embedding of a letter is its transformation; BOS holds the identity.
+  for (auto [dim, w] : scan.identity_terms()) program.embed_token(0, dim, w);
+  for (LetterId a = 0; a < automaton.letter_count(); ++a)
+    for (auto [dim, w] : scan.symbol_terms(static_cast<int>(a))) program.embed_token(a + 1, dim, w);
+  scan.build("scan step");
+
+  Categorical state = scan.result();
+  for (int q = 0; q < state.size(); ++q)
+    for (auto [dim, w] : state.indicator[q]) program.unembed(dim, q, w);
+  return program;
+}
+
+}  // namespace krc

@@ -1,0 +1,15 @@
+#pragma once
+// Strategy `scan`: the whole automaton as one parallel prefix over its letters'
+// transformations (Liu et al., Theorem 1). Works for every automaton; depth ceil(log2 T).
+#include "ir/program.hpp"
+#include "krc/automaton.hpp"
+#include "primitives/prefix_scan.hpp"
+
+namespace krc {
+
+// The scan over the letters' transformations, its form chosen (primitives/prefix_scan.hpp).
+ScanChoice plan_scan(const Automaton& automaton, int max_len);
+
+Program build_scan(const Automaton& automaton, int max_len, const ScanChoice& choice);
+
+}  // namespace krc

@@ -1,0 +1,98 @@
+#include "krc/role.hpp"
+
+#include <array>
+#include <limits>
+#include <stdexcept>
+
+namespace krc {
+
+namespace {
+
+// One printed name per RoleKind, in enum order.
+constexpr std::array<const char*, static_cast<std::size_t>(RoleKind::Count)> kRoleNames{
+    "unspecified",     "token",         "bos",           "constant",
+    "position code",   "position",      "log remaining", "letter back",
+    "scan prefix",     "scan fetch",    "scan compose",  "transition",
+    "reset flag",      "reset value",   "group element", "counter increment",
+    "counter sum",     "counter residue", "memory",      "coordinate",
+    "previous coordinate", "decode",    "state",
+};
+static_assert(kRoleNames.size() == static_cast<std::size_t>(RoleKind::Count));
+
+constexpr std::array<const char*, 4> kFields{"level", "component", "counter", "step"};
+
+int* field(Role& role, std::size_t i) {
+  return std::array<int*, 4>{&role.level, &role.component, &role.counter, &role.step}[i];
+}
+
+}  // namespace
+
+const char* to_string(RoleKind kind) {
+  const auto i = static_cast<std::size_t>(kind);
+  return i < kRoleNames.size() ? kRoleNames[i] : "?";
+}
+
+RoleKind role_kind_from_string(const std::string& name) {
+  for (std::size_t i = 0; i < kRoleNames.size(); ++i)
+    if (name == kRoleNames[i]) return static_cast<RoleKind>(i);
+  throw std::invalid_argument("unknown role '" + name + "'");
+}
+
+nlohmann::json role_to_json(const Role& role) {
+  nlohmann::json out = {{"kind", to_string(role.kind)}};
+  Role copy = role;
+  for (std::size_t i = 0; i < kFields.size(); ++i)
+    if (*field(copy, i) != 0) out[kFields[i]] = *field(copy, i);
+  return out;
+}
+
+Role role_from_json(const nlohmann::json& json) {
+  if (!json.is_object()) throw std::invalid_argument("a role must be an object");
+  Role role;
+  const auto kind = json.find("kind");
+  if (kind == json.end() || !kind->is_string())
+    throw std::invalid_argument("a role needs a string 'kind'");
+  role.kind = role_kind_from_string(kind->get<std::string>());
+  for (std::size_t i = 0; i < kFields.size(); ++i) {
+    const auto it = json.find(kFields[i]);
+    if (it == json.end()) continue;
+    if (!it->is_number_integer() || it->get<long long>() < 0 ||
+        it->get<long long>() > std::numeric_limits<int>::max())
+      throw std::invalid_argument(std::string("role member '") + kFields[i] +
+                                  "' must be a non-negative integer");
+    *field(role, i) = it->get<int>();
+  }
+  return role;
+}
+
+std::string role_part(const Role& role) {
+  if (role.level > 0) return "level " + std::to_string(role.level);
+  switch (role.kind) {
+    case RoleKind::Unspecified:
+      return "unspecified";
+    case RoleKind::ScanPrefix:
+    case RoleKind::ScanFetch:
+    case RoleKind::ScanCompose:
+      return "scan";
+    case RoleKind::LetterBack:
+      return "earlier letters";
+    case RoleKind::Decode:
+    case RoleKind::State:
+      return "decode";
+    default:
+      return "input";
+  }
+}
+
+std::string describe(const Role& role) {
+  std::string where;
+  if (role.level > 0) where += "level " + std::to_string(role.level);
+  if (role.component > 0) where += " component " + std::to_string(role.component);
+  if (role.counter > 0) where += " counter " + std::to_string(role.counter);
+  if (role.step > 0) where += (where.empty() ? "" : " ") + std::string("step ") +
+                              std::to_string(role.step);
+  if (!where.empty() && where.front() == ' ') where.erase(0, 1);
+  return where.empty() ? to_string(role.kind) : where + ": " + to_string(role.kind);
+}
+
+}  // namespace krc

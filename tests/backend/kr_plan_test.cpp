@@ -1,0 +1,116 @@
+// The kr plan is decided before any weight is written; these tests hold it to what the built
+// network turns out to be (its depth, and where each level's heads and MLP blocks sit, read
+// from their typed roles) and to the decomposition it reads (modes against group facts).
+#include <doctest/doctest.h>
+
+#include <map>
+#include <random>
+
+#include "krc/automaton_json.hpp"
+#include "krc/compile.hpp"
+#include "krc/holonomy.hpp"
+#include "test_support.hpp"
+
+using namespace krc;
+
+namespace {
+
+CompileResult compile_kr(const Automaton& a, int max_len, bool time_shifted = true) {
+  CompileOptions options;
+  options.strategy = Strategy::Kr;
+  options.max_len = max_len;
+  options.kr.time_shifted_memory = time_shifted;
+  return compile(a, options);
+}
+
+// level -> [first, last] sublayer of the heads (2L) and MLP blocks (2L + 1) tagged with it.
+std::map<int, std::pair<int, int>> sublayers_by_level(const Network& net) {
+  std::map<int, std::pair<int, int>> out;
+  auto note = [&](const Role& role, int sublayer) {
+    if (role.level == 0) return;
+    auto [it, fresh] = out.emplace(role.level, std::make_pair(sublayer, sublayer));
+    if (!fresh) {
+      it->second.first = std::min(it->second.first, sublayer);
+      it->second.second = std::max(it->second.second, sublayer);
+    }
+  };
+  for (std::size_t i = 0; i < net.layers.size(); ++i) {
+    for (const auto& h : net.layers[i].heads) note(h.role, 2 * static_cast<int>(i));
+    if (net.layers[i].mlp)
+      for (const auto& b : net.layers[i].mlp->blocks) note(b.role, 2 * static_cast<int>(i) + 1);
+  }
+  return out;
+}
+
+void check_plan_against_network(const Automaton& a, int max_len, bool time_shifted) {
+  const CompileResult result = compile_kr(a, max_len, time_shifted);
+  REQUIRE(result.kr);
+  const KrPlan& plan = *result.kr;
+  CHECK(plan.layers == static_cast<int>(result.network.layers.size()));
+  const auto placed = sublayers_by_level(result.network);
+  for (const auto& level : plan.levels) {
+    CAPTURE(level.level);
+    const auto it = placed.find(level.level);
+    if (level.first_sublayer < 0) {
+      CHECK(it == placed.end());
+      continue;
+    }
+    REQUIRE(it != placed.end());
+    CHECK(it->second.first == level.first_sublayer);
+    CHECK(it->second.second == level.last_sublayer);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("kr plan: the predicted depth and each level's sublayers are those of the network") {
+  for (const auto& name : test::reference_automaton_names()) {
+    CAPTURE(name);
+    const Automaton a = test::reference_automaton(name);
+    for (bool time_shifted : {true, false}) {
+      CAPTURE(time_shifted);
+      check_plan_against_network(a, 64, time_shifted);
+    }
+  }
+  std::mt19937_64 rng(31);
+  for (int i = 0; i < test::scaled(150); ++i) {
+    const Automaton a = test::random_automaton(rng, 7, 3);
+    CAPTURE(automaton_to_json(a).dump());
+    check_plan_against_network(a, 32, true);
+  }
+}
+
+TEST_CASE("kr plan: modes follow the holonomy groups") {
+  for (const auto& name : test::reference_automaton_names()) {
+    CAPTURE(name);
+    const Automaton a = test::reference_automaton(name);
+    const HolonomyDecomposition dec = HolonomyDecomposition::compute(a);
+    const KrPlan plan = plan_kr(dec, 64, KrOptions{});
+    REQUIRE(plan.levels.size() == static_cast<std::size_t>(dec.level_count()));
+    for (int d = 0; d < dec.level_count(); ++d) {
+      const KrLevelPlan& level = plan.levels[d];
+      CAPTURE(level.level);
+      bool solvable = true, trivial = true;
+      for (const auto& slot : dec.level(d).slots) {
+        solvable = solvable && slot.group.solvable;
+        trivial = trivial && slot.group.order == 1;
+      }
+      // A non-solvable group has no counters; a trivial one needs none.
+      if (!solvable) CHECK(level.mode == LevelMode::Scan);
+      if (trivial) CHECK((level.mode == LevelMode::Memory || level.mode == LevelMode::Constant));
+      if (level.mode == LevelMode::Memory) CHECK(level.resets);
+      CHECK(level.values == dec.level(d).width);
+      REQUIRE(level.components.size() == dec.level(d).slots.size());
+      for (std::size_t s = 0; s < level.components.size(); ++s) {
+        // The counters' moduli multiply to the order of the group the letters generate, a
+        // subgroup of the holonomy group.
+        long long product = 1;
+        for (int p : level.components[s].counters) product *= p;
+        CHECK(dec.level(d).slots[s].group.order % product == 0);
+      }
+    }
+    // Every level has its line in the printed plan.
+    const std::string text = plan_text(plan);
+    CHECK(std::count(text.begin(), text.end(), '\n') == dec.level_count());
+  }
+}
