@@ -68,7 +68,7 @@ Network random_network(std::mt19937_64& rng, const Automaton& automaton,
       for (int c = 0; c < d; ++c) mlp.out_bias[c] = uniform(rng, 0, 1) ? random_weight(rng) : 0.0f;
       if (hidden > 0) {
         const int split = uniform(rng, 0, hidden);
-        mlp.blocks = {{"first part", 0, split}, {"second part", split, hidden - split}};
+        mlp.blocks = {{"first part", 0, split, {}}, {"second part", split, hidden - split, {}}};
       }
       layer.mlp = std::move(mlp);
     }

@@ -100,7 +100,7 @@ Network synthetic_scan_network(const ForwardBenchOptions& o) {
     mlp.out_weight.setFromTriplets(out.begin(), out.end());  // duplicates (a*b == b) are summed
     mlp.in_bias = Eigen::VectorXf::Constant(hidden, -1.0f);
     mlp.out_bias = Eigen::VectorXf::Zero(d);
-    mlp.blocks = {{"pair products", 0, hidden}};
+    mlp.blocks = {{"pair products", 0, hidden, {}}};
     layer.mlp = std::move(mlp);
     n.layers.push_back(std::move(layer));
   }
