@@ -1,5 +1,5 @@
 #pragma once
-// The holonomy skeleton of a semiautomaton (DESIGN.md §3 steps 1-7, as SgpDec computes it):
+// The holonomy skeleton of a semiautomaton (compiler/README.md §4, as SgpDec computes it):
 // the image orbit of the state set, the extended image set E (images plus the singletons that
 // are not images), tiles, subduction classes (strongly connected components of the orbit
 // graph), their depths, and the transport of tiles along each class (fromRep / toRep).
