@@ -259,7 +259,7 @@ TEST_CASE("degenerate automata: one state, no change, identity letters") {
   }
 }
 
-TEST_CASE("limits stop with a LimitError naming the limit") {
+TEST_CASE("limits stop with a DecomposeLimitError that says which limit and its value") {
   // T_8's three generators: 255 images and 40320 reachable tuples.
   std::vector<std::string> states, letters{"c", "t", "e"};
   std::vector<std::vector<StateId>> delta(3, std::vector<StateId>(8));
@@ -272,12 +272,26 @@ TEST_CASE("limits stop with a LimitError naming the limit") {
   krc::Automaton t8("t8", states, letters, delta, 0);
   krc::DecomposeOptions few_images;
   few_images.max_images = 100;
-  CHECK_THROWS_WITH_AS(krc::HolonomyDecomposition::compute(t8, few_images),
-                       doctest::Contains("max images"), krc::LimitError);
+  using Limit = krc::DecomposeLimitError::Limit;
+  auto limit_of = [&](const krc::DecomposeOptions& options) -> std::pair<Limit, std::size_t> {
+    try {
+      krc::HolonomyDecomposition::compute(t8, options);
+    } catch (const krc::DecomposeLimitError& e) {
+      return {e.limit(), e.value()};
+    }
+    FAIL("no DecomposeLimitError");
+    return {};
+  };
+  CHECK(limit_of(few_images) == std::pair{Limit::MaxImages, std::size_t{100}});
+  krc::DecomposeOptions few_bytes;
+  few_bytes.max_image_bytes = 4096;  // 255 images of 8 states take about 36 bytes each
+  CHECK(limit_of(few_bytes) == std::pair{Limit::MaxImageBytes, std::size_t{4096}});
   krc::DecomposeOptions few_tuples;
   few_tuples.max_tuples = 1000;
-  CHECK_THROWS_WITH_AS(krc::HolonomyDecomposition::compute(t8, few_tuples),
-                       doctest::Contains("max tuples"), krc::LimitError);
+  CHECK(limit_of(few_tuples) == std::pair{Limit::MaxTuples, std::size_t{1000}});
+  krc::DecomposeOptions few_cells;
+  few_cells.max_table_cells = 5000;
+  CHECK(limit_of(few_cells) == std::pair{Limit::MaxTableCells, std::size_t{5000}});
   few_tuples.build_tables = false;  // the skeleton alone is fine
   CHECK(krc::HolonomyDecomposition::compute(t8, few_tuples).level_count() == 7);
 }

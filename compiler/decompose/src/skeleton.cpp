@@ -137,10 +137,19 @@ Skeleton Skeleton::compute(const Automaton& automaton, const DecomposeOptions& o
           set_bits::set(image, delta[w * 64 + static_cast<std::size_t>(std::countr_zero(bits))]);
       sk.successor_.push_back(static_cast<std::uint32_t>(sets.insert(image)));
     }
-    if (sets.size() > image_limit)
-      throw LimitError("the image orbit of '" + automaton.name() + "' has more than " +
-                       std::to_string(image_limit) + " sets of " + std::to_string(n) +
-                       " states; the holonomy decomposition is out of reach (limit: max images)");
+    if (sets.size() > image_limit) {
+      const bool by_count = image_limit == options.max_images;
+      throw DecomposeLimitError(
+          "the image orbit of '" + automaton.name() + "' has more than " +
+              std::to_string(image_limit) + " sets of " + std::to_string(n) + " states (" +
+              (by_count ? "the limit on images"
+                        : "as many as fit in " + std::to_string(options.max_image_bytes >> 20) +
+                              " MiB") +
+              "); the holonomy decomposition is out of reach",
+          by_count ? DecomposeLimitError::Limit::MaxImages
+                   : DecomposeLimitError::Limit::MaxImageBytes,
+          by_count ? options.max_images : options.max_image_bytes);
+    }
     if (sets.size() >= next_report) {
       report(options, "orbit of the state set: " + std::to_string(sets.size()) + " images so far");
       next_report *= 2;
