@@ -68,6 +68,8 @@ Automaton automaton_from_json(const json& document, const std::string& file,
   }
 
   // --initial (options.initial) stands in for a missing "initial" and overrides a present one.
+  if (options.initial.empty() && !document.contains("initial"))
+    b.fail("/", "missing member \"initial\" (or name the initial state with --initial STATE)");
   if (options.initial.empty() || document.contains("initial"))
     b.set_initial(state_ref(member(document, "initial", b), "/initial", b), "/initial");
 

@@ -110,7 +110,7 @@ TEST_CASE("--initial overrides the file's start in every format, and may name th
 TEST_CASE("--initial stands in for a missing initial state in JSON and JFLAP") {
   const std::string json = R"({"states": ["a"], "alphabet": ["x"], "transitions": {"x": ["a"]}})";
   auto json_error = load_error("no_initial.json", json, "/");
-  CHECK(contains(json_error.problem(), "initial"));
+  CHECK(contains(json_error.problem(), "--initial"));
   auto jflap_error = load_error("no_initial.jff", jflap8(1, -1, {{0, 0, "x"}}));
   CHECK(contains(jflap_error.problem(), "--initial"));
   LoadOptions options;

@@ -19,10 +19,11 @@ struct Stop {
 // Recursive descent over the grammar Boost's read_graphviz implements:
 //   graph     : [strict] (graph | digraph) [ID] '{' stmt_list '}' <end>
 //   stmt_list : { stmt [';'] }
-//   stmt      : (graph | node | edge) attr_list | ID '=' ID | endpoint [edge_rhs] [attr_list]
+//   stmt      : (graph | node | edge) attr_list | ID '=' ID | subgraph | ID [port] [attr_list]
+//               | endpoint edge_rhs
 //   endpoint  : subgraph | ID [port]
 //   subgraph  : [subgraph [ID]] '{' stmt_list '}'  |  subgraph ID
-//   edge_rhs  : { ('->' | '--') endpoint } [attr_list]
+//   edge_rhs  : ('->' | '--') endpoint { ('->' | '--') endpoint } [attr_list]
 //   attr_list : { '[' { ID ['=' ID] [',' | ';'] } ']' }
 //   port      : { ':' ID [':' ID] | ':' '(' ID ',' ID ')' | '@' ID }
 // The only recursion is through subgraphs, and `depth_` stops it at kMaxDotNesting.
@@ -107,18 +108,21 @@ class Checker {
     }
     if (!id() && !keyword("subgraph") && !is_punct("{"))
       fail("expected a statement (a node, an edge, a subgraph or an attribute) or '}'");
-    endpoint();
+    bool lone_subgraph = endpoint();
     while (!at_end() && t_[i_].kind == DotToken::EdgeOp) {
       if (directed_ != (t_[i_].text == "->"))
         fail(directed_ ? "expected '->' in a digraph" : "expected '--' in an undirected graph");
       ++i_;
       if (!id() && !keyword("subgraph") && !is_punct("{")) fail("expected a node or a subgraph");
       endpoint();
+      lone_subgraph = false;
     }
-    if (is_punct("[")) attributes();
+    // Nodes and edges take attributes; a subgraph statement does not (as in Boost).
+    if (is_punct("[") && !lone_subgraph) attributes();
   }
 
-  void endpoint() {
+  // True for a subgraph, false for a node.
+  bool endpoint() {
     const bool keyword_first = keyword("subgraph");
     if (keyword_first) {
       ++i_;
@@ -126,24 +130,31 @@ class Checker {
       if (named) ++i_;
       if (!is_punct("{")) {
         if (!named) fail("expected a subgraph name or '{'");
-        return;  // a reference to a named subgraph
+        return true;  // a reference to a named subgraph
       }
     }
     if (is_punct("{")) {
       if (!keyword_first) anonymous_.push_back(i_);
       block();
-      return;
+      return true;
     }
     ++i_;  // the node's identifier
     port();
+    return false;
   }
 
+  // At most one angle (@a) and one position (:p, :p:c or :(x,y)), in either order (Boost).
   void port() {
+    bool angle = false, position = false;
     for (;;) {
       if (is_other('@')) {
+        if (angle) fail("a node has one port angle, found a second '@'");
+        angle = true;
         ++i_;
         expect_id("a port angle after '@'");
       } else if (is_punct(":")) {
+        if (position) fail("a node has one port, found a second ':'");
+        position = true;
         ++i_;
         if (is_other('(')) {
           ++i_;
