@@ -6,6 +6,7 @@
 // ascending order, each pre-activation a float32 sum over its inputs in ascending order:
 // a unit left out has a pre-activation <= 0 in float32 too, and adds an exact 0.
 #include <algorithm>
+#include <bit>
 #include <cmath>
 
 #include "krc/float32_kernels.hpp"
@@ -18,10 +19,9 @@ namespace {
 // Marks the units of row `row` whose float32 pre-activation can be positive.
 void find_candidates(const PreparedMlp& mlp, const float* row, MlpScratch& s) {
   auto mark = [&](int u) {
-    if (!s.mark[u]) {
-      s.mark[u] = 1;
-      s.candidates.push_back(u);
-    }
+    std::uint64_t& word = s.bits[u >> 6];
+    if (word == 0) s.words.push_back(u >> 6);
+    word |= std::uint64_t{1} << (u & 63);
   };
   double small_total = 0.0;
   s.small_inputs.clear();
@@ -64,24 +64,28 @@ void find_candidates(const PreparedMlp& mlp, const float* row, MlpScratch& s) {
 }  // namespace
 
 void apply_mlp(const PreparedMlp& mlp, Activations<float>& x, int from, int n, MlpScratch& s) {
-  if (s.mark.size() < static_cast<std::size_t>(mlp.hidden)) s.mark.resize(mlp.hidden, 0);
+  const std::size_t words = (static_cast<std::size_t>(mlp.hidden) + 63) / 64;
+  if (s.bits.size() < words) s.bits.resize(words, 0);
   s.out.assign(x.cols(), 0.0f);
   const ScatterRows& unit_in = mlp.in_by_unit;
   const ScatterRows& out_w = mlp.out_by_unit;
   for (int i = from; i < n; ++i) {
     float* row = x.row(i).data();
-    s.candidates.clear();
+    s.words.clear();
     find_candidates(mlp, row, s);
-    std::sort(s.candidates.begin(), s.candidates.end());
-    for (int u : s.candidates) {
-      s.mark[u] = 0;
-      float pre = 0.0f;
-      for (int e = unit_in.begin(u); e < unit_in.end(u); ++e)
-        pre += row[unit_in.column[e]] * static_cast<float>(unit_in.value[e]);
-      pre += static_cast<float>(mlp.in_bias[u]);
-      if (!(pre > 0.0f)) continue;  // ReLU
-      for (int e = out_w.begin(u); e < out_w.end(u); ++e)
-        s.out[out_w.column[e]] += pre * static_cast<float>(out_w.value[e]);
+    std::sort(s.words.begin(), s.words.end());
+    for (int w : s.words) {
+      for (std::uint64_t bits = s.bits[w]; bits != 0; bits &= bits - 1) {
+        const int u = 64 * w + std::countr_zero(bits);
+        float pre = 0.0f;
+        for (int e = unit_in.begin(u); e < unit_in.end(u); ++e)
+          pre += row[unit_in.column[e]] * static_cast<float>(unit_in.value[e]);
+        pre += static_cast<float>(mlp.in_bias[u]);
+        if (!(pre > 0.0f)) continue;  // ReLU
+        for (int e = out_w.begin(u); e < out_w.end(u); ++e)
+          s.out[out_w.column[e]] += pre * static_cast<float>(out_w.value[e]);
+      }
+      s.bits[w] = 0;
     }
     mlp.writes.for_each([&](int c) {
       row[c] += s.out[c] + static_cast<float>(mlp.out_bias[c]);

@@ -109,8 +109,9 @@ class Checker {
 
 // The report's plan: what to check, from the options and the network (the default budget
 // decides the random words when the options leave them open).
-void plan(const Network& network, std::size_t letters, const VerifyOptions& options,
+void plan(const ForwardPass& pass, std::size_t letters, const VerifyOptions& options,
           VerifyReport& report) {
+  const Network& network = pass.network();
   report.attention = options.forward.attention;
   report.arithmetic = options.forward.arithmetic;
   report.threads = options.forward.threads > 0
@@ -139,11 +140,10 @@ void plan(const Network& network, std::size_t letters, const VerifyOptions& opti
     const double new_rows = letters > 1 ? static_cast<double>(letters) / (letters - 1.0)
                                         : report.exhaustive_length + 1.0;
     const double exhaustive = static_cast<double>(report.exhaustive_words) * new_rows *
-                              estimated_cpu_seconds_per_row(network, options.forward);
+                              estimated_cpu_seconds_per_row(pass);
     VerifyReport::Budget budget;
     budget.seconds = options.budget_seconds;
-    budget.estimated_cpu_per_word =
-        estimated_cpu_seconds_per_word(network, report.random_length, options.forward);
+    budget.estimated_cpu_per_word = estimated_cpu_seconds_per_word(pass, report.random_length);
     const double fit = std::floor((options.budget_seconds * report.threads - exhaustive) /
                                   std::max(budget.estimated_cpu_per_word, 1e-12));
     report.random_words = static_cast<long long>(std::clamp(
@@ -183,10 +183,10 @@ VerifyReport verify(const Network& network, const Automaton& automaton,
   if (automaton.state_count() != network.states.size())
     throw std::invalid_argument("the automaton has " + std::to_string(automaton.state_count()) +
                                 " states, the network " + std::to_string(network.states.size()));
+  const ForwardPass pass(network, options.forward);
   VerifyReport report;
-  plan(network, letters, options, report);
+  plan(pass, letters, options, report);
 
-  ForwardPass pass(network, options.forward);
   Checker checker(automaton, report);
   VerifyProgress progress;
   progress.words_total = report.exhaustive_words + report.random_words;
@@ -194,9 +194,8 @@ VerifyReport verify(const Network& network, const Automaton& automaton,
                              report.random_words * (report.random_length + 1);
   const double random_cpu_per_word =
       !options.progress ? 0.0
-      : report.budget
-          ? report.budget->estimated_cpu_per_word
-          : estimated_cpu_seconds_per_word(network, report.random_length, options.forward);
+      : report.budget   ? report.budget->estimated_cpu_per_word
+                        : estimated_cpu_seconds_per_word(pass, report.random_length);
   auto since = [](Clock::time_point t) {
     return std::chrono::duration<double>(Clock::now() - t).count();
   };

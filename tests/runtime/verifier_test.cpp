@@ -262,10 +262,10 @@ TEST_CASE("verifier: the size estimate grows with the length and the network") {
   test::ResetNetworkOptions shape;
   shape.max_len = 4096;
   const Network n = test::reset_network(a, shape);
-  const ForwardOptions f;
-  CHECK(estimated_cpu_seconds_per_word(n, 4096, f) > estimated_cpu_seconds_per_word(n, 100, f));
-  CHECK(estimated_cpu_seconds_per_word(n, 100, f) > 0.0);
-  CHECK(estimated_cpu_seconds_per_row(n, f) > 0.0);
+  const ForwardPass pass(n);
+  CHECK(estimated_cpu_seconds_per_word(pass, 4096) > estimated_cpu_seconds_per_word(pass, 100));
+  CHECK(estimated_cpu_seconds_per_word(pass, 100) > 0.0);
+  CHECK(estimated_cpu_seconds_per_row(pass) > 0.0);
 }
 
 TEST_CASE("verifier: progress estimates the time left, 0 at the end") {

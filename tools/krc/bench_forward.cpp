@@ -2,7 +2,8 @@
 // parallel-prefix network: 13 layers, d_model ~450, one lookup head per layer (±1 position
 // codes, head_dim 13, one-hot values of width 120) and an MLP of 14,400 pair units per layer
 // (ReLU(f_a + s_b - 1), 2 inputs and 3 outputs each), on 100 random words of length 4096.
-// --file times a compiled network instead.
+// --file times a compiled network instead. The last column is the estimate of CPU ms per word
+// that krc verify's default budget uses (verify_budget.cpp), for comparison.
 #include <chrono>
 #include <ctime>
 #include <iomanip>
@@ -15,6 +16,7 @@
 #include "krc/forward.hpp"
 #include "krc/input_error.hpp"
 #include "krc/network.hpp"
+#include "krc/verifier.hpp"
 #include "krc/weights_file.hpp"
 
 namespace krc::cli {
@@ -161,7 +163,7 @@ int run_forward_bench(const ForwardBenchOptions& o) {
   std::cout << std::left << std::setw(10) << "attention" << std::setw(20) << "arithmetic"
             << std::right << std::setw(9) << "threads" << std::setw(12) << "seconds"
             << std::setw(14) << "cpu seconds" << std::setw(16) << "positions/s" << std::setw(16)
-            << "cpu ms/word\n";
+            << "cpu ms/word" << std::setw(15) << "estimated\n";
   for (const auto& c : configs) {
     ForwardOptions options{c.attention, c.arithmetic, o.threads};
     options.key_tree_from_row = o.key_tree_from_row;
@@ -181,7 +183,8 @@ int run_forward_bench(const ForwardBenchOptions& o) {
               << to_string(c.arithmetic) << std::right << std::setw(9) << threads << std::setw(12)
               << std::fixed << std::setprecision(2) << seconds << std::setw(14) << cpu
               << std::setw(16) << std::setprecision(0) << positions / seconds << std::setw(15)
-              << std::setprecision(1) << 1000.0 * cpu / run.words << "\n";
+              << std::setprecision(1) << 1000.0 * cpu / run.words << std::setw(14)
+              << 1000.0 * estimated_cpu_seconds_per_word(pass, run.length) << "\n";
   }
   return 0;
 }

@@ -117,7 +117,7 @@ const RegisterCommand verify_command{Command{
           ->check(CLI::NonNegativeNumber);
       sub.add_option("--random", a->random,
                      "number of random words (default 1000, or fewer, at least 20, when the "
-                     "network is so large that they would take more than about 60 s)")
+                     "network is so large that they would take more than about a minute)")
           ->check(CLI::NonNegativeNumber);
       sub.add_option("--length", a->length, "length of the random words (default: max_len)")
           ->check(CLI::NonNegativeNumber);

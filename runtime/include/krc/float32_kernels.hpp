@@ -5,6 +5,7 @@
 // exact zeros, replaying sums of bitwise-equal terms (identical_sum.hpp), and the key tree for
 // long rows of select heads (key_tree.hpp).
 #include <Eigen/Dense>
+#include <cstdint>
 #include <vector>
 
 #include "krc/forward.hpp"
@@ -87,8 +88,10 @@ void apply_attention(const PreparedLayer& layer, float scale, const ForwardOptio
 
 struct MlpScratch {
   std::vector<float> out;
-  std::vector<char> mark;  // per hidden unit: a candidate of this row; all zero between rows
-  std::vector<int> candidates, small_inputs;
+  // The candidate units of a row as a bitmap (all zero between rows) and its nonzero words,
+  // which give the candidates in ascending order without sorting them one by one.
+  std::vector<std::uint64_t> bits;
+  std::vector<int> words, small_inputs;
 };
 
 // x[i] += (W2 ReLU(W1 x[i] + b1)) + b2 for every row i in [from, n), summing the hidden units

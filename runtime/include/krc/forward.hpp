@@ -78,6 +78,7 @@ class ForwardPass {
 
   const Network& network() const { return network_; }
   const ForwardOptions& options() const { return options_; }
+  const PreparedNetwork& prepared() const { return *prepared_; }
 
   // Logits [word.size() + 1, states] for every prefix (row 0: BOS only). Except in Float64
   // arithmetic the values are float32 numbers held in doubles. Throws std::invalid_argument for a

@@ -36,7 +36,7 @@ struct VerifyOptions {
   // nullopt: the default budget, kDefaultRandomWords or as many (at least kMinRandomWords) as
   // fit into budget_seconds of wall time with the exhaustive part, by the size estimate below.
   std::optional<long long> random_words;
-  double budget_seconds = 60.0;
+  double budget_seconds = 50.0;      // of estimated forward passes: about a minute with loading
   std::optional<int> random_length;  // default: max_len
   std::uint64_t seed = 1;
   ForwardOptions forward;
@@ -97,12 +97,11 @@ struct VerifyReport {
 // The default exhaustive length: the longest L <= max_len with letters^L <= max_words.
 int default_exhaustive_length(std::size_t letters, int max_len, long long max_words);
 
-// CPU seconds of the forward pass on one word of `length` letters, and on one more row of a
-// short word (exhaustive words reuse their predecessor's rows), estimated from the network's
-// sizes (verify_budget.cpp says how). Errs towards more, not less.
-double estimated_cpu_seconds_per_word(const Network& network, int length,
-                                      const ForwardOptions& options);
-double estimated_cpu_seconds_per_row(const Network& network, const ForwardOptions& options);
+// CPU seconds of a forward pass on one word of `length` letters, and on one more row of a
+// short word (exhaustive words reuse their predecessor's rows), estimated from the prepared
+// network's sizes (verify_budget.cpp says how). Errs towards more, not less.
+double estimated_cpu_seconds_per_word(const ForwardPass& pass, int length);
+double estimated_cpu_seconds_per_row(const ForwardPass& pass);
 
 // Throws std::invalid_argument when the automaton does not fit the network (letters,
 // states), a requested length exceeds max_len, or there is nothing to check.
