@@ -224,8 +224,8 @@ TEST_CASE(
       layer.mlp = random_shared_mlp(rng, n.d_model(), 1 + static_cast<int>(rng() % 3)).mlp;
       groups += static_cast<int>(prepare_mlp(*layer.mlp).shared_input.size());
     }
-    ForwardPass f64(n, {AttentionKind::Softmax, Precision::Float64, 1});
-    ForwardPass f32(n, {AttentionKind::Softmax, Precision::Float32, 1});
+    ForwardPass f64(n, {AttentionKind::Softmax, Arithmetic::Float64, 1});
+    ForwardPass f32(n, {AttentionKind::Softmax, Arithmetic::Float64Accumulate, 1});
     for (int w = 0; w < 4; ++w) {
       const auto word = test::random_word(rng, static_cast<int>(a.letter_count()),
                                           w == 0 ? 80 : static_cast<int>(rng() % 81));
