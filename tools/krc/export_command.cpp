@@ -207,9 +207,9 @@ int run_export(const ExportArguments& a) {
     return 0;
   }
   std::cout << "TransformerLens layout: " << network.layers.size() << " blocks, d_model " << u.d
-            << ", " << u.H << " heads of width " << u.e << ", "
+            << ", n_heads " << u.H << ", d_head " << u.e << ", "
             << (u.m > 0 ? "d_mlp " + std::to_string(u.m) : std::string("attention only"))
-            << ", n_ctx " << network.max_len + 1 << " (zero padded to uniform layers)\n";
+            << ", n_ctx " << network.max_len + 1 << " (zero padded to uniform blocks)\n";
   std::cout << "wrote " << a.output << " ("
             << with_thousands(static_cast<long long>(contents.size())) << " bytes, dense) in "
             << std::fixed;
