@@ -124,6 +124,9 @@ Timing time_torch(const TorchBenchArguments& a, const fs::path& script, const st
   return t;
 }
 
+// torch / krc; null when krc's time is below the clock's resolution.
+json ratio(double torch, double krc) { return krc > 0 ? json(torch / krc) : json(nullptr); }
+
 long long agreeing_positions(const Timing& x, const Timing& y) {
   long long same = 0;
   for (std::size_t w = 0; w < x.states.size() && w < y.states.size(); ++w)
@@ -168,8 +171,8 @@ json bench_file(const TorchBenchArguments& a, const fs::path& script, const std:
             {"threads", torch.threads},
             {"sparse_mlp", a.sparse_mlp},
             {"precision", "float32"}}},
-          {"ratio_wall", torch.seconds / krc.seconds},
-          {"ratio_cpu", torch.cpu_seconds / krc.cpu_seconds},
+          {"ratio_wall", ratio(torch.seconds, krc.seconds)},
+          {"ratio_cpu", ratio(torch.cpu_seconds, krc.cpu_seconds)},
           {"positions", static_cast<long long>(a.words) * (length + 1)},
           {"agreeing_positions", agreeing_positions(krc, torch)}};
 }
@@ -181,7 +184,8 @@ void print_row(const json& r) {
               r["mlp_hidden"].get<long long>(), r["words"].get<int>(), r["length"].get<int>(),
               r["krc"]["seconds"].get<double>(), r["krc"]["cpu_seconds"].get<double>(),
               r["torch"]["seconds"].get<double>(), r["torch"]["cpu_seconds"].get<double>(),
-              r["ratio_wall"].get<double>(), r["ratio_cpu"].get<double>(),
+              r["ratio_wall"].is_null() ? 0.0 : r["ratio_wall"].get<double>(),
+              r["ratio_cpu"].is_null() ? 0.0 : r["ratio_cpu"].get<double>(),
               r["agreeing_positions"] == r["positions"] ? "all" : "SOME DIFFER");
   std::fflush(stdout);
 }

@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <iostream>
 #include <set>
 #include <sstream>
 
@@ -88,15 +89,18 @@ void check_table(const std::string& strategy) {
   for (const auto& name : test::reference_automaton_names()) {
     CAPTURE(name);
     const Outcome o = run_table_row(dir, name, strategy, words, ++seed);
-    table << "  " << name << ": ";
+    std::ostringstream row;
+    row << "  " << name << ": ";
     if (o.wrong == 0) {
-      table << "right";
+      row << "right";
     } else {
       failing.insert({name, strategy});
-      table << o.wrong << " wrong positions, the first at " << o.first << " (word " << o.first_word
-            << ")";
+      row << o.wrong << " wrong positions, the first at " << o.first << " (word " << o.first_word
+          << ")";
     }
-    table << " (" << static_cast<int>(o.seconds) << " s)\n";
+    row << " (" << static_cast<int>(o.seconds) << " s)\n";
+    std::cerr << row.str() << std::flush;  // progress: the whole table takes long
+    table << row.str();
   }
   MESSAGE(table.str());
   for (const auto& f : failing) {
