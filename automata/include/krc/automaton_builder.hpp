@@ -12,6 +12,10 @@
 
 namespace krc {
 
+// The name of a compiled network's beginning-of-word token (weights_file.hpp): no letter may
+// take it, or the network's vocabulary would list it twice and krc could not read it back.
+inline constexpr const char* kReservedLetter = "<bos>";
+
 struct CompletionOptions {
   bool add_sink = false;           // complete a partial DFA with a sink state
   std::string sink_name = "sink";  // made unique if a state already has this name
@@ -24,7 +28,8 @@ class AutomatonBuilder {
   void set_name(std::string name) { name_ = std::move(name); }
   void set_description(std::string d) { description_ = std::move(d); }
 
-  // Declares a state or letter; a second declaration of the same name is an error.
+  // Declares a state or letter; a second declaration of the same name, an empty name and the
+  // reserved letter kReservedLetter are errors.
   StateId add_state(const std::string& name, const std::string& place);
   LetterId add_letter(const std::string& name, const std::string& place);
   // Returns the letter, declaring it on first use (formats whose alphabet is implicit).
