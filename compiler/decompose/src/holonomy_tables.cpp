@@ -7,6 +7,7 @@
 
 #include "krc/holonomy.hpp"
 #include "krc/input_error.hpp"
+#include "krc/memory_budget.hpp"
 
 namespace krc {
 
@@ -19,8 +20,17 @@ void HolonomyDecomposition::build_tables(const DecomposeOptions& options) {
                      " coordinate tuples (tile chains); this may take a while");
   RowIndex tuples(levels);
   std::size_t cells = 0;
+  // A cell is an int that grows with its array (doubling: up to three copies at a
+  // reallocation), plus its share of the indices' hash slots.
+  constexpr std::uint64_t kBytesPerCell = 16;
+  const std::uint64_t budget_cells = memory_budget() / kBytesPerCell;
   auto spend = [&](std::size_t more) {
     cells += more;
+    if (cells > budget_cells)
+      check_memory("the action tables of '" + automaton_.name() + "' (" +
+                       std::to_string(tuples.size()) + " coordinate tuples of " +
+                       std::to_string(levels) + " levels so far)",
+                   saturating_mul(cells, kBytesPerCell));
     if (cells > options.max_table_cells)
       throw LimitError("the action tables of '" + automaton_.name() + "' need more than " +
                        std::to_string(options.max_table_cells) +
