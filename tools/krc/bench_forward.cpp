@@ -16,6 +16,7 @@
 #include "krc/input_error.hpp"
 #include "krc/network.hpp"
 #include "krc/weights_file.hpp"
+#include "option_checks.hpp"
 
 namespace krc::cli {
 
@@ -180,8 +181,8 @@ const RegisterBenchSuite forward_suite{BenchSuite{
     "forward", "forward pass on a synthetic 13-layer scan-shaped network, 100 words of length 4096",
     [](CLI::App& sub) -> std::function<int()> {
       auto o = std::make_shared<ForwardBenchOptions>();
-      sub.add_option("--layers", o->layers, "layers (default 13)")->check(CLI::PositiveNumber);
-      sub.add_option("--words", o->words, "words (default 100)")->check(CLI::PositiveNumber);
+      sub.add_option("--layers", o->layers, "layers (default 13)")->check(integer_in(1, 1000));
+      sub.add_option("--words", o->words, "words (default 100)")->check(integer_in(1, 1'000'000));
       sub.add_option("--length", o->length, "word length (default 4096; with --file, max_len)")
           ->check(CLI::Range(0, 1 << 20))
           ->each([o](const std::string&) { o->length_given = true; });
@@ -189,7 +190,7 @@ const RegisterBenchSuite forward_suite{BenchSuite{
       sub.add_option("--elements", o->elements, "one-hot width of the scanned values (default 120)")
           ->check(CLI::Range(1, 1000));
       sub.add_option("--threads", o->threads, "threads (default: one per core)")
-          ->check(CLI::NonNegativeNumber);
+          ->check(integer_in(0, 1024));
       sub.add_flag("--quick", o->quick, "float32 softmax only");
       return [o] { return run_forward_bench(*o); };
     }}};

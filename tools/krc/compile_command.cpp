@@ -13,6 +13,7 @@
 #include "krc/network_summary.hpp"
 #include "krc/verifier.hpp"
 #include "krc/weights_file.hpp"
+#include "option_checks.hpp"
 #include "output_file.hpp"
 
 namespace krc::cli {
@@ -59,6 +60,7 @@ int run_compile(const CompileArguments& a) {
   auto seconds = [&] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   };
+  refuse_output_over_input(a.output, a.input);
   LoadOptions load;
   load.completion.add_sink = a.complete;
   load.format = a.format;
@@ -77,39 +79,47 @@ int run_compile(const CompileArguments& a) {
 
   WriteOptions write;
   if (a.dense) write.storage = WriteOptions::Storage::Dense;
-  const std::string bytes = network_to_safetensors(result.network, write);
+  const std::string bytes = [&] {
+    try {
+      return network_to_safetensors(result.network, write);
+    } catch (const LimitError& e) {
+      throw LimitError(std::string(e.what()) + " (a smaller --max-len makes a smaller network)");
+    }
+  }();
   write_output(a.output, bytes);
 
   const Network& net = result.network;
+  // With the weights on standard output, the summary goes to standard error.
+  std::ostream& out = a.output == "-" ? std::cerr : std::cout;
   if (a.json) {
-    nlohmann::json out = {{"automaton",
-                           {{"name", automaton.name()},
-                            {"states", automaton.state_count()},
-                            {"letters", automaton.letter_count()}}},
-                          {"strategy", to_string(result.strategy)},
-                          {"reason", result.reason},
-                          {"network", network_summary(net)},
-                          {"output", a.output},
-                          {"bytes", bytes.size()},
-                          {"seconds", seconds()}};
-    if (!result.cascade.is_null()) out["cascade"] = result.cascade;
+    nlohmann::json summary = {{"automaton",
+                               {{"name", automaton.name()},
+                                {"states", automaton.state_count()},
+                                {"letters", automaton.letter_count()}}},
+                              {"strategy", to_string(result.strategy)},
+                              {"reason", result.reason},
+                              {"network", network_summary(net)},
+                              {"output", a.output},
+                              {"bytes", bytes.size()},
+                              {"seconds", seconds()}};
+    if (!result.cascade.is_null()) summary["cascade"] = result.cascade;
     // The output path comes from the command line and need not be UTF-8.
-    std::cout << out.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    out << summary.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     return 0;
   }
-  std::cout << automaton.name() << ": " << automaton.state_count() << " states, "
-            << automaton.letter_count() << " letters\n";
-  std::cout << "strategy: " << to_string(result.strategy) << " - " << result.reason << "\n";
+  out << automaton.name() << ": " << automaton.state_count() << " states, "
+      << automaton.letter_count() << " letters\n";
+  out << "strategy: " << to_string(result.strategy) << " - " << result.reason << "\n";
   if (!result.cascade.is_null())
-    std::cout << "cascade: " << result.cascade.size()
-              << (result.cascade.size() == 1 ? " level" : " levels") << levels_text(result.cascade)
-              << "\n";
-  std::cout << "network: " << network_size_line(net) << "\n";
-  std::cout << "wrote " << a.output << " (" << with_thousands(static_cast<long long>(bytes.size()))
-            << " bytes) in " << std::fixed;
-  std::cout.precision(2);
-  std::cout << seconds() << " s\n";
-  std::cout << "next: krc verify " << a.output << "\n";
+    out << "cascade: " << result.cascade.size()
+        << (result.cascade.size() == 1 ? " level" : " levels") << levels_text(result.cascade)
+        << "\n";
+  out << "network: " << network_size_line(net) << "\n";
+  out << "wrote " << a.output << " (" << with_thousands(static_cast<long long>(bytes.size()))
+      << " bytes) in " << std::fixed;
+  out.precision(2);
+  out << seconds() << " s\n";
+  out << "next: krc verify " << a.output << "\n";
   return 0;
 }
 
@@ -124,7 +134,8 @@ const RegisterCommand registration{{
                      "for stdin")
           ->required();
       sub.add_option("-o,--output", a->output, "Weights file to write (safetensors); - for stdout")
-          ->required();
+          ->required()
+          ->check(nonempty_path());
       sub.add_option("--strategy", a->strategy,
                      "auto: build both, keep the one with fewer layers (ties: fewer parameters)\n"
                      "kr: Krohn-Rhodes cascade, depth independent of --max-len\n"

@@ -14,6 +14,7 @@
 #include "krc/input_error.hpp"
 #include "krc/load_automaton.hpp"
 #include "krc/transformation_semigroup.hpp"
+#include "option_checks.hpp"
 #include "output_file.hpp"
 
 namespace krc::cli {
@@ -52,6 +53,7 @@ void fill_semigroup(nlohmann::json& summary, const Automaton& automaton,
 
 int run_decompose(const DecomposeArguments& a) {
   const auto start = std::chrono::steady_clock::now();
+  refuse_output_over_input(a.output, a.input);
   LoadOptions load;
   load.completion.add_sink = a.complete;
   load.format = a.input_format;
@@ -106,7 +108,8 @@ const RegisterCommand registration{
            ->check(CLI::IsMember({"text", "json", "dot"}))
            ->capture_default_str();
        sub.add_option("-o,--output", a->output, "File to write; - for stdout")
-           ->capture_default_str();
+           ->capture_default_str()
+           ->check(nonempty_path());
        sub.add_option("--input-format", a->input_format,
                       "Input format when the extension does not tell")
            ->check(CLI::IsMember({"json", "dot", "jff"}));
@@ -115,21 +118,22 @@ const RegisterCommand registration{
        sub.add_flag("--no-tables", a->no_tables,
                     "Skip the complete action tables (skeleton and groups only)");
        sub.add_option("--max-images", a->max_images, "Limit on the images of the state set")
-           ->check(CLI::PositiveNumber)
+           ->check(integer_in(1, 1LL << 62))
            ->capture_default_str();
        sub.add_option("--max-tuples", a->max_tuples,
                       "Limit on the reachable coordinate tuples of the action tables")
-           ->check(CLI::PositiveNumber)
+           ->check(integer_in(1, 1LL << 62))
            ->capture_default_str();
        sub.add_option("--max-table-cells", a->max_table_cells,
                       "Limit on the integers the action tables hold (many levels reach it before "
                       "--max-tuples)")
-           ->check(CLI::PositiveNumber)
+           ->check(integer_in(1, 1LL << 62))
            ->capture_default_str();
        sub.add_option(
               "--max-elements", a->max_elements,
               "Enumerate the transformation semigroup (for its size) up to this many elements")
-           ->capture_default_str();
+           ->capture_default_str()
+           ->check(integer_in(1, 1LL << 32));
        sub.add_flag("-q,--quiet", a->quiet, "No progress messages on stderr");
        return [a] { return run_decompose(*a); };
      }}};
