@@ -17,10 +17,11 @@ namespace {
 
 constexpr std::size_t kChunk = std::size_t{1} << 20;
 
+// "FILE: 20.0 GiB, more than the 376 MiB REASON" (`size` empty for a stream).
 [[noreturn]] void over_limit(const std::string& file, const std::string& size,
                              const ReadLimit& limit) {
-  throw LimitError(file + ": " + size + ", more than the " + byte_size_text(limit.max_bytes) + " " +
-                   limit.reason);
+  throw LimitError(file + ": " + (size.empty() ? "" : size + ", ") + "more than the " +
+                   byte_size_text(limit.max_bytes) + " " + limit.reason);
 }
 
 void check_text(const std::string& file, const std::string& text, std::size_t from) {
@@ -49,7 +50,7 @@ std::string read_bounded(std::istream& in, const std::string& file, const ReadLi
     if (in.bad()) throw InputError(file, "", "read error");
     if (limit.text) check_text(file, text, before);
     if (text.size() > limit.max_bytes)
-      over_limit(file, "more than " + byte_size_text(limit.max_bytes), limit);
+      over_limit(file, "", limit);
   }
   return text;
 }

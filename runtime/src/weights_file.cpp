@@ -22,22 +22,46 @@ namespace {
 
 using Shapes = std::map<std::string, std::vector<std::int64_t>>;  // stored tensor -> shape
 
+struct LoadShape {
+  NetworkShape network;
+  // While one tensor is converted: the entries of its layer's tensors with their triplets
+  // (nonzeros, with room for growth), and a dense-stored tensor's float copy.
+  std::uint64_t converting = 0;
+};
+
 // The network the config describes, with each tensor's nonzeros bounded by what is stored:
 // a sparse tensor's value count, a dense tensor's size.
-NetworkShape shape_from_config(const Config& c, const Shapes& stored, const json& sparse) {
+LoadShape shape_from_config(const Config& c, const Shapes& stored, const json& sparse) {
+  std::uint64_t group = 0, largest_group = 0, largest_dense = 0;
   auto nonzeros = [&](const std::string& name, std::uint64_t dense) -> std::uint64_t {
-    if (!sparse.contains(name)) return dense;
-    auto values = stored.find(name + ".values");
-    if (values == stored.end() || values->second.size() != 1) return 0;
-    return static_cast<std::uint64_t>(values->second[0]);
+    std::uint64_t count = dense;
+    if (sparse.contains(name)) {
+      auto values = stored.find(name + ".values");
+      count = values == stored.end() || values->second.size() != 1
+                  ? 0
+                  : static_cast<std::uint64_t>(values->second[0]);
+    } else {
+      largest_dense = std::max(largest_dense, dense);
+    }
+    group = saturating_add(group, count);
+    return count;
+  };
+  auto end_group = [&] {
+    largest_group = std::max(largest_group, group);
+    group = 0;
   };
   const auto d = static_cast<std::uint64_t>(c.d_model);
-  NetworkShape s;
+  LoadShape load;
+  NetworkShape& s = load.network;
   s.d_model = c.d_model;
   s.max_len = c.max_len;
   s.vocabulary = static_cast<std::int64_t>(c.vocabulary.size());
   s.states = static_cast<std::int64_t>(c.states.size());
+  nonzeros("embed.token", saturating_mul(d, c.vocabulary.size()));
+  nonzeros("embed.position", saturating_mul(d, static_cast<std::uint64_t>(c.max_len) + 1));
+  end_group();
   s.unembed_nonzeros = nonzeros("unembed", saturating_mul(d, c.states.size()));
+  end_group();
   for (std::size_t i = 0; i < c.layers.size(); ++i) {
     const LayerConfig& lc = c.layers[i];
     const std::string at = "layers." + std::to_string(i);
@@ -48,33 +72,33 @@ NetworkShape shape_from_config(const Config& c, const Shapes& stored, const json
     if (!lc.heads.empty())
       for (const char* part : {".attn.q", ".attn.k", ".attn.v", ".attn.o"})
         l.head_nonzeros = saturating_add(l.head_nonzeros, nonzeros(at + part, head_tensor));
+    end_group();
     if (lc.mlp_hidden) {
       const std::uint64_t matrix = saturating_mul(d, static_cast<std::uint64_t>(*lc.mlp_hidden));
       l.mlp_hidden = *lc.mlp_hidden;
       l.mlp_in_nonzeros = nonzeros(at + ".mlp.in.weight", matrix);
       l.mlp_out_nonzeros = nonzeros(at + ".mlp.out.weight", matrix);
+      nonzeros(at + ".mlp.in.bias", static_cast<std::uint64_t>(*lc.mlp_hidden));
+      nonzeros(at + ".mlp.out.bias", d);
     }
+    end_group();
     s.layers.push_back(std::move(l));
   }
-  return s;
+  // Entries (8 + 4 bytes) and triplets (12) per nonzero, each with room to grow, and the
+  // dense copy of a dense-stored tensor (4 per element).
+  load.converting =
+      saturating_add(saturating_mul(largest_group, 48), saturating_mul(largest_dense, 4));
+  return load;
 }
 
 // Everything loading holds at its peak: the file's tensors and metadata documents, the Network,
-// the prepared copies, and the entries of the largest layer while it is converted.
-std::uint64_t load_bytes(const NetworkShape& s, std::uint64_t data_bytes,
+// the prepared copies, and one layer's tensors while they are converted.
+std::uint64_t load_bytes(const LoadShape& load, std::uint64_t data_bytes,
                          std::uint64_t metadata_bytes) {
-  std::uint64_t converting = saturating_mul(
-      saturating_add(saturating_mul(s.max_len + 1, s.d_model), s.unembed_nonzeros), 48);
-  for (const auto& l : s.layers)
-    converting = std::max(
-        converting,
-        saturating_mul(
-            saturating_add(l.head_nonzeros, saturating_add(l.mlp_in_nonzeros, l.mlp_out_nonzeros)),
-            48));
   std::uint64_t total = saturating_add(data_bytes, saturating_mul(metadata_bytes, 16));
-  total = saturating_add(total, network_bytes(s));
-  total = saturating_add(total, prepared_bytes(s));
-  return saturating_add(total, converting);
+  total = saturating_add(total, network_bytes(load.network));
+  total = saturating_add(total, prepared_bytes(load.network));
+  return saturating_add(total, load.converting);
 }
 
 std::uint64_t text_bytes(const std::map<std::string, std::string>& metadata) {
@@ -85,9 +109,9 @@ std::uint64_t text_bytes(const std::map<std::string, std::string>& metadata) {
 
 void check_load_memory(const NetworkMetadata& m, const Shapes& stored, std::uint64_t data_bytes,
                        std::uint64_t metadata_bytes, const std::string& file) {
-  const NetworkShape shape = shape_from_config(m.config, stored, m.sparse);
-  check_memory("loading " + file + " (its tensors, the network and the forward pass's copies)",
-               load_bytes(shape, data_bytes, metadata_bytes));
+  check_memory(
+      "loading " + file + " (its tensors, the network and the forward pass's copies)",
+      load_bytes(shape_from_config(m.config, stored, m.sparse), data_bytes, metadata_bytes));
 }
 
 Shapes shapes_of(const TensorFile& file, std::uint64_t& data_bytes) {
@@ -112,7 +136,11 @@ void check_readable(const TensorFile& file) {
   }
   std::uint64_t data_bytes = 0;
   const Shapes shapes = shapes_of(file, data_bytes);
-  check_load_memory(m, shapes, data_bytes, text_bytes(file.metadata), "the network written");
+  try {
+    check_load_memory(m, shapes, data_bytes, text_bytes(file.metadata), "this network back");
+  } catch (const LimitError& e) {
+    throw LimitError(std::string(e.what()) + ", so it is not written");
+  }
 }
 
 }  // namespace

@@ -146,14 +146,16 @@ void guard_standard_streams() {
 }
 
 void finish_standard_output() {
-  std::cout.flush();
-  const bool stream_failed = !std::cout;
   errno = 0;
-  const bool flush_failed = std::fflush(stdout) != 0 || std::ferror(stdout);
+  std::cout.flush();  // with stdio in sync, this flushes stdout, and the error shows here
   int error = errno;
-  const bool close_failed = std::fclose(stdout) != 0;
-  if (close_failed && error == 0) error = errno;
-  if ((stream_failed || flush_failed || close_failed) && !g_stdout_reported)
+  bool failed = !std::cout || std::fflush(stdout) != 0 || std::ferror(stdout);
+  if (error == 0) error = errno;
+  if (std::fclose(stdout) != 0) {
+    failed = true;
+    if (error == 0) error = errno;
+  }
+  if (failed && !g_stdout_reported)
     throw InputError("<stdout>", "",
                      std::string("write failed") +
                          (error ? ": " + std::string(std::strerror(error)) : " (output lost)"));
