@@ -136,7 +136,7 @@ Automaton read_jflap_automaton(const std::string& text, const std::string& file,
     if (tag != "transition") continue;
     std::string place = place_of(transition_lines, k, "transition " + std::to_string(k + 1));
     ++k;
-    auto state_at = [&](const char* field) {
+    auto state_at = [&, &element = element](const char* field) {  // clang 14: no captured bindings
       auto value = element.get_optional<std::string>(field);
       if (!value) b.fail(place, std::string("a <transition> without <") + field + ">");
       auto it = by_id.find(trim(*value));
