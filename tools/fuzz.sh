@@ -17,8 +17,9 @@ clang=""
 for candidate in clang++-14 clang++; do
   command -v "$candidate" >/dev/null && { clang=$candidate; break; }
 done
-if [ -z "$clang" ]; then
-  echo "fuzz.sh: no clang++ (apt-get install clang-14 libclang-rt-14-dev)" >&2
+probe='extern "C" int LLVMFuzzerTestOneInput(const unsigned char*, unsigned long) { return 0; }'
+if [ -z "$clang" ] || ! echo "$probe" | "$clang" -x c++ -fsanitize=fuzzer - -o /dev/null 2>/dev/null; then
+  echo "fuzz.sh: no clang++ with libFuzzer (apt-get install clang-14 libclang-rt-14-dev)" >&2
   exit 2
 fi
 build="$here/build-fuzz"
