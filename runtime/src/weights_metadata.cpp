@@ -10,6 +10,69 @@
 
 namespace krc::weights {
 
+namespace {
+
+// One head of a layer whose heads are head_dim wide.
+HeadConfig parse_head(const JsonReader& r, const json& h, const json::json_pointer& at,
+                      int head_dim) {
+  HeadConfig hc;
+  hc.name = r.string(r.member(h, at, "name"), at / "name");
+  try {
+    hc.kind = head_kind_from_string(r.string(r.member(h, at, "kind"), at / "kind"));
+  } catch (const std::invalid_argument& e) {
+    r.fail(at / "kind", e.what());
+  }
+  // Optional: the head's own widths inside the layer's zero-padded head_dim.
+  hc.query_dim = hc.value_dim = head_dim;
+  if (h.contains("query_dim"))
+    hc.query_dim = static_cast<int>(r.integer(h["query_dim"], at / "query_dim", 0, head_dim));
+  if (h.contains("value_dim"))
+    hc.value_dim = static_cast<int>(r.integer(h["value_dim"], at / "value_dim", 0, head_dim));
+  return hc;
+}
+
+LayerConfig parse_layer(const JsonReader& r, const json& l, const json::json_pointer& at) {
+  using ptr = json::json_pointer;
+  LayerConfig lc;
+  lc.purpose = r.string(r.member(l, at, "purpose"), at / "purpose");
+  lc.head_dim =
+      static_cast<int>(r.integer(r.member(l, at, "head_dim"), at / "head_dim", 0, kMaxDimension));
+  const json& heads = r.member(l, at, "heads");
+  if (!heads.is_array()) r.fail(at / "heads", "must be a list");
+  if (static_cast<long long>(heads.size()) > kMaxDimension) r.fail(at / "heads", "too many heads");
+  for (std::size_t h = 0; h < heads.size(); ++h)
+    lc.heads.push_back(parse_head(r, heads[h], at / "heads" / h, lc.head_dim));
+  const json& hidden = r.member(l, at, "mlp_hidden");
+  if (!hidden.is_null())
+    lc.mlp_hidden = static_cast<int>(r.integer(hidden, at / "mlp_hidden", 0, kMaxDimension));
+  const json& blocks = r.member(l, at, "mlp_blocks");
+  if (!blocks.is_array()) r.fail(at / "mlp_blocks", "must be a list");
+  int next = 0;
+  for (std::size_t b = 0; b < blocks.size(); ++b) {
+    const ptr bat = at / "mlp_blocks" / b;
+    MlpBlock block;
+    block.name = r.string(r.member(blocks[b], bat, "name"), bat / "name");
+    block.first = static_cast<int>(
+        r.integer(r.member(blocks[b], bat, "first"), bat / "first", 0, kMaxDimension));
+    block.count = static_cast<int>(
+        r.integer(r.member(blocks[b], bat, "count"), bat / "count", 0, kMaxDimension));
+    if (block.first != next)
+      r.fail(bat / "first",
+             "blocks must cover the hidden units in order: expected " + std::to_string(next));
+    next += block.count;
+    lc.blocks.push_back(block);
+  }
+  if (!lc.mlp_hidden && !blocks.empty())
+    r.fail(at / "mlp_blocks", "names blocks of a layer without MLP");
+  // Blocks are optional names; when present they cover [0, mlp_hidden) exactly.
+  if (!blocks.empty() && next != lc.mlp_hidden.value_or(0))
+    r.fail(at / "mlp_blocks", "cover " + std::to_string(next) + " hidden units, mlp_hidden is " +
+                                  std::to_string(lc.mlp_hidden.value_or(0)));
+  return lc;
+}
+
+}  // namespace
+
 Config parse_config(const MetadataReader& m) {
   const json doc = m.parse("config", m.required_text("config"));
   JsonReader r(m, "config");
@@ -51,64 +114,8 @@ Config parse_config(const MetadataReader& m) {
   if (static_cast<long long>(layers.size()) != n_layers)
     r.fail(root / "layers", "lists " + std::to_string(layers.size()) + " layers, n_layers says " +
                                 std::to_string(n_layers));
-  for (std::size_t i = 0; i < layers.size(); ++i) {
-    const ptr at = root / "layers" / i;
-    const json& l = layers[i];
-    LayerConfig lc;
-    lc.purpose = r.string(r.member(l, at, "purpose"), at / "purpose");
-    lc.head_dim =
-        static_cast<int>(r.integer(r.member(l, at, "head_dim"), at / "head_dim", 0, kMaxDimension));
-    const json& heads = r.member(l, at, "heads");
-    if (!heads.is_array()) r.fail(at / "heads", "must be a list");
-    if (static_cast<long long>(heads.size()) > kMaxDimension)
-      r.fail(at / "heads", "too many heads");
-    for (std::size_t h = 0; h < heads.size(); ++h) {
-      const ptr hat = at / "heads" / h;
-      HeadConfig hc;
-      hc.name = r.string(r.member(heads[h], hat, "name"), hat / "name");
-      try {
-        hc.kind = head_kind_from_string(r.string(r.member(heads[h], hat, "kind"), hat / "kind"));
-      } catch (const std::invalid_argument& e) {
-        r.fail(hat / "kind", e.what());
-      }
-      // Optional: the head's own widths inside the layer's zero-padded head_dim.
-      hc.query_dim = hc.value_dim = lc.head_dim;
-      if (heads[h].contains("query_dim"))
-        hc.query_dim =
-            static_cast<int>(r.integer(heads[h]["query_dim"], hat / "query_dim", 0, lc.head_dim));
-      if (heads[h].contains("value_dim"))
-        hc.value_dim =
-            static_cast<int>(r.integer(heads[h]["value_dim"], hat / "value_dim", 0, lc.head_dim));
-      lc.heads.push_back(hc);
-    }
-    const json& hidden = r.member(l, at, "mlp_hidden");
-    if (!hidden.is_null())
-      lc.mlp_hidden = static_cast<int>(r.integer(hidden, at / "mlp_hidden", 0, kMaxDimension));
-    const json& blocks = r.member(l, at, "mlp_blocks");
-    if (!blocks.is_array()) r.fail(at / "mlp_blocks", "must be a list");
-    int next = 0;
-    for (std::size_t b = 0; b < blocks.size(); ++b) {
-      const ptr bat = at / "mlp_blocks" / b;
-      MlpBlock block;
-      block.name = r.string(r.member(blocks[b], bat, "name"), bat / "name");
-      block.first = static_cast<int>(
-          r.integer(r.member(blocks[b], bat, "first"), bat / "first", 0, kMaxDimension));
-      block.count = static_cast<int>(
-          r.integer(r.member(blocks[b], bat, "count"), bat / "count", 0, kMaxDimension));
-      if (block.first != next)
-        r.fail(bat / "first",
-               "blocks must cover the hidden units in order: expected " + std::to_string(next));
-      next += block.count;
-      lc.blocks.push_back(block);
-    }
-    if (!lc.mlp_hidden && !blocks.empty())
-      r.fail(at / "mlp_blocks", "names blocks of a layer without MLP");
-    // Blocks are optional names; when present they cover [0, mlp_hidden) exactly.
-    if (!blocks.empty() && next != lc.mlp_hidden.value_or(0))
-      r.fail(at / "mlp_blocks", "cover " + std::to_string(next) + " hidden units, mlp_hidden is " +
-                                    std::to_string(lc.mlp_hidden.value_or(0)));
-    c.layers.push_back(std::move(lc));
-  }
+  for (std::size_t i = 0; i < layers.size(); ++i)
+    c.layers.push_back(parse_layer(r, layers[i], root / "layers" / i));
   if (static_cast<long long>(c.max_len + 1) * c.d_model > kMaxDenseElements ||
       static_cast<long long>(c.vocabulary.size()) * c.d_model > kMaxDenseElements)
     r.fail(root, "the embeddings would exceed krc's limit of " + std::to_string(kMaxDenseElements) +

@@ -20,22 +20,22 @@ void HolonomyDecomposition::build_tables(const DecomposeOptions& options) {
                      " coordinate tuples (tile chains); this may take a while");
   RowIndex tuples(levels);
   std::size_t cells = 0;
-  // A cell is an int that grows with its array (doubling: up to three copies at a
-  // reallocation), plus its share of the indices' hash slots.
-  constexpr std::uint64_t kBytesPerCell = 16;
-  const std::uint64_t budget_cells = memory_budget() / kBytesPerCell;
+  // A cell: an int in an array that doubles (three copies at a reallocation) and its share of
+  // the hash slots. The budget's message, like the limit's, says how far the tables got.
+  const std::uint64_t bytes_per_cell = 16, budget_cells = memory_budget() / bytes_per_cell;
+  auto so_far = [&] {
+    return std::to_string(tuples.size()) + " coordinate tuples of " + std::to_string(levels) +
+           " levels so far";
+  };
   auto spend = [&](std::size_t more) {
     cells += more;
     if (cells > budget_cells)
-      check_memory("the action tables of '" + automaton_.name() + "' (" +
-                       std::to_string(tuples.size()) + " coordinate tuples of " +
-                       std::to_string(levels) + " levels so far)",
-                   saturating_mul(cells, kBytesPerCell));
+      check_memory("the action tables of '" + automaton_.name() + "' (" + so_far() + ")",
+                   saturating_mul(cells, bytes_per_cell));
     if (cells > options.max_table_cells)
       throw LimitError("the action tables of '" + automaton_.name() + "' need more than " +
                        std::to_string(options.max_table_cells) +
-                       " integers (limit: max table cells; " + std::to_string(tuples.size()) +
-                       " coordinate tuples of " + std::to_string(levels) + " levels so far)");
+                       " integers (limit: max table cells; " + so_far() + ")");
   };
   prefix_index_.clear();
   tables_.assign(levels, {});
