@@ -9,7 +9,7 @@
 
 #include "krc/forward_kernels.hpp"
 #include "krc/prepared_network.hpp"
-#include "network_memory.hpp"
+#include "krc/network_memory.hpp"
 
 namespace krc {
 

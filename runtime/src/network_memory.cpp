@@ -1,4 +1,4 @@
-#include "network_memory.hpp"
+#include "krc/network_memory.hpp"
 
 #include <algorithm>
 

@@ -9,7 +9,7 @@
 
 #include "krc/input_error.hpp"
 #include "krc/memory_budget.hpp"
-#include "network_memory.hpp"
+#include "krc/network_memory.hpp"
 #include "weights_metadata.hpp"
 #include "weights_tensors.hpp"
 

@@ -1,10 +1,11 @@
 #pragma once
-// Internal header: what a network costs in memory, from sizes known before anything is built,
-// for the memory budget (krc/memory_budget.hpp). The loader estimates from the file's config
-// and tensor shapes before it converts a tensor; the forward pass from the Network before it
-// prepares its copies and before it allocates a word's buffers. Estimates follow the data
-// structures of network.hpp, prepared_network.hpp and forward_kernels.hpp, with a factor 2 on
-// every vector that grows by push_back.
+// What a network costs in memory, from sizes known before anything is built, for the memory
+// budget (krc/memory_budget.hpp). The loader estimates from the file's config and tensor
+// shapes before it converts a tensor; the forward pass from the Network before it prepares its
+// copies and before it allocates a word's buffers; a compiler can describe the network it is
+// about to assemble (widths, heads, MLP units and their nonzeros) and check network_bytes
+// first. Estimates follow the data structures of network.hpp, prepared_network.hpp and
+// forward_kernels.hpp, with a factor 2 on every vector that grows by push_back.
 #include <cstdint>
 #include <optional>
 #include <vector>
