@@ -49,8 +49,7 @@ std::string read_bounded(std::istream& in, const std::string& file, const ReadLi
     text.resize(before + static_cast<std::size_t>(in.gcount()));
     if (in.bad()) throw InputError(file, "", "read error");
     if (limit.text) check_text(file, text, before);
-    if (text.size() > limit.max_bytes)
-      over_limit(file, "", limit);
+    if (text.size() > limit.max_bytes) over_limit(file, "", limit);
   }
   return text;
 }

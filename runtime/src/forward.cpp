@@ -8,8 +8,8 @@
 #include <thread>
 
 #include "krc/forward_kernels.hpp"
-#include "krc/prepared_network.hpp"
 #include "krc/network_memory.hpp"
+#include "krc/prepared_network.hpp"
 
 namespace krc {
 

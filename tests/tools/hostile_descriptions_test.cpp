@@ -177,3 +177,23 @@ TEST_CASE("hostile descriptions: the letter <bos> is refused where it is written
   r = compile_refused(jff);
   CHECK(contains(r.err, "krc: error: " + jff + ": line 3: the letter name '<bos>' is reserved"));
 }
+
+TEST_CASE("hostile descriptions: JSON nested 100,000 deep is refused at its line and column") {
+  test::TempDir dir;
+  // An ignored member, on line 2: the bracket opening level 513 is refused (the document
+  // itself is level 1), not copied or printed by anything recursive.
+  const std::string prefix =
+      "{\"states\": [\"a\"], \"alphabet\": [\"x\"], \"initial\": \"a\",\n"
+      " \"transitions\": {\"x\": [\"a\"]}, \"notes\": ";
+  const std::string file = test::write_file(
+      dir, "deep.json", prefix + std::string(100000, '[') + std::string(100000, ']') + "}\n");
+  const std::size_t column = prefix.size() - prefix.find('\n') - 1 + 511 + 1;
+  const auto r = compile_refused(file);
+  CHECK(contains(r.err, "krc: error: " + file + ": line 2, column " + std::to_string(column) +
+                            ": JSON nested deeper than 512 levels"));
+  for (const char* command : {"info", "decompose"}) {
+    const auto other = test::run_child({command, file});
+    CHECK(other.status == 2);
+    CHECK(other.err == r.err);
+  }
+}
