@@ -82,13 +82,18 @@ TEST_CASE("memory budget: the default is half the machine, within an address-spa
                                  static_cast<std::uint64_t>(sysconf(_SC_PAGE_SIZE));
   CHECK(default_memory_budget() <= physical / 2);
   CHECK(default_memory_budget() > 0);
-  // Under prlimit --as 1 GiB (in a child, so that this process keeps its limits), 3/4 of it.
+  // Under an address-space limit 1 GiB above what the process has mapped (prlimit --as; in a
+  // child, so that this process keeps its limits), at most 3/4 of the limit.
   const pid_t child = fork();
   REQUIRE(child >= 0);
   if (child == 0) {
-    rlimit limit{std::uint64_t{1} << 30, std::uint64_t{1} << 30};
+    std::uint64_t pages = 0;
+    std::ifstream("/proc/self/statm") >> pages;
+    const std::uint64_t limit_bytes =
+        pages * static_cast<std::uint64_t>(sysconf(_SC_PAGE_SIZE)) + (std::uint64_t{1} << 30);
+    rlimit limit{limit_bytes, limit_bytes};
     setrlimit(RLIMIT_AS, &limit);
-    _exit(default_memory_budget() <= (std::uint64_t{3} << 28) ? 0 : 1);
+    _exit(default_memory_budget() <= limit_bytes / 4 * 3 ? 0 : 1);
   }
   int status = 0;
   waitpid(child, &status, 0);
