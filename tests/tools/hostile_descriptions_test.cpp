@@ -74,7 +74,7 @@ std::string permutation_automaton(int n) {
 
 TEST_CASE("hostile descriptions: /dev/zero and binary files stop at the first NUL byte") {
   for (const std::vector<std::string>& args :
-       {std::vector<std::string>{}, {"--format", "json"}, {"--format", "dot"}}) {
+       {std::vector<std::string>{}, {"--input-format", "json"}, {"--input-format", "dot"}}) {
     auto r = compile_refused("/dev/zero", args);
     CHECK(contains(r.err, "krc: error: /dev/zero: line 1: a NUL byte (at byte 0)"));
     r = compile_refused("-", args, "/dev/zero");

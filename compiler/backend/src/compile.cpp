@@ -73,6 +73,8 @@ CompileResult compile_kr(const Automaton& automaton, const CompileOptions& optio
     try {
       return HolonomyDecomposition::compute(automaton, decompose);
     } catch (const LimitError& e) {
+      // The hint helps where kr was asked for; under auto, scan's own outcome is reported too.
+      if (options.strategy != Strategy::Kr) throw;
       throw LimitError(std::string(e.what()) +
                        "; the kr strategy needs the complete action tables, "
                        "--strategy scan does not");
