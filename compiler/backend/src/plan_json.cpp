@@ -8,7 +8,8 @@ nlohmann::json to_json(const ScanPlan& plan) {
   return {{"form", to_string(plan.form)},
           {"set_size", plan.set_size},
           {"monoid_size", plan.monoid_size},
-          {"steps", plan.steps}};
+          {"steps", plan.steps},
+          {"units", plan.units}};
 }
 
 nlohmann::json to_json(const KrPlan& plan) {
@@ -22,11 +23,11 @@ nlohmann::json to_json(const KrPlan& plan) {
       groups.push_back(c.group);
       counters.push_back(c.counters);
     }
-    nlohmann::json level = {{"level", l.level},          {"mode", to_string(l.mode)},
-                            {"resets", l.resets},        {"values", l.values},
-                            {"tiles", tiles},            {"groups", groups},
-                            {"counters", counters},
-                            {"sublayers", {l.first_sublayer, l.last_sublayer}}};
+    nlohmann::json level = {
+        {"level", l.level},     {"mode", to_string(l.mode)},
+        {"resets", l.resets},   {"values", l.values},
+        {"tiles", tiles},       {"groups", groups},
+        {"counters", counters}, {"sublayers", {l.first_sublayer, l.last_sublayer}}};
     if (l.mode == LevelMode::Scan) level["scan"] = to_json(l.scan);
     levels.push_back(std::move(level));
   }
