@@ -81,7 +81,7 @@ int run_compile(const CompileArguments& a) {
                       ? " (" + with_thousands(static_cast<long long>(result.scan->monoid_size)) +
                             " monoid elements)"
                       : std::string())
-              << "\n";
+              << ", " << with_thousands(result.scan->units) << " hidden units in the widest step\n";
   if (result.kr) {
     const std::size_t n = result.kr->levels.size();
     std::cout << "cascade: " << n << (n == 1 ? " level" : " levels") << ", "
