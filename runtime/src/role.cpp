@@ -1,6 +1,7 @@
 #include "krc/role.hpp"
 
 #include <array>
+#include <iterator>
 #include <limits>
 #include <stdexcept>
 
@@ -8,16 +9,43 @@ namespace krc {
 
 namespace {
 
-// One printed name per RoleKind, in enum order.
-constexpr std::array<const char*, static_cast<std::size_t>(RoleKind::Count)> kRoleNames{
-    "unspecified",     "token",         "bos",           "constant",
-    "position code",   "position",      "log remaining", "letter back",
-    "scan prefix",     "scan fetch",    "scan compose",  "transition",
-    "reset flag",      "reset value",   "group element", "counter increment",
-    "counter sum",     "counter residue", "memory",      "coordinate",
-    "previous coordinate", "decode",    "state",
+// One printed name per RoleKind, in enum order (an unsized array, so that the count check
+// below catches a name left out).
+// clang-format off
+constexpr const char* kRoleNames[] = {
+    "unspecified",
+    "token",
+    "bos",
+    "constant",
+    "position code",
+    "position",
+    "log remaining",
+    "block code",
+    "block start",
+    "log remaining in block",
+    "log remaining blocks",
+    "letter back",
+    "scan prefix",
+    "scan fetch",
+    "scan compose",
+    "transition",
+    "reset flag",
+    "reset value",
+    "group element",
+    "counter increment",
+    "counter sum",
+    "counter window sum",
+    "counter block residue",
+    "counter block sum",
+    "counter residue",
+    "memory",
+    "coordinate",
+    "previous coordinate",
+    "decode",
+    "state",
 };
-static_assert(kRoleNames.size() == static_cast<std::size_t>(RoleKind::Count));
+// clang-format on
+static_assert(std::size(kRoleNames) == static_cast<std::size_t>(RoleKind::Count));
 
 constexpr std::array<const char*, 4> kFields{"level", "component", "counter", "step"};
 
@@ -29,11 +57,11 @@ int* field(Role& role, std::size_t i) {
 
 const char* to_string(RoleKind kind) {
   const auto i = static_cast<std::size_t>(kind);
-  return i < kRoleNames.size() ? kRoleNames[i] : "?";
+  return i < std::size(kRoleNames) ? kRoleNames[i] : "?";
 }
 
 RoleKind role_kind_from_string(const std::string& name) {
-  for (std::size_t i = 0; i < kRoleNames.size(); ++i)
+  for (std::size_t i = 0; i < std::size(kRoleNames); ++i)
     if (name == kRoleNames[i]) return static_cast<RoleKind>(i);
   throw std::invalid_argument("unknown role '" + name + "'");
 }
@@ -89,8 +117,8 @@ std::string describe(const Role& role) {
   if (role.level > 0) where += "level " + std::to_string(role.level);
   if (role.component > 0) where += " component " + std::to_string(role.component);
   if (role.counter > 0) where += " counter " + std::to_string(role.counter);
-  if (role.step > 0) where += (where.empty() ? "" : " ") + std::string("step ") +
-                              std::to_string(role.step);
+  if (role.step > 0)
+    where += (where.empty() ? "" : " ") + std::string("step ") + std::to_string(role.step);
   if (!where.empty() && where.front() == ' ') where.erase(0, 1);
   return where.empty() ? to_string(role.kind) : where + ": " + to_string(role.kind);
 }
