@@ -8,7 +8,8 @@ nlohmann::json to_json(const ScanPlan& plan) {
   return {{"form", to_string(plan.form)},
           {"set_size", plan.set_size},
           {"monoid_size", plan.monoid_size},
-          {"steps", plan.steps}};
+          {"steps", plan.steps},
+          {"units", plan.units}};
 }
 
 nlohmann::json to_json(const KrPlan& plan) {

@@ -14,10 +14,12 @@
 
 namespace krc {
 
-// How a parallel prefix holds a transformation of its set X (|X| = n).
+// How a parallel prefix holds a transformation of its set X (|X| = n); primitives/prefix_scan.hpp
+// gives each form's widths.
 enum class ScanForm {
-  ElementOneHot,   // one dimension per element of the generated monoid M; |M|^2 units a step
-  StateMapOneHot,  // n one-hot blocks of width n (block q: the image of q); n^3 units a step
+  ElementOneHot,       // one dimension per element of the generated monoid M; |M|^2 units a step
+  StateMapOneHot,      // n one-hot blocks of width n (block q: the image of q); n^3 units a step
+  IntegerCoordinates,  // n integers f(q) (Liu et al.'s Theorem 1 size); 2n^2 + 2n units a step
 };
 const char* to_string(ScanForm form);
 
@@ -28,6 +30,7 @@ struct ScanPlan {
   int set_size = 0;             // |X|
   std::size_t monoid_size = 0;  // |M| when the element form was chosen, else 0
   int steps = 0;                // ceil(log2 T): one fetch head and one compose MLP each
+  long long units = 0;          // hidden units of the widest compose MLP
 };
 
 // How the kr strategy computes one level of the cascade.
@@ -104,7 +107,7 @@ KrPlan plan_kr(const HolonomyDecomposition& decomposition, int max_len, const Kr
 std::string plan_text(const KrPlan& plan);
 
 // For the weights file's `compiler` metadata and `krc compile --json` (README documents them):
-// {"form", "set_size", "monoid_size", "steps"} and
+// {"form", "set_size", "monoid_size", "steps", "units"} and
 // {"form", "layers", "levels": [{"level", "mode", "resets", "values", "tiles", "groups",
 //  "counters", "scan"?, "sublayers": [first, last]}]}.
 nlohmann::json to_json(const ScanPlan& plan);

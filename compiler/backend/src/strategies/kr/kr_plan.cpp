@@ -220,6 +220,8 @@ const char* to_string(ScanForm form) {
       return "element one-hot";
     case ScanForm::StateMapOneHot:
       return "state-map one-hot";
+    case ScanForm::IntegerCoordinates:
+      return "integer coordinates";
   }
   return "?";
 }
