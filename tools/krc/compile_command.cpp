@@ -84,13 +84,13 @@ int run_compile(const CompileArguments& a) {
       << automaton.letter_count() << " letters\n";
   out << "strategy: " << to_string(result.strategy) << " - " << result.reason << "\n";
   if (result.scan)
-    out << "parallel prefix: " << result.scan->steps << " steps over "
-              << result.scan->set_size << " states, " << to_string(result.scan->form) << " form"
-              << (result.scan->form == ScanForm::ElementOneHot
-                      ? " (" + with_thousands(static_cast<long long>(result.scan->monoid_size)) +
-                            " monoid elements)"
-                      : std::string())
-              << ", " << with_thousands(result.scan->units) << " hidden units in the widest step\n";
+    out << "parallel prefix: " << result.scan->steps << " steps over " << result.scan->set_size
+        << " states, " << to_string(result.scan->form) << " form"
+        << (result.scan->form == ScanForm::ElementOneHot
+                ? " (" + with_thousands(static_cast<long long>(result.scan->monoid_size)) +
+                      " monoid elements)"
+                : std::string())
+        << ", " << with_thousands(result.scan->units) << " hidden units in the widest step\n";
   if (result.kr) {
     const std::size_t n = result.kr->levels.size();
     out << "cascade: " << n << (n == 1 ? " level" : " levels") << ", " << to_string(result.kr->form)
