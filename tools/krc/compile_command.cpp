@@ -84,8 +84,10 @@ int run_compile(const CompileArguments& a) {
               << "\n";
   if (result.kr) {
     const std::size_t n = result.kr->levels.size();
-    std::cout << "cascade: " << n << (n == 1 ? " level" : " levels") << ", "
-              << to_string(result.kr->form) << ", " << result.kr->layers << " layers\n";
+    std::cout << "cascade: ";
+    if (result.kr->form != CascadeForm::ClampedWalk)
+      std::cout << n << (n == 1 ? " level" : " levels") << ", ";
+    std::cout << to_string(result.kr->form) << ", " << result.kr->layers << " layers\n";
     std::istringstream lines(plan_text(*result.kr));
     for (std::string line; std::getline(lines, line);) std::cout << "    " << line << "\n";
   }
