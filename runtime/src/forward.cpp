@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "krc/float32_kernels.hpp"
 #include "krc/forward_kernels.hpp"
 #include "krc/prepared_network.hpp"
 
@@ -14,8 +15,35 @@ namespace krc {
 
 using namespace kernels;
 
-const char* to_string(Precision precision) {
-  return precision == Precision::Float32 ? "float32" : "float64";
+const char* to_string(Arithmetic arithmetic) {
+  switch (arithmetic) {
+    case Arithmetic::Float32:
+      return "float32";
+    case Arithmetic::Float64Accumulate:
+      return "float64-accumulate";
+    case Arithmetic::Float64:
+      return "float64";
+  }
+  return "?";
+}
+
+Arithmetic arithmetic_from_string(const std::string& s) {
+  for (Arithmetic a : {Arithmetic::Float32, Arithmetic::Float64Accumulate, Arithmetic::Float64})
+    if (s == to_string(a)) return a;
+  throw std::invalid_argument("unknown arithmetic '" + s +
+                              "' (float32, float64-accumulate or float64)");
+}
+
+const char* describe(Arithmetic arithmetic) {
+  switch (arithmetic) {
+    case Arithmetic::Float32:
+      return "a plain float32 framework: float32 products and running sums";
+    case Arithmetic::Float64Accumulate:
+      return "float32 activations, every sum in float64 rounded once";
+    case Arithmetic::Float64:
+      return "everything in float64";
+  }
+  return "?";
 }
 
 namespace {
@@ -65,6 +93,15 @@ class WordRunner {
         x_(t, c) = static_cast<Act>(static_cast<double>(network_.token_embedding(token, c)) +
                                     static_cast<double>(network_.position_embedding(t, c)));
     }
+    const ScatterRows& u = prepared_.unembedding;
+    logits_.conservativeResize(n, u.cols);
+    if constexpr (std::is_same_v<Act, float>) {
+      if (options_.arithmetic == Arithmetic::Float32) {
+        run_float32(from, n);
+        last_word_ = word;
+        return logits_;
+      }
+    }
     for (std::size_t l = 0; l < prepared_.layers.size(); ++l) {
       const PreparedLayer& layer = prepared_.layers[l];
       // Every head reads the same x; their outputs are summed, then added once.
@@ -73,8 +110,6 @@ class WordRunner {
                         attention_);
       if (layer.mlp) apply_mlp(*layer.mlp, x_, from, n, mlp_);
     }
-    const ScatterRows& u = prepared_.unembedding;
-    logits_.conservativeResize(n, u.cols);
     for (int t = from; t < n; ++t) {
       double* row = logits_.row(t).data();
       std::fill(row, row + u.cols, 0.0);
@@ -90,6 +125,19 @@ class WordRunner {
   }
 
  private:
+  // The layers and the unembedding of rows [from, n) in Arithmetic::Float32.
+  void run_float32(int from, int n) {
+    float32_states_.resize(prepared_.layers.size());
+    for (std::size_t l = 0; l < prepared_.layers.size(); ++l) {
+      const PreparedLayer& layer = prepared_.layers[l];
+      if (!layer.heads.empty())
+        f32::apply_attention(layer, static_cast<float>(prepared_.scale), options_, x_, from, n,
+                             float32_states_[l], float32_attention_);
+      if (layer.mlp) f32::apply_mlp(*layer.mlp, x_, from, n, float32_mlp_);
+    }
+    f32::unembed(prepared_.unembedding, x_, from, n, logits_);
+  }
+
   const Network& network_;
   const PreparedNetwork& prepared_;
   const ForwardOptions& options_;
@@ -97,6 +145,9 @@ class WordRunner {
   std::vector<LayerAttentionState> layer_states_;
   AttentionScratch attention_;
   MlpScratch mlp_;
+  std::vector<f32::LayerState> float32_states_;
+  f32::Scratch float32_attention_;
+  f32::MlpScratch float32_mlp_;
   DoubleRows logits_;
   std::optional<std::vector<LetterId>> last_word_;
 };
@@ -147,7 +198,7 @@ ForwardPass::~ForwardPass() = default;
 
 Eigen::MatrixXd ForwardPass::run(const std::vector<LetterId>& word) const {
   check_word(network_, word);
-  if (options_.precision == Precision::Float32)
+  if (options_.arithmetic != Arithmetic::Float64)
     return Eigen::MatrixXd(WordRunner<float>(network_, *prepared_, options_).run(word));
   return Eigen::MatrixXd(WordRunner<double>(network_, *prepared_, options_).run(word));
 }
@@ -157,7 +208,7 @@ std::vector<Eigen::MatrixXd> ForwardPass::run(
   for (const auto& w : words) check_word(network_, w);
   std::vector<Eigen::MatrixXd> logits(words.size());
   auto body = [&](auto& runner, std::size_t i) { logits[i] = runner.run(words[i]); };
-  if (options_.precision == Precision::Float32)
+  if (options_.arithmetic != Arithmetic::Float64)
     run_parallel<float>(network_, *prepared_, options_, words.size(), body);
   else
     run_parallel<double>(network_, *prepared_, options_, words.size(), body);

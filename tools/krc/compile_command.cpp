@@ -1,12 +1,13 @@
 // `krc compile AUT -o OUT.safetensors [--strategy auto|scan|kr] [--max-len N] [--attention
-// softmax|hard] [--complete] [--format F] [--dense] [--json]`: compiles an automaton
-// description into transformer weights and says what it built.
+// softmax|hard] [--input-format F] [--complete] [--initial S] [--dense] [--json]`: compiles an
+// automaton description into transformer weights and says what it built.
 #include <unistd.h>
 
 #include <chrono>
 #include <iostream>
 #include <sstream>
 
+#include "automaton_input.hpp"
 #include "command.hpp"
 #include "krc/compile.hpp"
 #include "krc/input_error.hpp"
@@ -22,9 +23,10 @@ namespace {
 
 struct CompileArguments {
   std::string input, output;
-  std::string strategy = "auto", attention = "softmax", format;
+  std::string strategy = "auto", attention = "softmax";
+  LoadOptions load;
   int max_len = 1024;
-  bool complete = false, dense = false, json = false;
+  bool dense = false, json = false;
 };
 
 int run_compile(const CompileArguments& a) {
@@ -32,10 +34,7 @@ int run_compile(const CompileArguments& a) {
   auto seconds = [&] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   };
-  LoadOptions load;
-  load.completion.add_sink = a.complete;
-  load.format = a.format;
-  const Automaton automaton = load_automaton(a.input, load);
+  const Automaton automaton = load_automaton(a.input, a.load);
 
   CompileOptions options;
   options.strategy = strategy_from_string(a.strategy);
@@ -125,10 +124,8 @@ const RegisterCommand registration{{
                      "Attention the network is meant for (verify uses it by default)")
           ->check(CLI::IsMember({"softmax", "hard"}))
           ->capture_default_str();
-      sub.add_flag("--complete", a->complete,
-                   "Complete a partial DFA with a sink state instead of failing");
-      sub.add_option("--format", a->format, "Input format when the extension does not tell")
-          ->check(CLI::IsMember({"json", "dot", "jff"}));
+      add_automaton_input_options(sub, a->load);
+      refuse_format_option(sub);
       sub.add_flag("--dense", a->dense,
                    "Store every tensor dense (default: sparse where it saves space)");
       sub.add_flag("--json", a->json, "Print the summary as JSON");

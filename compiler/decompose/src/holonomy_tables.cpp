@@ -22,10 +22,12 @@ void HolonomyDecomposition::build_tables(const DecomposeOptions& options) {
   auto spend = [&](std::size_t more) {
     cells += more;
     if (cells > options.max_table_cells)
-      throw LimitError("the action tables of '" + automaton_.name() + "' need more than " +
-                       std::to_string(options.max_table_cells) +
-                       " integers (limit: max table cells; " + std::to_string(tuples.size()) +
-                       " coordinate tuples of " + std::to_string(levels) + " levels so far)");
+      throw DecomposeLimitError("the action tables of '" + automaton_.name() + "' need more than " +
+                                    std::to_string(options.max_table_cells) +
+                                    " integers (the limit on table cells; " +
+                                    std::to_string(tuples.size()) + " coordinate tuples of " +
+                                    std::to_string(levels) + " levels so far)",
+                                DecomposeLimitError::Limit::MaxTableCells, options.max_table_cells);
   };
   prefix_index_.clear();
   tables_.assign(levels, {});
@@ -36,9 +38,10 @@ void HolonomyDecomposition::build_tables(const DecomposeOptions& options) {
     std::size_t index = tuples.insert(tuple, &added);
     if (added) spend(levels + letters);
     if (added && tuples.size() > options.max_tuples)
-      throw LimitError("the holonomy cascade of '" + automaton_.name() + "' reaches more than " +
-                       std::to_string(options.max_tuples) +
-                       " coordinate tuples (limit: max tuples)");
+      throw DecomposeLimitError("the holonomy cascade of '" + automaton_.name() +
+                                    "' reaches more than " + std::to_string(options.max_tuples) +
+                                    " coordinate tuples (the limit on tuples)",
+                                DecomposeLimitError::Limit::MaxTuples, options.max_tuples);
     return static_cast<int>(index);
   };
   for (StateId q = 0; q < automaton_.state_count(); ++q) add_tuple(encode(q));

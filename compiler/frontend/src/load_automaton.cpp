@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -48,6 +49,15 @@ std::string format_from_content(const std::string& text) {
   return "";
 }
 
+// A safetensors file: an 8-byte little-endian header length that fits in the file, then the
+// header's '{'. No text file looks like this (its eighth byte would make the length >= 2^56).
+bool looks_like_weights(const std::string& text) {
+  if (text.size() < 9 || text[8] != '{') return false;
+  std::uint64_t length = 0;
+  for (int i = 7; i >= 0; --i) length = length << 8 | static_cast<unsigned char>(text[i]);
+  return length >= 2 && length <= text.size() - 8;
+}
+
 std::string read_all(std::istream& in) {
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
@@ -88,10 +98,14 @@ Automaton parse_automaton(const std::string& text, const std::string& file,
   if (!options.format.empty())
     throw InputError(file, "",
                      "unknown format '" + options.format + "' (krc reads json, dot and jff)");
+  if (looks_like_weights(text))
+    throw InputError(file, "",
+                     "this is a weights file (safetensors), not an automaton description; "
+                     "krc info, verify and run read weights files");
   throw InputError(
       file, "line 1",
       "cannot tell the format: expected native JSON ('{'), Graphviz DOT ('digraph') or "
-      "JFLAP XML ('<'); name it with a .json, .dot or .jff extension or --format");
+      "JFLAP XML ('<'); name it with a .json, .dot or .jff extension or --input-format");
 }
 
 Automaton load_automaton(const std::string& path, const LoadOptions& options) {

@@ -12,159 +12,67 @@
 // Exactness: every lookup reads one-hot inputs that are exactly 0 or 1 up to the selection
 // heads' e^-20 leakage, and fires with a margin of 1/2 (primitives/categorical.hpp); the
 // counts are integers up to the comb's +-1/4 (primitives/residue.hpp).
-#include <map>
+#include "strategies/kr/counter_level.hpp"
 
 #include "primitives/attention_heads.hpp"
-#include "primitives/residue.hpp"
-#include "strategies/kr/cascade_context.hpp"
-#include "strategies/kr/level_analysis.hpp"
 
 namespace krc {
 
-namespace {
+void CounterLevelBuilder::build() {
+  allocate_actions();
+  add_transitions();
+  if (plan_.previous_in_place) add_reset_fetch();
+  for (auto& c : components_) build_counters(c);
+  if (a_.resets) {
+    add_memory_and_coordinate();
+    return;
+  }
+  Categorical x;
+  x.labels = labels_;
+  x.indicator.resize(level_.width);
+  add_coordinate_without_resets(x);
+  ctx_.coordinate[d_] = std::move(x);
+}
 
-// One component's counters: the running product of its holonomy group as Z_p exponents.
-struct ComponentCounters {
-  int slot = -1;
-  PolycyclicGroup group;
-  std::map<Permutation, int> symbol_of;  // non-identity permutation -> symbol index
-  Subspace element;                      // one-hot of the permutation at position t
-  std::vector<Subspace> now;             // exponents at t (one-hots)
-  std::vector<Subspace> before;          // exponents at t-1 (one-hots), where needed
-};
-
-class CounterLevelBuilder {
- public:
-  CounterLevelBuilder(CascadeContext& ctx, int d, const KrLevelPlan& plan, int block,
-                      LevelAnalysis analysis)
-      : ctx_(ctx),
-        d_(d),
-        level_(ctx.dec.level(d)),
-        plan_(plan),
-        plan_block_(block),
-        a_(std::move(analysis)),
-        labels_(ctx.value_labels(d)) {}
-
-  void build() {
-    allocate_actions();
-    add_transitions();
-    if (plan_.previous_in_place) add_reset_fetch();
-    for (auto& c : components_) build_counters(c);
-    if (a_.resets) {
-      add_memory_and_coordinate();
-      return;
+void CounterLevelBuilder::allocate_actions() {
+  auto& layout = ctx_.program.layout();
+  if (a_.resets) {
+    flag_ = layout.allocate_scalar(ctx_.tag(d_) + " reset flag", role(RoleKind::ResetFlag));
+    reset_value_ =
+        layout.allocate(ctx_.tag(d_) + " reset value", labels_, role(RoleKind::ResetValue));
+  }
+  for (std::size_t s = 0; s < a_.groups.size(); ++s) {
+    if (!a_.groups[s]) continue;
+    ComponentCounters c{static_cast<int>(s), std::move(*a_.groups[s]), {}, {}, {}, {}};
+    std::vector<std::string> element_labels;
+    for (const auto& p : a_.permutations[s]) {
+      c.symbol_of.emplace(p, static_cast<int>(element_labels.size()));
+      std::string label = "(";
+      for (std::size_t i = 0; i < p.size(); ++i) label += (i ? " " : "") + std::to_string(p[i]);
+      element_labels.push_back(label + ")");
     }
-    Categorical x;
-    x.labels = labels_;
-    x.indicator.resize(level_.width);
-    add_coordinate_without_resets(x);
-    ctx_.coordinate[d_] = std::move(x);
+    c.element = layout.allocate(ctx_.tag(d_) + " slot " + std::to_string(s + 1) + " permutation",
+                                element_labels, role(RoleKind::GroupElement, c.slot + 1));
+    components_.push_back(std::move(c));
   }
+}
 
- private:
-  Role role(RoleKind kind, int component = 0, int counter = 0, int step = 0) const {
-    return ctx_.role(kind, d_, component, counter, step);
-  }
-
-  void allocate_actions() {
-    auto& layout = ctx_.program.layout();
-    if (a_.resets) {
-      flag_ = layout.allocate_scalar(ctx_.tag(d_) + " reset flag", role(RoleKind::ResetFlag));
-      reset_value_ =
-          layout.allocate(ctx_.tag(d_) + " reset value", labels_, role(RoleKind::ResetValue));
-    }
-    for (std::size_t s = 0; s < a_.groups.size(); ++s) {
-      if (!a_.groups[s]) continue;
-      ComponentCounters c{static_cast<int>(s), std::move(*a_.groups[s]), {}, {}, {}, {}};
-      std::vector<std::string> element_labels;
-      for (const auto& p : a_.permutations[s]) {
-        c.symbol_of.emplace(p, static_cast<int>(element_labels.size()));
-        std::string label = "(";
-        for (std::size_t i = 0; i < p.size(); ++i) label += (i ? " " : "") + std::to_string(p[i]);
-        element_labels.push_back(label + ")");
-      }
-      c.element = layout.allocate(ctx_.tag(d_) + " slot " + std::to_string(s + 1) + " permutation",
-                                  element_labels, role(RoleKind::GroupElement, c.slot + 1));
-      components_.push_back(std::move(c));
-    }
-  }
-
-  void add_transitions() {
-    Terms at_bos;
-    if (a_.resets) at_bos = {{flag_[0], 1.0f}, {reset_value_[ctx_.initial[d_]], 1.0f}};
-    ctx_.add_transitions(
-        d_,
-        [&](const LevelAction& act) -> Terms {
-          if (act.reset) return {{flag_[0], 1.0f}, {reset_value_[act.reset_to], 1.0f}};
-          for (const auto& c : components_)
-            if (c.slot == act.slot) {
-              auto it = c.symbol_of.find(act.permutation);
-              if (it != c.symbol_of.end()) return {{c.element[it->second], 1.0f}};
-            }
-          return {};
-        },
-        at_bos);
-  }
-
-  // The reset flag and value of position t-1, for the memory head that looks before t.
-  void add_reset_fetch() {
-    auto& layout = ctx_.program.layout();
-    const Role flag_role = role(RoleKind::ResetFlag, 0, 0, 1);
-    const Role value_role = role(RoleKind::ResetValue, 0, 0, 1);
-    flag_before_ = layout.allocate_scalar(ctx_.tag(d_) + " reset flag at t-1", flag_role);
-    reset_value_before_ =
-        layout.allocate(ctx_.tag(d_) + " reset value at t-1", labels_, value_role);
-    std::vector<Entry> copy{{flag_[0], flag_before_[0], 1.0f}};
-    for (int v = 0; v < level_.width; ++v)
-      copy.push_back({reset_value_[v], reset_value_before_[v], 1.0f});
-    ctx_.program.add(fetch_from_offset(ctx_.features, 1, copy,
-                                       ctx_.tag(d_) + ": fetch reset from t-1", flag_role),
-                     ctx_.tag(d_) + ": memory");
-  }
-
-  struct AtReset {
-    const Categorical* value = nullptr;                     // the reset value
-    std::vector<std::vector<const Categorical*>> counters;  // per component, per counter
-  };
-  AtReset add_memory_head(int shift);
-  Composite coordinate_parts(const AtReset& at, int shift);
-  Categorical combine(const Composite& parts, const std::string& name, int shift);
-  void add_memory_and_coordinate();
-  void build_counters(ComponentCounters& c);
-  CombInput add_count(const ComponentCounters& c, int i, const Terms& increment);
-  Terms add_next_increment(MlpOp& mlp, const ComponentCounters& c, int i,
-                           const CombInput& before_count, const Categorical& element,
-                           const std::vector<int>& element_of_symbol,
-                           const std::vector<Subspace>& before);
-  void add_fused_coordinate(MlpOp& mlp, ComponentCounters& c, const CombInput& count);
-  std::string counter_name(const ComponentCounters& c, int i) const {
-    return ctx_.tag(d_) + " slot " + std::to_string(c.slot + 1) + " counter " +
-           std::to_string(i + 1) + " (Z" + std::to_string(c.group.prime(i)) + ")";
-  }
-  static std::vector<std::string> residue_labels(int p) {
-    std::vector<std::string> labels;
-    for (int r = 0; r < p; ++r) labels.push_back(std::to_string(r));
-    return labels;
-  }
-  void add_coordinate_without_resets(Categorical& x);
-  bool has_counters(int slot) const {
-    for (const auto& c : components_)
-      if (c.slot == slot) return true;
-    return false;
-  }
-
-  CascadeContext& ctx_;
-  const int d_;
-  const Level& level_;
-  const KrLevelPlan& plan_;
-  const int plan_block_;  // KrPlan::counter_block
-  LevelAnalysis a_;
-  const std::vector<std::string> labels_;
-  Subspace flag_, reset_value_;
-  Subspace flag_before_, reset_value_before_;  // of position t-1 (previous_in_place)
-  Subspace coordinate_;  // written by the last comb when the level has no resets
-  std::vector<ComponentCounters> components_;
-};
+void CounterLevelBuilder::add_transitions() {
+  Terms at_bos;
+  if (a_.resets) at_bos = {{flag_[0], 1.0f}, {reset_value_[ctx_.initial[d_]], 1.0f}};
+  ctx_.add_transitions(
+      d_,
+      [&](const LevelAction& act) -> Terms {
+        if (act.reset) return {{flag_[0], 1.0f}, {reset_value_[act.reset_to], 1.0f}};
+        for (const auto& c : components_)
+          if (c.slot == act.slot) {
+            auto it = c.symbol_of.find(act.permutation);
+            if (it != c.symbol_of.end()) return {{c.element[it->second], 1.0f}};
+          }
+        return {};
+      },
+      at_bos);
+}
 
 // Counter i: the sum of its increments (a prefix-sum head), then one MLP that reads the count
 // through residue combs: the residue now (for the memory and the coordinate), the residue
@@ -336,120 +244,6 @@ void CounterLevelBuilder::add_fused_coordinate(MlpOp& mlp, ComponentCounters& c,
   }
 }
 
-// A memory head: the latest j <= t whose `flag` is set (BOS always is), copying the reset value
-// and every counter there. Shift 0 reads the resets and counters at j; shift 1 reads the flags
-// "j-1 was a reset" and the counters before j, so it finds the latest reset before t.
-CounterLevelBuilder::AtReset CounterLevelBuilder::add_memory_head(int shift) {
-  auto& layout = ctx_.program.layout();
-  const std::string when = shift == 0 ? "" : " before t";
-  const Subspace& value = shift == 0 ? reset_value_ : reset_value_before_;
-  Subspace copied = layout.allocate(ctx_.tag(d_) + " value at latest reset" + when, labels_,
-                                    role(RoleKind::Memory, 0, 0, shift));
-  std::vector<Entry> copy;
-  for (int v = 0; v < level_.width; ++v) copy.push_back({value[v], copied[v], 1.0f});
-  AtReset at{ctx_.keep(Categorical::one_hot(copied, labels_)), {}};
-  for (const auto& c : components_) {
-    at.counters.emplace_back();
-    const auto& sources = shift == 0 ? c.now : c.before;
-    for (std::size_t i = 0; i < sources.size(); ++i) {
-      const Subspace& source = sources[i];
-      Subspace there =
-          layout.allocate(source.name + " at latest reset" + when, residue_labels(source.width),
-                          role(RoleKind::Memory, c.slot + 1, static_cast<int>(i) + 1, shift));
-      for (int r = 0; r < source.width; ++r) copy.push_back({source[r], there[r], 1.0f});
-      at.counters.back().push_back(ctx_.keep(Categorical::one_hot(there, {})));
-    }
-  }
-  ctx_.program.add(latest_flagged(ctx_.features, (shift == 0 ? flag_ : flag_before_)[0], copy,
-                                  ctx_.tag(d_) + ": memory (latest reset" + when + ")",
-                                  role(RoleKind::Memory, 0, 0, shift)),
-                   ctx_.tag(d_) + ": memory");
-  return at;
-}
-
-// x = c_r . y(r)^-1 . y as a lookup over its parts: the reset value c_r, the counters at the
-// reset and the counters now (shift 0) or before t (shift 1). Values outside the components
-// with counters (and the dummy) are the reset value itself.
-Composite CounterLevelBuilder::coordinate_parts(const AtReset& at, int shift) {
-  Composite x;
-  x.labels = labels_;
-  x.alternatives.resize(level_.width);
-  for (int v = 0; v < level_.width; ++v)
-    if (v == level_.dummy || !has_counters(level_.slot_of[v]))
-      x.alternatives[v].push_back({{at.value, v}});
-  for (std::size_t c = 0; c < components_.size(); ++c) {
-    const auto& g = components_[c].group;
-    std::vector<const Categorical*> now;
-    for (const auto& s : shift == 0 ? components_[c].now : components_[c].before)
-      now.push_back(ctx_.keep(Categorical::one_hot(s, {})));
-    const int first = level_.first_value[components_[c].slot];
-    const int tiles = static_cast<int>(level_.slots[components_[c].slot].tiles.size());
-    for (int tile = 0; tile < tiles; ++tile)
-      for (int then = 0; then < g.order(); ++then)
-        for (int y = 0; y < g.order(); ++y) {
-          Alternative alt{{at.value, first + tile}};
-          for (std::size_t i = 0; i < now.size(); ++i) {
-            alt.push_back({at.counters[c][i], g.exponents(then)[i]});
-            alt.push_back({now[i], g.exponents(y)[i]});
-          }
-          const int z = g.multiply(g.inverse(then), y);
-          x.alternatives[first + g.element(z)[tile]].push_back(std::move(alt));
-        }
-  }
-  return x;
-}
-
-// The categorical of a composite: an alternative of one condition is read linearly, the others
-// are lookup units writing a one-hot block.
-Categorical CounterLevelBuilder::combine(const Composite& parts, const std::string& name,
-                                         int shift) {
-  Categorical x;
-  x.labels = labels_;
-  x.indicator.resize(parts.size());
-  MlpOp mlp;
-  mlp.name = ctx_.tag(d_) + ": " + name + " = reset value . (product at reset)^-1 . product";
-  mlp.role = role(RoleKind::Coordinate, 0, 0, shift);
-  Subspace out;
-  for (int v = 0; v < parts.size(); ++v)
-    for (const Alternative& alt : parts.alternatives[v]) {
-      if (alt.size() == 1) {
-        for (auto [dim, w] : alt[0].input->indicator[alt[0].value])
-          x.indicator[v].emplace_back(dim, w);
-        continue;
-      }
-      if (out.width == 0)
-        out = ctx_.program.layout().allocate(ctx_.tag(d_) + " " + name, labels_, mlp.role);
-      std::vector<const Categorical*> inputs;
-      std::vector<int> values;
-      for (const Condition& c : alt) {
-        inputs.push_back(c.input);
-        values.push_back(c.value);
-      }
-      add_lookup_unit(mlp, inputs, values, {{out[v], 1.0f}});
-    }
-  if (out.width > 0)
-    for (int v = 0; v < parts.size(); ++v) x.indicator[v].emplace_back(out[v], 1.0f);
-  if (mlp.units > 0) ctx_.program.add(std::move(mlp), ctx_.tag(d_) + ": coordinate");
-  return x;
-}
-
-// The level's coordinate now, and (previous_in_place) at t-1 for the level below, whose
-// transitions read its parts directly: no fetch, no combining MLP on the way.
-void CounterLevelBuilder::add_memory_and_coordinate() {
-  const AtReset now = add_memory_head(0);
-  AtReset before;
-  if (plan_.previous_in_place) before = add_memory_head(1);
-  Composite x = coordinate_parts(now, 0);
-  if (plan_.coordinate_fused)
-    ctx_.coordinate_parts[d_] = std::move(x);
-  else
-    ctx_.coordinate[d_] = combine(x, "coordinate", 0);
-  if (!plan_.previous_in_place) return;
-  Composite previous = coordinate_parts(before, 1);
-  if (plan_.previous_explicit) ctx_.previous[d_] = combine(previous, "coordinate at t-1", 1);
-  ctx_.previous_parts[d_] = std::move(previous);
-}
-
 // No resets: x(t) = x(0) . y(t), all in the initial value's component. With one counter the
 // coordinate is a linear readout of its residue; otherwise the last comb wrote it.
 void CounterLevelBuilder::add_coordinate_without_resets(Categorical& x) {
@@ -464,8 +258,6 @@ void CounterLevelBuilder::add_coordinate_without_resets(Categorical& x) {
   }
   for (int v = 0; v < level_.width; ++v) x.indicator[v].emplace_back(coordinate_[v], 1.0f);
 }
-
-}  // namespace
 
 void build_counter_level(CascadeContext& ctx, int d, const KrPlan& plan, LevelAnalysis analysis) {
   CounterLevelBuilder(ctx, d, plan.levels[d], plan.counter_block, std::move(analysis)).build();
