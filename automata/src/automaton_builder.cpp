@@ -25,6 +25,10 @@ StateId AutomatonBuilder::add_state(const std::string& name, const std::string& 
 
 LetterId AutomatonBuilder::add_letter(const std::string& name, const std::string& place) {
   if (name.empty()) fail(place, "empty letter name");
+  if (name == kReservedLetter)
+    fail(place, "the letter name '" + name +
+                    "' is reserved: a compiled network's token 0 is <bos>, the start of every "
+                    "word, and its vocabulary lists it before the letters");
   if (letter_index_.count(name)) fail(place, "duplicate letter '" + name + "'");
   auto id = static_cast<LetterId>(letters_.size());
   letters_.push_back(name);

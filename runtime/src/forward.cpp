@@ -9,6 +9,7 @@
 
 #include "krc/float32_kernels.hpp"
 #include "krc/forward_kernels.hpp"
+#include "krc/network_memory.hpp"
 #include "krc/prepared_network.hpp"
 
 namespace krc {
@@ -191,6 +192,7 @@ void run_parallel(const Network& network, const PreparedNetwork& prepared,
 ForwardPass::ForwardPass(const Network& network, ForwardOptions options)
     : network_(network), options_(options) {
   network.check_shapes();
+  check_prepare_memory(network);
   prepared_ = std::make_unique<PreparedNetwork>(network);
 }
 
@@ -198,6 +200,7 @@ ForwardPass::~ForwardPass() = default;
 
 Eigen::MatrixXd ForwardPass::run(const std::vector<LetterId>& word) const {
   check_word(network_, word);
+  check_forward_memory(network_, 1, 1, static_cast<std::int64_t>(word.size()), word.size() + 1);
   if (options_.arithmetic != Arithmetic::Float64)
     return Eigen::MatrixXd(WordRunner<float>(network_, *prepared_, options_).run(word));
   return Eigen::MatrixXd(WordRunner<double>(network_, *prepared_, options_).run(word));
@@ -205,7 +208,17 @@ Eigen::MatrixXd ForwardPass::run(const std::vector<LetterId>& word) const {
 
 std::vector<Eigen::MatrixXd> ForwardPass::run(
     const std::vector<std::vector<LetterId>>& words) const {
-  for (const auto& w : words) check_word(network_, w);
+  std::size_t longest = 0, rows = 0;
+  for (const auto& w : words) {
+    check_word(network_, w);
+    longest = std::max(longest, w.size());
+    rows += w.size() + 1;
+  }
+  const std::size_t threads = options_.threads > 0 ? static_cast<std::size_t>(options_.threads)
+                                                   : std::thread::hardware_concurrency();
+  check_forward_memory(network_, words.size(),
+                       std::max<std::size_t>(1, std::min(threads, words.size())),
+                       static_cast<std::int64_t>(longest), rows);
   std::vector<Eigen::MatrixXd> logits(words.size());
   auto body = [&](auto& runner, std::size_t i) { logits[i] = runner.run(words[i]); };
   if (options_.arithmetic != Arithmetic::Float64)

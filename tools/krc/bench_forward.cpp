@@ -19,6 +19,7 @@
 #include "krc/network.hpp"
 #include "krc/verifier.hpp"
 #include "krc/weights_file.hpp"
+#include "option_checks.hpp"
 
 namespace krc::cli {
 
@@ -188,8 +189,8 @@ const RegisterBenchSuite forward_suite{BenchSuite{
     "forward", "forward pass on a synthetic 13-layer scan-shaped network, 100 words of length 4096",
     [](CLI::App& sub) -> std::function<int()> {
       auto o = std::make_shared<ForwardBenchOptions>();
-      sub.add_option("--layers", o->layers, "layers (default 13)")->check(CLI::PositiveNumber);
-      sub.add_option("--words", o->words, "words (default 100)")->check(CLI::PositiveNumber);
+      sub.add_option("--layers", o->layers, "layers (default 13)")->check(integer_in(1, 1000));
+      sub.add_option("--words", o->words, "words (default 100)")->check(integer_in(1, 1'000'000));
       sub.add_option("--length", o->length, "word length (default 4096; with --file, max_len)")
           ->check(CLI::Range(0, 1 << 20))
           ->each([o](const std::string&) { o->length_given = true; });
@@ -197,7 +198,7 @@ const RegisterBenchSuite forward_suite{BenchSuite{
       sub.add_option("--elements", o->elements, "one-hot width of the scanned values (default 120)")
           ->check(CLI::Range(1, 1000));
       sub.add_option("--threads", o->threads, "threads (default: one per core)")
-          ->check(CLI::NonNegativeNumber);
+          ->check(integer_in(0, 1024));
       sub.add_flag("--quick", o->quick, "softmax in the default arithmetic only");
       sub.add_option("--attention", o->attention, "only this attention: softmax, hard or hardmax")
           ->check(CLI::IsMember({"softmax", "hard", "hardmax"}));

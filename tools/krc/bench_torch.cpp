@@ -67,7 +67,7 @@ struct Timing {
 
 Timing time_krc(const Network& network, const std::vector<std::vector<LetterId>>& words,
                 int threads) {
-  ForwardPass pass(network, {network.attention, Precision::Float32, threads});
+  ForwardPass pass(network, {network.attention, kDefaultArithmetic, threads});
   const auto start = std::chrono::steady_clock::now();
   const std::clock_t cpu = std::clock();
   const auto logits = pass.run(words);

@@ -15,6 +15,7 @@
 #include "krc/network_summary.hpp"
 #include "krc/verifier.hpp"
 #include "krc/weights_file.hpp"
+#include "option_checks.hpp"
 #include "output_file.hpp"
 
 namespace krc::cli {
@@ -34,6 +35,7 @@ int run_compile(const CompileArguments& a) {
   auto seconds = [&] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   };
+  refuse_output_over_input(a.output, a.input);
   const Automaton automaton = load_automaton(a.input, a.load);
 
   CompileOptions options;
@@ -49,53 +51,61 @@ int run_compile(const CompileArguments& a) {
 
   WriteOptions write;
   if (a.dense) write.storage = WriteOptions::Storage::Dense;
-  const std::string bytes = network_to_safetensors(result.network, write);
+  const std::string bytes = [&] {
+    try {
+      return network_to_safetensors(result.network, write);
+    } catch (const LimitError& e) {
+      throw LimitError(std::string(e.what()) + " (a smaller --max-len makes a smaller network)");
+    }
+  }();
   write_output(a.output, bytes);
 
   const Network& net = result.network;
+  // With the weights on standard output, the summary goes to standard error.
+  std::ostream& out = a.output == "-" ? std::cerr : std::cout;
   if (a.json) {
-    nlohmann::json out = {{"automaton",
-                           {{"name", automaton.name()},
-                            {"states", automaton.state_count()},
-                            {"letters", automaton.letter_count()}}},
-                          {"strategy", to_string(result.strategy)},
-                          {"reason", result.reason},
-                          {"network", network_summary(net)},
-                          {"output", a.output},
-                          {"bytes", bytes.size()},
-                          {"seconds", seconds()}};
-    if (result.kr) out["cascade"] = to_json(*result.kr);
-    if (result.scan) out["scan"] = to_json(*result.scan);
+    nlohmann::json summary = {{"automaton",
+                               {{"name", automaton.name()},
+                                {"states", automaton.state_count()},
+                                {"letters", automaton.letter_count()}}},
+                              {"strategy", to_string(result.strategy)},
+                              {"reason", result.reason},
+                              {"network", network_summary(net)},
+                              {"output", a.output},
+                              {"bytes", bytes.size()},
+                              {"seconds", seconds()}};
+    if (result.kr) summary["cascade"] = to_json(*result.kr);
+    if (result.scan) summary["scan"] = to_json(*result.scan);
     // The output path comes from the command line and need not be UTF-8.
-    std::cout << out.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    out << summary.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     return 0;
   }
-  std::cout << automaton.name() << ": " << automaton.state_count() << " states, "
-            << automaton.letter_count() << " letters\n";
-  std::cout << "strategy: " << to_string(result.strategy) << " - " << result.reason << "\n";
+  out << automaton.name() << ": " << automaton.state_count() << " states, "
+      << automaton.letter_count() << " letters\n";
+  out << "strategy: " << to_string(result.strategy) << " - " << result.reason << "\n";
   if (result.scan)
-    std::cout << "parallel prefix: " << result.scan->steps << " steps over "
-              << result.scan->set_size << " states, " << to_string(result.scan->form) << " form"
-              << (result.scan->form == ScanForm::ElementOneHot
-                      ? " (" + with_thousands(static_cast<long long>(result.scan->monoid_size)) +
-                            " monoid elements)"
-                      : std::string())
-              << "\n";
+    out << "parallel prefix: " << result.scan->steps << " steps over " << result.scan->set_size
+        << " states, " << to_string(result.scan->form) << " form"
+        << (result.scan->form == ScanForm::ElementOneHot
+                ? " (" + with_thousands(static_cast<long long>(result.scan->monoid_size)) +
+                      " monoid elements)"
+                : std::string())
+        << "\n";
   if (result.kr) {
     const std::size_t n = result.kr->levels.size();
-    std::cout << "cascade: ";
+    out << "cascade: ";
     if (result.kr->form != CascadeForm::ClampedWalk)
-      std::cout << n << (n == 1 ? " level" : " levels") << ", ";
-    std::cout << to_string(result.kr->form) << ", " << result.kr->layers << " layers\n";
+      out << n << (n == 1 ? " level" : " levels") << ", ";
+    out << to_string(result.kr->form) << ", " << result.kr->layers << " layers\n";
     std::istringstream lines(plan_text(*result.kr));
-    for (std::string line; std::getline(lines, line);) std::cout << "    " << line << "\n";
+    for (std::string line; std::getline(lines, line);) out << "    " << line << "\n";
   }
-  std::cout << "network: " << network_size_line(net) << "\n";
-  std::cout << "wrote " << a.output << " (" << with_thousands(static_cast<long long>(bytes.size()))
-            << " bytes) in " << std::fixed;
-  std::cout.precision(2);
-  std::cout << seconds() << " s\n";
-  std::cout << "next: krc verify " << a.output << "\n";
+  out << "network: " << network_size_line(net) << "\n";
+  out << "wrote " << a.output << " (" << with_thousands(static_cast<long long>(bytes.size()))
+      << " bytes) in " << std::fixed;
+  out.precision(2);
+  out << seconds() << " s\n";
+  out << "next: krc verify " << a.output << "\n";
   return 0;
 }
 
@@ -110,7 +120,8 @@ const RegisterCommand registration{{
                      "for stdin")
           ->required();
       sub.add_option("-o,--output", a->output, "Weights file to write (safetensors); - for stdout")
-          ->required();
+          ->required()
+          ->check(nonempty_path());
       sub.add_option("--strategy", a->strategy,
                      "auto: build both, keep the one with fewer layers (ties: fewer parameters)\n"
                      "kr: Krohn-Rhodes cascade, depth independent of --max-len\n"

@@ -16,6 +16,7 @@
 #include "krc/input_error.hpp"
 #include "krc/load_automaton.hpp"
 #include "krc/transformation_semigroup.hpp"
+#include "option_checks.hpp"
 #include "output_file.hpp"
 
 namespace krc::cli {
@@ -35,6 +36,7 @@ struct DecomposeArguments {
 
 int run_decompose(const DecomposeArguments& a) {
   const auto start = std::chrono::steady_clock::now();
+  refuse_output_over_input(a.output, a.input);
   const Automaton automaton = load_automaton(a.input, a.load);
 
   DecomposeOptions options;
@@ -90,12 +92,13 @@ const RegisterCommand registration{
            ->check(CLI::IsMember({"text", "json", "dot"}))
            ->capture_default_str();
        sub.add_option("-o,--output", a->output, "File to write; - for stdout")
-           ->capture_default_str();
+           ->capture_default_str()
+           ->check(nonempty_path());
        add_automaton_input_options(sub, a->load);
        sub.add_flag("--no-tables", a->no_tables,
                     "Skip the complete action tables (skeleton and groups only)");
        sub.add_option("--max-images", a->max_images, "Limit on the images of the state set")
-           ->check(CLI::PositiveNumber)
+           ->check(integer_in(1, 1LL << 62))
            ->capture_default_str();
        sub.add_option("--max-image-memory", a->max_image_mib,
                       "Limit on the memory the images take, in MiB (sets of many states reach "
@@ -104,20 +107,21 @@ const RegisterCommand registration{
            ->capture_default_str();
        sub.add_option("--max-tuples", a->max_tuples,
                       "Limit on the reachable coordinate tuples of the action tables")
-           ->check(CLI::PositiveNumber)
+           ->check(integer_in(1, 1LL << 62))
            ->capture_default_str();
        sub.add_option("--max-table-cells", a->max_table_cells,
                       "Limit on the integers the action tables hold (many levels reach it before "
                       "--max-tuples)")
-           ->check(CLI::PositiveNumber)
+           ->check(integer_in(1, 1LL << 62))
            ->capture_default_str();
        sub.add_option(
               "--max-elements", a->max_elements,
               "Enumerate the transformation semigroup (for its size) up to this many elements")
-           ->capture_default_str();
+           ->capture_default_str()
+           ->check(integer_in(1, 1LL << 32));
        sub.add_option("--max-drawn-sets", a->max_drawn_sets,
                       "With --format dot: limit on the sets of the skeleton to draw")
-           ->check(CLI::PositiveNumber)
+           ->check(integer_in(1, 1LL << 32))
            ->capture_default_str();
        sub.add_flag("-q,--quiet", a->quiet, "No progress messages on stderr");
        return [a] { return run_decompose(*a); };

@@ -32,6 +32,14 @@ struct InfoArguments {
   std::size_t max_image_mib = DecomposeOptions{}.max_image_bytes >> 20;
 };
 
+// A string member of the optional, informational metadata, or "?" when it is missing or is
+// something else: a file may carry any JSON there.
+std::string text_member(const nlohmann::json& document, const char* key) {
+  if (!document.is_object()) return "?";
+  const auto it = document.find(key);
+  return it != document.end() && it->is_string() ? it->get<std::string>() : "?";
+}
+
 // A weights file or an automaton description? The extension decides when it is one krc
 // knows; otherwise the content: a safetensors file opens with an 8-byte little-endian header
 // length that fits in the file, then the header's '{'. A text file cannot look like that:
@@ -109,11 +117,11 @@ int network_info(const InfoArguments& a) {
     std::cout << out.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     return 0;
   }
-  std::cout << a.input << ": network for automaton '" << net.automaton.value("name", "?") << "' ("
+  std::cout << a.input << ": network for automaton '" << text_member(net.automaton, "name") << "' ("
             << net.states.size() << " states, " << net.vocabulary.size() - 1 << " letters)\n";
-  std::cout << "compiled by krc " << net.compiler.value("krc_version", "?") << ", strategy "
-            << net.compiler.value("strategy", "?") << ", max_len " << net.max_len << ", attention "
-            << to_string(net.attention) << "\n";
+  std::cout << "compiled by krc " << text_member(net.compiler, "krc_version") << ", strategy "
+            << text_member(net.compiler, "strategy") << ", max_len " << net.max_len
+            << ", attention " << to_string(net.attention) << "\n";
   std::cout << "size: " << network_size_line(net) << "\n";
   std::cout << "layers by role:\n";
   for (const auto& [role, layers] : roles)

@@ -15,6 +15,7 @@
 #include "krc/input_error.hpp"
 #include "krc/verifier.hpp"
 #include "krc/weights_file.hpp"
+#include "option_checks.hpp"
 
 namespace krc::cli {
 
@@ -95,6 +96,9 @@ int run_verify(const VerifyArguments& a) {
     report = verify(network, automaton, options);
   } catch (const std::invalid_argument& e) {  // e.g. more words of that length than can be counted
     throw InputError(a.file, "", e.what());
+  } catch (const LimitError& e) {
+    throw LimitError(std::string(e.what()) +
+                     "; shorter random words (--length) or fewer threads (--threads) need less");
   }
   progress->clear();
   if (a.json)
@@ -114,14 +118,15 @@ const RegisterCommand verify_command{Command{
       sub.add_option("--exhaustive", a->exhaustive,
                      "check all words of this length (default: the longest with at most 100,000 "
                      "words; 0: none)")
-          ->check(CLI::NonNegativeNumber);
+          ->check(integer_in(0, kMaxDimension));
       sub.add_option("--random", a->random,
                      "number of random words (default 1000, or fewer, at least 20, when the "
                      "network is so large that they would take more than about a minute)")
-          ->check(CLI::NonNegativeNumber);
+          ->check(integer_in(0, 1'000'000'000'000));
       sub.add_option("--length", a->length, "length of the random words (default: max_len)")
-          ->check(CLI::NonNegativeNumber);
-      sub.add_option("--seed", a->seed, "seed of the random words (default 1)");
+          ->check(integer_in(0, kMaxDimension));
+      sub.add_option("--seed", a->seed, "seed of the random words (default 1)")
+          ->check(unsigned_64());
       sub.add_option("--attention", a->attention,
                      "softmax, hard (select heads take the argmax) or hardmax (every head, "
                      "average ones too, takes the hardmax; default: what the file was compiled "
@@ -136,7 +141,7 @@ const RegisterCommand verify_command{Command{
       sub.add_flag("--float64", a->float64, "the same as --arithmetic float64")
           ->excludes("--arithmetic");
       sub.add_option("--threads", a->threads, "words run in parallel (default: one per core)")
-          ->check(CLI::NonNegativeNumber);
+          ->check(integer_in(0, 1024));
       sub.add_flag("--json", a->json, "print the report as JSON");
       sub.add_flag("--progress", a->progress,
                    "show progress on stderr even when it is not a terminal");

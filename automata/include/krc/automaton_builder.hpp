@@ -12,6 +12,10 @@
 
 namespace krc {
 
+// The name of a compiled network's beginning-of-word token (weights_file.hpp): no letter may
+// take it, or the network's vocabulary would list it twice and krc could not read it back.
+inline constexpr const char* kReservedLetter = "<bos>";
+
 // What the command line adds to a description: completion of a partial DFA and the initial
 // state (--initial) for files that have no start marker or name another one.
 struct BuildOptions {
@@ -32,7 +36,8 @@ class AutomatonBuilder {
   void set_name(std::string name) { name_ = std::move(name); }
   void set_description(std::string d) { description_ = std::move(d); }
 
-  // Declares a state or letter; a second declaration of the same name is an error.
+  // Declares a state or letter; a second declaration of the same name, an empty name and the
+  // reserved letter kReservedLetter are errors.
   StateId add_state(const std::string& name, const std::string& place);
   LetterId add_letter(const std::string& name, const std::string& place);
   // Returns the letter, declaring it on first use (formats whose alphabet is implicit).

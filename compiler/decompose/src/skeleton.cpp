@@ -10,6 +10,7 @@
 #include <string>
 
 #include "krc/input_error.hpp"
+#include "krc/memory_budget.hpp"
 
 namespace krc {
 
@@ -123,9 +124,14 @@ Skeleton Skeleton::compute(const Automaton& automaton, const DecomposeOptions& o
   for (std::size_t q = 0; q < n; ++q) set_bits::set(current, q);
   sets.insert(current);
   std::size_t next_report = std::size_t{1} << 18;
+  // A set of E costs its bits, successor row and index slots, and (below) its vertex and edges
+  // in the orbit graph and a few per-set arrays; arrays grow by doubling, so at a reallocation
+  // the old and the new one coexist: three times the rest, for the memory budget.
   const std::size_t bytes_per_image = words * sizeof(SetWord) + k * sizeof(std::uint32_t) + 12;
-  const std::size_t image_limit =
-      std::min(options.max_images, options.max_image_bytes / bytes_per_image);
+  const std::uint64_t bytes_per_set = 3 * (bytes_per_image + 64 + 16 * k);
+  const std::uint64_t budget_sets = memory_budget() / bytes_per_set;
+  const std::size_t image_limit = static_cast<std::size_t>(std::min<std::uint64_t>(
+      std::min(options.max_images, options.max_image_bytes / bytes_per_image), budget_sets));
   for (std::size_t i = 0; i < sets.size(); ++i) {
     auto source = sets.set(i);
     std::copy(source.begin(), source.end(), current.begin());
@@ -137,6 +143,10 @@ Skeleton Skeleton::compute(const Automaton& automaton, const DecomposeOptions& o
           set_bits::set(image, delta[w * 64 + static_cast<std::size_t>(std::countr_zero(bits))]);
       sk.successor_.push_back(static_cast<std::uint32_t>(sets.insert(image)));
     }
+    if (sets.size() > image_limit && sets.size() > budget_sets)
+      check_memory("the image orbit of '" + automaton.name() + "' (more than " +
+                       std::to_string(budget_sets) + " sets of " + std::to_string(n) + " states)",
+                   saturating_mul(sets.size(), bytes_per_set));
     if (sets.size() > image_limit) {
       const bool by_count = image_limit == options.max_images;
       throw DecomposeLimitError(
@@ -158,6 +168,10 @@ Skeleton Skeleton::compute(const Automaton& automaton, const DecomposeOptions& o
   sk.image_count_ = sets.size();
 
   // 2. The extended image set: singletons that are not images; E is closed under letters.
+  check_memory("the extended image set of '" + automaton.name() + "' (" +
+                   std::to_string(sets.size()) + " images and up to " + std::to_string(n) +
+                   " singletons, " + std::to_string(n) + " states each)",
+               saturating_mul(saturating_add(sets.size(), n), bytes_per_set));
   sk.singleton_.resize(n);
   for (std::size_t q = 0; q < n; ++q) {
     std::fill(current.begin(), current.end(), 0);

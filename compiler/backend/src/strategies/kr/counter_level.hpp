@@ -37,7 +37,7 @@ class CounterLevelBuilder {
         a_(std::move(analysis)),
         labels_(ctx.value_labels(d)) {}
 
- void build();
+  void build();
 
  private:
   void allocate_actions();

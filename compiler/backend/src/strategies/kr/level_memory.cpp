@@ -15,14 +15,13 @@ void CounterLevelBuilder::add_reset_fetch() {
   const Role flag_role = role(RoleKind::ResetFlag, 0, 0, 1);
   const Role value_role = role(RoleKind::ResetValue, 0, 0, 1);
   flag_before_ = layout.allocate_scalar(ctx_.tag(d_) + " reset flag at t-1", flag_role);
-  reset_value_before_ =
-      layout.allocate(ctx_.tag(d_) + " reset value at t-1", labels_, value_role);
+  reset_value_before_ = layout.allocate(ctx_.tag(d_) + " reset value at t-1", labels_, value_role);
   std::vector<Entry> copy{{flag_[0], flag_before_[0], 1.0f}};
   for (int v = 0; v < level_.width; ++v)
     copy.push_back({reset_value_[v], reset_value_before_[v], 1.0f});
-  ctx_.program.add(fetch_from_offset(ctx_.features, 1, copy,
-                                     ctx_.tag(d_) + ": fetch reset from t-1", flag_role),
-                   ctx_.tag(d_) + ": memory");
+  ctx_.program.add(
+      fetch_from_offset(ctx_.features, 1, copy, ctx_.tag(d_) + ": fetch reset from t-1", flag_role),
+      ctx_.tag(d_) + ": memory");
 }
 
 // A memory head: the latest j <= t whose `flag` is set (BOS always is), copying the reset value
