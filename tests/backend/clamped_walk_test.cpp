@@ -93,7 +93,8 @@ void require_verified(const Network& net, const Automaton& a, long long words,
 
 }  // namespace
 
-TEST_CASE("clamped walk: gridworld and its renamings are recognised, other automata only as walks") {
+TEST_CASE(
+    "clamped walk: gridworld and its renamings are recognised, other automata only as walks") {
   for (int n : {2, 3, 4, 9, 17, 64, 100, 4096}) {
     CAPTURE(n);
     const Automaton a = zoo_automaton("gridworld", n);
@@ -111,7 +112,8 @@ TEST_CASE("clamped walk: gridworld and its renamings are recognised, other autom
     std::vector<Map> maps{{-1, 0, n - 1}, {1, 0, n - 1}};
     if (i % 2) maps.push_back({0, 0, n - 1});  // a letter that stays put
     if (i % 3 == 0) maps = random_maps(n, 4, rng);
-    const Automaton a = walk_automaton(n, maps, std::uniform_int_distribution<int>(0, n - 1)(rng), rng);
+    const Automaton a =
+        walk_automaton(n, maps, std::uniform_int_distribution<int>(0, n - 1)(rng), rng);
     CAPTURE(automaton_to_json(a).dump());
     const auto plan = plan_clamped_walk(a, 64);
     REQUIRE(plan);
@@ -165,8 +167,8 @@ TEST_CASE("clamped walk: several step sizes, resets and walls inside the path ve
   for (int i = 0; i < test::scaled(60); ++i) {
     const int n = std::uniform_int_distribution<int>(3, 10)(rng);
     const int letters = std::uniform_int_distribution<int>(2, 4)(rng);
-    const Automaton a =
-        walk_automaton(n, random_maps(n, letters, rng), std::uniform_int_distribution<int>(0, n - 1)(rng), rng);
+    const Automaton a = walk_automaton(n, random_maps(n, letters, rng),
+                                       std::uniform_int_distribution<int>(0, n - 1)(rng), rng);
     CAPTURE(automaton_to_json(a).dump());
     const Network net = compile_kr(a, i % 10 == 0 ? 1024 : 64);
     CHECK(net.layers.size() == 2);
@@ -178,7 +180,8 @@ TEST_CASE("clamped walk: the plan predicts the network's layers, heads and MLP u
   std::mt19937_64 rng(37);
   std::vector<Automaton> automata;
   for (int n : {3, 9, 64}) automata.push_back(zoo_automaton("gridworld", n));
-  for (int i = 0; i < 3; ++i) automata.push_back(walk_automaton(6 + i, random_maps(6 + i, 3, rng), 1, rng));
+  for (int i = 0; i < 3; ++i)
+    automata.push_back(walk_automaton(6 + i, random_maps(6 + i, 3, rng), 1, rng));
   for (const auto& a : automata)
     for (int max_len : {64, 1000, 8192}) {
       CAPTURE(automaton_to_json(a).dump());

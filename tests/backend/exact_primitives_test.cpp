@@ -92,11 +92,11 @@ TEST_CASE("exact primitives: the exact latest-flagged head copies with weight ex
     Chamber c(max_len);
     const Subspace tokens = c.features.tokens(), bos = c.features.bos();
     const Subspace copied = c.program.layout().allocate_scalar("copied");
-    c.program.add(
-        exact_latest_flagged(c.features, {{tokens[2], 1.0f}, {bos[0], 1.0f}},
-                             {{c.features.position()[0], copied[0], 1.0f}, {bos[0], copied[0], 5.0f}},
-                             "latest c", Role{RoleKind::LatestVisit}),
-        "copy");
+    c.program.add(exact_latest_flagged(
+                      c.features, {{tokens[2], 1.0f}, {bos[0], 1.0f}},
+                      {{c.features.position()[0], copied[0], 1.0f}, {bos[0], copied[0], 5.0f}},
+                      "latest c", Role{RoleKind::LatestVisit}),
+                  "copy");
     const Network net = c.network();
     std::mt19937_64 rng(max_len);
     for (const auto& word : test_words(rng, std::min(max_len, 1500))) {

@@ -17,7 +17,7 @@ std::vector<float> times(const float* x, const SparseMatrix& m) {
 
 // One head's contribution at every position, [n][d_model].
 std::vector<std::vector<float>> head_update(const Network& net, const AttentionHead& head,
-                                           const RowMatrix& x, AttentionKind attention) {
+                                            const RowMatrix& x, AttentionKind attention) {
   const int n = static_cast<int>(x.rows());
   std::vector<std::vector<float>> q(n), k(n), v(n), out(n);
   for (int t = 0; t < n; ++t) {

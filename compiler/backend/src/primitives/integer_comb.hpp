@@ -20,9 +20,9 @@
 namespace krc {
 
 struct IntegerInput {
-  Terms z;                // the integer, as a linear form of the residual stream
+  Terms z;  // the integer, as a linear form of the residual stream
   long long lo = 0, hi = 0;
-  int one = -1;           // the residual dimension holding 1 (for f(lo) when ungated)
+  int one = -1;  // the residual dimension holding 1 (for f(lo) when ungated)
 };
 
 // Adds the units that write f(z) (times the gate, if any) to the residual stream.
@@ -30,7 +30,6 @@ void add_integer_function(MlpOp& mlp, const IntegerInput& z,
                           const std::function<Terms(long long m)>& f, const Terms* gate = nullptr);
 
 // The number of units add_integer_function adds (for plans that predict widths).
-long long integer_function_units(const IntegerInput& z,
-                                 const std::function<Terms(long long m)>& f);
+long long integer_function_units(const IntegerInput& z, const std::function<Terms(long long m)>& f);
 
 }  // namespace krc

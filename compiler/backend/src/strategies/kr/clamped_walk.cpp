@@ -94,8 +94,9 @@ void WalkContext::add_sum_and_residue() {
   MlpOp comb;
   comb.name = "walk sum mod " + std::to_string(walk.cells);
   comb.role = Role{RoleKind::WalkResidue};
-  add_integer_function(comb, sum_input(),
-                       [&](long long m) { return Terms{{residue[mod(m, walk.cells)], 1.0f}}; });
+  add_integer_function(comb, sum_input(), [&](long long m) {
+    return Terms{{residue[mod(m, walk.cells)], 1.0f}};
+  });
   program.add(std::move(comb), "walk residue");
 }
 
@@ -114,9 +115,8 @@ void build_unit_step_walk(WalkContext& ctx) {
   std::vector<Subspace> visit;
   for (int r = 0; r < n; ++r) {
     const Role role{RoleKind::LatestVisit, 0, r + 1};
-    visit.push_back(layout.allocate_scalar("walk sum at the latest visit to class " +
-                                               std::to_string(r),
-                                           role));
+    visit.push_back(
+        layout.allocate_scalar("walk sum at the latest visit to class " + std::to_string(r), role));
     Terms flag{{ctx.residue[r], 1.0f}};
     if (r != 0) flag.emplace_back(ctx.features.bos()[0], 1.0f);  // BOS is in class 0 already
     std::vector<Entry> copy;
@@ -135,7 +135,8 @@ void build_unit_step_walk(WalkContext& ctx) {
     d.z.emplace_back(visit[r][0], -1.0f);
     add_integer_function(decode, d, [&](long long a) {
       if (a < 1) return Terms{};
-      return Terms{{ctx.cell[static_cast<int>(a)], 1.0f}, {ctx.cell[static_cast<int>(a) - 1], -1.0f}};
+      return Terms{{ctx.cell[static_cast<int>(a)], 1.0f},
+                   {ctx.cell[static_cast<int>(a) - 1], -1.0f}};
     });
   }
   decode.add_unit({{ctx.one, 1.0f}}, 0.0f, {{ctx.cell[0], 1.0f}});

@@ -211,9 +211,12 @@ nlohmann::json to_json(const WalkPlan& walk) {
                        {"low", l.low},
                        {"high", l.high},
                        {"step", l.step}});
-  return {{"form", to_string(walk.form)}, {"cells", walk.cells},
-          {"initial", walk.initial},      {"letters", letters},
-          {"sum", {walk.sum_min, walk.sum_max}}, {"heads", walk.heads},
+  return {{"form", to_string(walk.form)},
+          {"cells", walk.cells},
+          {"initial", walk.initial},
+          {"letters", letters},
+          {"sum", {walk.sum_min, walk.sum_max}},
+          {"heads", walk.heads},
           {"mlp_units", walk.mlp_units}};
 }
 

@@ -85,10 +85,10 @@ void build_departure_walk(WalkContext& ctx) {
         layout.allocate_scalar("walk left class " + std::to_string(r) + " upwards last", role));
     std::vector<Entry> copy{{up[r], last_up[r][0], 1.0f}};
     if (ctx.virtual_level(r) < 0) copy.push_back({bos, last_up[r][0], 1.0f});
-    ctx.program.add(exact_latest_flagged(ctx.features, {{flag[r], 1.0f}, {bos, 1.0f}}, copy,
-                                         "walk: latest departure from class " + std::to_string(r),
-                                         role),
-                    "walk latest departures");
+    ctx.program.add(
+        exact_latest_flagged(ctx.features, {{flag[r], 1.0f}, {bos, 1.0f}}, copy,
+                             "walk: latest departure from class " + std::to_string(r), role),
+        "walk latest departures");
   }
   MlpOp decode;
   decode.name = "walk: cell from the latest departures";
