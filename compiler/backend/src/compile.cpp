@@ -10,6 +10,7 @@
 #include "krc/input_error.hpp"
 #include "krc/verifier.hpp"
 #include "krc/version.hpp"
+#include "strategies/kr/clamped_walk.hpp"
 #include "strategies/kr/kr_strategy.hpp"
 #include "strategies/scan_strategy.hpp"
 
@@ -65,6 +66,19 @@ CompileResult compile_scan(const Automaton& automaton, const CompileOptions& opt
 }
 
 CompileResult compile_kr(const Automaton& automaton, const CompileOptions& options) {
+  // A clamped walk (gridworld) needs no decomposition: two layers for any number of cells.
+  if (auto walk =
+          options.kr.clamped_walk ? plan_clamped_walk(automaton, options.max_len) : std::nullopt) {
+    if (options.progress) options.progress("building the clamped-walk network");
+    CompileResult result;
+    result.kr = std::move(walk);
+    result.network =
+        finish(build_clamped_walk(automaton, *result.kr), automaton, options, Strategy::Kr);
+    result.network.compiler["cascade"] = to_json(*result.kr);
+    result.strategy = Strategy::Kr;
+    result.reason = "Krohn-Rhodes strategy, clamped walk on a path (requested)";
+    return result;
+  }
   DecomposeOptions decompose;
   decompose.progress = options.progress;
   if (options.progress) options.progress("decomposing (holonomy)");

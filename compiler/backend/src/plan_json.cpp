@@ -1,6 +1,7 @@
 #include <nlohmann/json.hpp>
 
 #include "krc/plan.hpp"
+#include "strategies/kr/clamped_walk.hpp"
 
 namespace krc {
 
@@ -31,7 +32,10 @@ nlohmann::json to_json(const KrPlan& plan) {
     if (l.mode == LevelMode::Scan) level["scan"] = to_json(l.scan);
     levels.push_back(std::move(level));
   }
-  return {{"form", to_string(plan.form)}, {"layers", plan.layers}, {"levels", levels}};
+  nlohmann::json out = {
+      {"form", to_string(plan.form)}, {"layers", plan.layers}, {"levels", levels}};
+  if (plan.form == CascadeForm::ClampedWalk) out["walk"] = to_json(plan.walk);
+  return out;
 }
 
 }  // namespace krc
