@@ -7,7 +7,7 @@ build=${1:-build}
 shift || true
 
 packages=(cmake g++ make libeigen3-dev libboost-graph-dev nlohmann-json3-dev doctest-dev
-          libcli11-dev python3-numpy clang-format)
+          libcli11-dev python3-numpy python3-torch clang-format)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
