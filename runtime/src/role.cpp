@@ -10,12 +10,33 @@ namespace {
 
 // One printed name per RoleKind, in enum order.
 constexpr std::array<const char*, static_cast<std::size_t>(RoleKind::Count)> kRoleNames{
-    "unspecified",     "token",         "bos",           "constant",
-    "position code",   "position",      "log remaining", "letter back",
-    "scan prefix",     "scan fetch",    "scan compose",  "transition",
-    "reset flag",      "reset value",   "group element", "counter increment",
-    "counter sum",     "counter residue", "memory",      "coordinate",
-    "previous coordinate", "decode",    "state",
+    "unspecified",
+    "token",
+    "bos",
+    "constant",
+    "position code",
+    "position",
+    "log remaining",
+    "letter back",
+    "scan prefix",
+    "scan fetch",
+    "scan compose",
+    "transition",
+    "reset flag",
+    "reset value",
+    "group element",
+    "counter increment",
+    "counter sum",
+    "counter residue",
+    "memory",
+    "coordinate",
+    "previous coordinate",
+    "letter code",
+    "contextual value",
+    "value threshold",
+    "value decode",
+    "decode",
+    "state",
 };
 static_assert(kRoleNames.size() == static_cast<std::size_t>(RoleKind::Count));
 
@@ -76,6 +97,10 @@ std::string role_part(const Role& role) {
       return "scan";
     case RoleKind::LetterBack:
       return "earlier letters";
+    case RoleKind::ContextualValue:
+      return "contextual mapping";
+    case RoleKind::ValueThreshold:
+    case RoleKind::ValueDecode:
     case RoleKind::Decode:
     case RoleKind::State:
       return "decode";
@@ -89,8 +114,8 @@ std::string describe(const Role& role) {
   if (role.level > 0) where += "level " + std::to_string(role.level);
   if (role.component > 0) where += " component " + std::to_string(role.component);
   if (role.counter > 0) where += " counter " + std::to_string(role.counter);
-  if (role.step > 0) where += (where.empty() ? "" : " ") + std::string("step ") +
-                              std::to_string(role.step);
+  if (role.step > 0)
+    where += (where.empty() ? "" : " ") + std::string("step ") + std::to_string(role.step);
   if (!where.empty() && where.front() == ' ') where.erase(0, 1);
   return where.empty() ? to_string(role.kind) : where + ": " + to_string(role.kind);
 }

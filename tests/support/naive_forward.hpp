@@ -20,4 +20,11 @@ Eigen::MatrixXd naive_logits(const Network& net, const std::vector<LetterId>& wo
 std::vector<int> naive_states(const Network& net, const std::vector<LetterId>& word,
                               AttentionKind attention = AttentionKind::Softmax);
 
+// Hardmax everywhere, as Yun et al. (2020) define hardmax attention and Kajitsuka and Sato
+// (2024) use it for their negative result: every head, `average` ones included, puts weight
+// 1/|M| on each position of M = argmax_j s_tj, tied maxima sharing it uniformly. (The runtime's
+// `hard` attention differs: select heads only, ties to the latest position.)
+Eigen::MatrixXd naive_logits_hardmax(const Network& net, const std::vector<LetterId>& word);
+std::vector<int> naive_states_hardmax(const Network& net, const std::vector<LetterId>& word);
+
 }  // namespace krc::test

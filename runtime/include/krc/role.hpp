@@ -25,16 +25,21 @@ enum class RoleKind : std::uint8_t {
   ScanFetch,    // step `step`: the product 2^(step-1) positions back (head, fetched copy)
   ScanCompose,  // step `step`: composition in place (MLP)
   // One level of the Krohn-Rhodes cascade.
-  Transition,        // the level's action from (letter, upper coordinates): lookup (MLP)
-  ResetFlag,         // 1 where the level resets
-  ResetValue,        // the value a reset writes
-  GroupElement,      // the permutation a position applies to a component's tiles
-  CounterIncrement,  // a Z_p counter's increment at the position
-  CounterSum,        // the running sum of increments (head: constant-denominator sum)
-  CounterResidue,    // the sum mod p as a one-hot (MLP comb; step 1: the value at t-1)
-  Memory,            // the latest reset: head, and the values it copies
-  Coordinate,        // the level's coordinate (one-hot over its values)
+  Transition,          // the level's action from (letter, upper coordinates): lookup (MLP)
+  ResetFlag,           // 1 where the level resets
+  ResetValue,          // the value a reset writes
+  GroupElement,        // the permutation a position applies to a component's tiles
+  CounterIncrement,    // a Z_p counter's increment at the position
+  CounterSum,          // the running sum of increments (head: constant-denominator sum)
+  CounterResidue,      // the sum mod p as a one-hot (MLP comb; step 1: the value at t-1)
+  Memory,              // the latest reset: head, and the values it copies
+  Coordinate,          // the level's coordinate (one-hot over its values)
   PreviousCoordinate,  // the coordinate at t-1, fetched for the levels below
+  // One attention layer as a contextual mapping (the onelayer strategy).
+  LetterCode,       // the number a letter contributes to the value: a digit, or a count weight
+  ContextualValue,  // one number per prefix (head: a weighted mean of the letter codes)
+  ValueThreshold,   // the value past each threshold between runs of one state (MLP, subspace)
+  ValueDecode,      // thresholds passed -> the automaton's state (MLP)
   // The output.
   Decode,  // coordinates -> the automaton's state (MLP)
   State,   // one-hot of the automaton's state
@@ -59,7 +64,7 @@ nlohmann::json role_to_json(const Role& role);
 Role role_from_json(const nlohmann::json& json);
 
 // The part of the network a role belongs to, for grouping layers: "level 2", "scan",
-// "input", "earlier letters", "decode" (or "unspecified").
+// "input", "earlier letters", "contextual mapping", "decode" (or "unspecified").
 std::string role_part(const Role& role);
 // "level 2 component 1 counter 3: counter sum".
 std::string describe(const Role& role);
