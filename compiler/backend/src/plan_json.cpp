@@ -1,3 +1,4 @@
+#include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "krc/plan.hpp"
@@ -22,15 +23,33 @@ nlohmann::json to_json(const KrPlan& plan) {
       groups.push_back(c.group);
       counters.push_back(c.counters);
     }
-    nlohmann::json level = {{"level", l.level},          {"mode", to_string(l.mode)},
-                            {"resets", l.resets},        {"values", l.values},
-                            {"tiles", tiles},            {"groups", groups},
-                            {"counters", counters},
-                            {"sublayers", {l.first_sublayer, l.last_sublayer}}};
+    nlohmann::json level = {
+        {"level", l.level},     {"mode", to_string(l.mode)},
+        {"resets", l.resets},   {"values", l.values},
+        {"tiles", tiles},       {"groups", groups},
+        {"counters", counters}, {"sublayers", {l.first_sublayer, l.last_sublayer}}};
     if (l.mode == LevelMode::Scan) level["scan"] = to_json(l.scan);
     levels.push_back(std::move(level));
   }
   return {{"form", to_string(plan.form)}, {"layers", plan.layers}, {"levels", levels}};
+}
+
+nlohmann::json to_json(const OneLayerPlan& plan) {
+  return {{"code", to_string(plan.code)},
+          {"max_len", plan.max_len},
+          {"largest_len", plan.largest_len},
+          {"classes", plan.classes},
+          {"letter_code", plan.letter_code},
+          {"sharpness", plan.sharpness},
+          {"values", plan.values},
+          {"transformations", plan.transformations},
+          {"reachable_states", plan.reachable_states},
+          {"runs", plan.run_states.size()},
+          {"units", plan.units()},
+          {"layers", plan.layers()},
+          {"relative_error", plan.relative_error},
+          // +inf (nothing to separate) has no JSON form: null.
+          {"safety", std::isfinite(plan.safety) ? nlohmann::json(plan.safety) : nlohmann::json()}};
 }
 
 }  // namespace krc
