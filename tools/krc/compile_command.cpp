@@ -1,6 +1,6 @@
-// `krc compile AUT -o OUT.safetensors [--strategy auto|scan|kr] [--max-len N] [--attention
-// softmax|hard] [--complete] [--format F] [--dense] [--json]`: compiles an automaton
-// description into transformer weights and says what it built.
+// `krc compile AUT -o OUT.safetensors [--strategy auto|scan|kr|onelayer] [--max-len N]
+// [--attention softmax|hard] [--complete] [--format F] [--dense] [--json]`: compiles an
+// automaton description into transformer weights and says what it built.
 #include <unistd.h>
 
 #include <chrono>
@@ -24,6 +24,7 @@ struct CompileArguments {
   std::string input, output;
   std::string strategy = "auto", attention = "softmax", format;
   int max_len = 1024;
+  OneLayerOptions onelayer;
   bool complete = false, dense = false, json = false;
 };
 
@@ -40,6 +41,7 @@ int run_compile(const CompileArguments& a) {
   CompileOptions options;
   options.strategy = strategy_from_string(a.strategy);
   options.max_len = a.max_len;
+  options.onelayer = a.onelayer;
   options.attention = attention_kind_from_string(a.attention);
   // Stage lines only for compilations slow enough to wonder about.
   const bool tty = isatty(STDERR_FILENO);
@@ -67,6 +69,7 @@ int run_compile(const CompileArguments& a) {
                           {"seconds", seconds()}};
     if (result.kr) out["cascade"] = to_json(*result.kr);
     if (result.scan) out["scan"] = to_json(*result.scan);
+    if (result.onelayer) out["onelayer"] = to_json(*result.onelayer);
     // The output path comes from the command line and need not be UTF-8.
     std::cout << out.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     return 0;
@@ -89,6 +92,7 @@ int run_compile(const CompileArguments& a) {
     std::istringstream lines(plan_text(*result.kr));
     for (std::string line; std::getline(lines, line);) std::cout << "    " << line << "\n";
   }
+  if (result.onelayer) std::cout << plan_text(*result.onelayer);
   std::cout << "network: " << network_size_line(net) << "\n";
   std::cout << "wrote " << a.output << " (" << with_thousands(static_cast<long long>(bytes.size()))
             << " bytes) in " << std::fixed;
@@ -111,13 +115,24 @@ const RegisterCommand registration{{
       sub.add_option("-o,--output", a->output, "Weights file to write (safetensors); - for stdout")
           ->required();
       sub.add_option("--strategy", a->strategy,
-                     "auto: build both, keep the one with fewer layers (ties: fewer parameters)\n"
+                     "auto: build all, keep the one with the fewest layers (ties: the fewest "
+                     "parameters)\n"
                      "kr: Krohn-Rhodes cascade, depth independent of --max-len\n"
-                     "scan: parallel prefix, ceil(log2 max-len) layers")
-          ->check(CLI::IsMember({"auto", "scan", "kr"}))
+                     "scan: parallel prefix, ceil(log2 max-len) layers\n"
+                     "onelayer: one attention layer (a rank-1 head giving every prefix a number) "
+                     "and 1 feed-forward layer; short words only: it says the largest --max-len")
+          ->check(CLI::IsMember({"auto", "scan", "kr", "onelayer"}))
           ->capture_default_str();
       sub.add_option("--max-len", a->max_len, "Longest input word the network must handle")
           ->check(CLI::Range(1, 1 << 20))
+          ->capture_default_str();
+      sub.add_option("--max-onelayer-units", a->onelayer.max_units,
+                     "onelayer: most hidden units the decoding may take")
+          ->check(CLI::PositiveNumber)
+          ->capture_default_str();
+      sub.add_option("--max-onelayer-values", a->onelayer.max_values,
+                     "onelayer: most prefix values the planner may enumerate")
+          ->check(CLI::PositiveNumber)
           ->capture_default_str();
       sub.add_option("--attention", a->attention,
                      "Attention the network is meant for (verify uses it by default)")
