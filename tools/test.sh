@@ -2,7 +2,8 @@
 # Sets up (tools/setup.sh) and runs every test. Pass --sanitize for the Debug build with
 # AddressSanitizer and UndefinedBehaviorSanitizer (build directory build-asan); that build runs
 # 20-50x slower, so the heavy verification tests then check 5% of their random automata and
-# words (KRC_TEST_SCALE=0.05; set it yourself to choose another fraction).
+# words (KRC_TEST_SCALE=0.05; set it yourself to choose another fraction). Where clang is
+# installed, each fuzz target then runs briefly (tools/fuzz.sh, KRC_FUZZ_SECONDS, default 15).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$here"
@@ -15,3 +16,8 @@ else
   build=build
 fi
 ctest --test-dir "$build" --output-on-failure -j"$(nproc)"
+if [ "${1:-}" != "--sanitize" ]; then
+  status=0
+  bash tools/fuzz.sh "${KRC_FUZZ_SECONDS:-15}" || status=$?
+  ((status == 0 || status == 2)) || exit "$status"  # 2: no clang with libFuzzer here
+fi

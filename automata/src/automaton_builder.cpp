@@ -1,6 +1,17 @@
 #include "krc/automaton_builder.hpp"
 
+#include <algorithm>
+
 namespace krc {
+
+std::string unknown_initial_problem(const std::string& name,
+                                    const std::vector<std::string>& states) {
+  std::string list;
+  const std::size_t shown = std::min<std::size_t>(states.size(), 10);
+  for (std::size_t i = 0; i < shown; ++i) list += (i ? ", '" : "'") + states[i] + "'";
+  if (shown < states.size()) list += " and " + std::to_string(states.size() - shown) + " more";
+  return "--initial '" + name + "' is not a state of the automaton (its states: " + list + ")";
+}
 
 StateId AutomatonBuilder::add_state(const std::string& name, const std::string& place) {
   if (name.empty()) fail(place, "empty state name");
@@ -14,6 +25,10 @@ StateId AutomatonBuilder::add_state(const std::string& name, const std::string& 
 
 LetterId AutomatonBuilder::add_letter(const std::string& name, const std::string& place) {
   if (name.empty()) fail(place, "empty letter name");
+  if (name == kReservedLetter)
+    fail(place, "the letter name '" + name +
+                    "' is reserved: a compiled network's token 0 is <bos>, the start of every "
+                    "word, and its vocabulary lists it before the letters");
   if (letter_index_.count(name)) fail(place, "duplicate letter '" + name + "'");
   auto id = static_cast<LetterId>(letters_.size());
   letters_.push_back(name);
@@ -60,10 +75,11 @@ void AutomatonBuilder::set_initial(StateId q, const std::string& place) {
   initial_ = q;
 }
 
-Automaton AutomatonBuilder::build(const CompletionOptions& options) const {
+Automaton AutomatonBuilder::build(const BuildOptions& options) const {
   if (states_.empty()) fail("", "the automaton has no states");
   if (letters_.empty()) fail("", "the alphabet is empty");
-  if (!initial_) fail("", "no initial state");
+  if (!initial_ && options.initial.empty())
+    fail("", "no initial state (name one with --initial STATE)");
 
   std::vector<std::string> states = states_;
   std::vector<std::vector<StateId>> delta(letters_.size(), std::vector<StateId>(states_.size(), 0));
@@ -90,7 +106,13 @@ Automaton AutomatonBuilder::build(const CompletionOptions& options) const {
   }
   if (sink)
     for (auto& row : delta) row.push_back(*sink);
-  return Automaton(name_, std::move(states), letters_, std::move(delta), *initial_, accepting_,
+  StateId initial = initial_.value_or(0);
+  if (!options.initial.empty()) {
+    auto it = std::find(states.begin(), states.end(), options.initial);
+    if (it == states.end()) fail("", unknown_initial_problem(options.initial, states));
+    initial = static_cast<StateId>(it - states.begin());
+  }
+  return Automaton(name_, std::move(states), letters_, std::move(delta), initial, accepting_,
                    description_);
 }
 

@@ -67,7 +67,11 @@ Automaton automaton_from_json(const json& document, const std::string& file,
     b.add_letter(string_at(alphabet[i], place, b, "a letter"), place);
   }
 
-  b.set_initial(state_ref(member(document, "initial", b), "/initial", b), "/initial");
+  // --initial (options.initial) stands in for a missing "initial" and overrides a present one.
+  if (options.initial.empty() && !document.contains("initial"))
+    b.fail("/", "missing member \"initial\" (or name the initial state with --initial STATE)");
+  if (options.initial.empty() || document.contains("initial"))
+    b.set_initial(state_ref(member(document, "initial", b), "/initial", b), "/initial");
 
   const json& transitions = member(document, "transitions", b);
   if (!transitions.is_object()) b.fail("/transitions", "must map each letter to a list of targets");

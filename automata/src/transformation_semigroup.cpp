@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "krc/input_error.hpp"
+#include "krc/memory_budget.hpp"
 
 namespace krc {
 
@@ -55,6 +56,11 @@ class SemigroupEnumerator {
     // hash slots (the table stays at most half full).
     bytes_per_element_ = n_ * sizeof(Entry) + k_ * sizeof(ElementId) + sizeof(ElementId) +
                          sizeof(LetterId) + 2 * sizeof(TransformationSemigroup::Slot);
+    // The arrays grow by doubling, so a reallocation holds the old and the new one: the
+    // memory budget allows a third of itself in elements.
+    const std::uint64_t budget = memory_budget() / 3;
+    budget_limited_ = budget < max_bytes;
+    max_bytes = static_cast<std::size_t>(std::min<std::uint64_t>(max_bytes, budget));
     max_elements_ =
         std::min(max_elements_, std::max<std::size_t>(1, max_bytes / bytes_per_element_));
     bytes_limited_ = max_elements_ < max_elements;
@@ -141,9 +147,11 @@ class SemigroupEnumerator {
     std::string message = "the transformation " + what + " of '" + automaton_.name() +
                           "' has more than " + with_thousands(max_elements_) + " elements";
     if (bytes_limited_)
-      message += " of " + std::to_string(n_) +
-                 " states each, more than fit in the memory budget (" +
-                 with_thousands(bytes_per_element_ * max_elements_ / (1 << 20)) + " MiB)";
+      message += " of " + std::to_string(n_) + " states each, more than fit in " +
+                 (budget_limited_
+                      ? "the memory budget (--max-memory " + byte_size_text(memory_budget()) + ")"
+                      : "the memory allowed for them (" +
+                            byte_size_text(bytes_per_element_ * max_elements_) + ")");
     message += "; it is too large to enumerate element by element";
     if (!bytes_limited_) message += " within the element limit";
     throw LimitError(message);
@@ -152,7 +160,7 @@ class SemigroupEnumerator {
   TransformationSemigroup& s_;
   const Automaton& automaton_;
   std::size_t n_, k_, max_elements_, bytes_per_element_ = 0;
-  bool bytes_limited_ = false;
+  bool bytes_limited_ = false, budget_limited_ = false;
   std::vector<Entry>& elements_;
   std::vector<Entry> letter_table_;  // letter_table_[a * n + q] = delta(q, a)
 };

@@ -7,15 +7,44 @@
 #include <stdexcept>
 #include <thread>
 
+#include "krc/float32_kernels.hpp"
 #include "krc/forward_kernels.hpp"
+#include "krc/network_memory.hpp"
 #include "krc/prepared_network.hpp"
 
 namespace krc {
 
 using namespace kernels;
 
-const char* to_string(Precision precision) {
-  return precision == Precision::Float32 ? "float32" : "float64";
+const char* to_string(Arithmetic arithmetic) {
+  switch (arithmetic) {
+    case Arithmetic::Float32:
+      return "float32";
+    case Arithmetic::Float64Accumulate:
+      return "float64-accumulate";
+    case Arithmetic::Float64:
+      return "float64";
+  }
+  return "?";
+}
+
+Arithmetic arithmetic_from_string(const std::string& s) {
+  for (Arithmetic a : {Arithmetic::Float32, Arithmetic::Float64Accumulate, Arithmetic::Float64})
+    if (s == to_string(a)) return a;
+  throw std::invalid_argument("unknown arithmetic '" + s +
+                              "' (float32, float64-accumulate or float64)");
+}
+
+const char* describe(Arithmetic arithmetic) {
+  switch (arithmetic) {
+    case Arithmetic::Float32:
+      return "a plain float32 framework: float32 products and running sums";
+    case Arithmetic::Float64Accumulate:
+      return "float32 activations, every sum in float64 rounded once";
+    case Arithmetic::Float64:
+      return "everything in float64";
+  }
+  return "?";
 }
 
 namespace {
@@ -65,6 +94,15 @@ class WordRunner {
         x_(t, c) = static_cast<Act>(static_cast<double>(network_.token_embedding(token, c)) +
                                     static_cast<double>(network_.position_embedding(t, c)));
     }
+    const ScatterRows& u = prepared_.unembedding;
+    logits_.conservativeResize(n, u.cols);
+    if constexpr (std::is_same_v<Act, float>) {
+      if (options_.arithmetic == Arithmetic::Float32) {
+        run_float32(from, n);
+        last_word_ = word;
+        return logits_;
+      }
+    }
     for (std::size_t l = 0; l < prepared_.layers.size(); ++l) {
       const PreparedLayer& layer = prepared_.layers[l];
       // Every head reads the same x; their outputs are summed, then added once.
@@ -73,8 +111,6 @@ class WordRunner {
                         attention_);
       if (layer.mlp) apply_mlp(*layer.mlp, x_, from, n, mlp_);
     }
-    const ScatterRows& u = prepared_.unembedding;
-    logits_.conservativeResize(n, u.cols);
     for (int t = from; t < n; ++t) {
       double* row = logits_.row(t).data();
       std::fill(row, row + u.cols, 0.0);
@@ -90,6 +126,19 @@ class WordRunner {
   }
 
  private:
+  // The layers and the unembedding of rows [from, n) in Arithmetic::Float32.
+  void run_float32(int from, int n) {
+    float32_states_.resize(prepared_.layers.size());
+    for (std::size_t l = 0; l < prepared_.layers.size(); ++l) {
+      const PreparedLayer& layer = prepared_.layers[l];
+      if (!layer.heads.empty())
+        f32::apply_attention(layer, static_cast<float>(prepared_.scale), options_, x_, from, n,
+                             float32_states_[l], float32_attention_);
+      if (layer.mlp) f32::apply_mlp(*layer.mlp, x_, from, n, float32_mlp_);
+    }
+    f32::unembed(prepared_.unembedding, x_, from, n, logits_);
+  }
+
   const Network& network_;
   const PreparedNetwork& prepared_;
   const ForwardOptions& options_;
@@ -97,6 +146,9 @@ class WordRunner {
   std::vector<LayerAttentionState> layer_states_;
   AttentionScratch attention_;
   MlpScratch mlp_;
+  std::vector<f32::LayerState> float32_states_;
+  f32::Scratch float32_attention_;
+  f32::MlpScratch float32_mlp_;
   DoubleRows logits_;
   std::optional<std::vector<LetterId>> last_word_;
 };
@@ -140,6 +192,7 @@ void run_parallel(const Network& network, const PreparedNetwork& prepared,
 ForwardPass::ForwardPass(const Network& network, ForwardOptions options)
     : network_(network), options_(options) {
   network.check_shapes();
+  check_prepare_memory(network);
   prepared_ = std::make_unique<PreparedNetwork>(network);
 }
 
@@ -147,17 +200,28 @@ ForwardPass::~ForwardPass() = default;
 
 Eigen::MatrixXd ForwardPass::run(const std::vector<LetterId>& word) const {
   check_word(network_, word);
-  if (options_.precision == Precision::Float32)
+  check_forward_memory(network_, 1, 1, static_cast<std::int64_t>(word.size()), word.size() + 1);
+  if (options_.arithmetic != Arithmetic::Float64)
     return Eigen::MatrixXd(WordRunner<float>(network_, *prepared_, options_).run(word));
   return Eigen::MatrixXd(WordRunner<double>(network_, *prepared_, options_).run(word));
 }
 
 std::vector<Eigen::MatrixXd> ForwardPass::run(
     const std::vector<std::vector<LetterId>>& words) const {
-  for (const auto& w : words) check_word(network_, w);
+  std::size_t longest = 0, rows = 0;
+  for (const auto& w : words) {
+    check_word(network_, w);
+    longest = std::max(longest, w.size());
+    rows += w.size() + 1;
+  }
+  const std::size_t threads = options_.threads > 0 ? static_cast<std::size_t>(options_.threads)
+                                                   : std::thread::hardware_concurrency();
+  check_forward_memory(network_, words.size(),
+                       std::max<std::size_t>(1, std::min(threads, words.size())),
+                       static_cast<std::int64_t>(longest), rows);
   std::vector<Eigen::MatrixXd> logits(words.size());
   auto body = [&](auto& runner, std::size_t i) { logits[i] = runner.run(words[i]); };
-  if (options_.precision == Precision::Float32)
+  if (options_.arithmetic != Arithmetic::Float64)
     run_parallel<float>(network_, *prepared_, options_, words.size(), body);
   else
     run_parallel<double>(network_, *prepared_, options_, words.size(), body);

@@ -6,7 +6,15 @@ namespace krc {
 
 const char* to_string(HeadKind kind) { return kind == HeadKind::Select ? "select" : "average"; }
 const char* to_string(AttentionKind kind) {
-  return kind == AttentionKind::Softmax ? "softmax" : "hard";
+  switch (kind) {
+    case AttentionKind::Softmax:
+      return "softmax";
+    case AttentionKind::Hard:
+      return "hard";
+    case AttentionKind::Hardmax:
+      return "hardmax";
+  }
+  return "?";
 }
 
 HeadKind head_kind_from_string(const std::string& s) {
@@ -18,7 +26,8 @@ HeadKind head_kind_from_string(const std::string& s) {
 AttentionKind attention_kind_from_string(const std::string& s) {
   if (s == "softmax") return AttentionKind::Softmax;
   if (s == "hard") return AttentionKind::Hard;
-  throw std::invalid_argument("unknown attention kind '" + s + "' (softmax or hard)");
+  if (s == "hardmax") return AttentionKind::Hardmax;
+  throw std::invalid_argument("unknown attention kind '" + s + "' (softmax, hard or hardmax)");
 }
 
 NetworkSize Network::size() const {

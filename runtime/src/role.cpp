@@ -1,6 +1,7 @@
 #include "krc/role.hpp"
 
 #include <array>
+#include <iterator>
 #include <limits>
 #include <stdexcept>
 
@@ -8,8 +9,10 @@ namespace krc {
 
 namespace {
 
-// One printed name per RoleKind, in enum order.
-constexpr std::array<const char*, static_cast<std::size_t>(RoleKind::Count)> kRoleNames{
+// One printed name per RoleKind, in enum order (an unsized array, so that the count check
+// below catches a name left out).
+// clang-format off
+constexpr const char* kRoleNames[] = {
     "unspecified",
     "token",
     "bos",
@@ -17,6 +20,10 @@ constexpr std::array<const char*, static_cast<std::size_t>(RoleKind::Count)> kRo
     "position code",
     "position",
     "log remaining",
+    "block code",
+    "block start",
+    "log remaining in block",
+    "log remaining blocks",
     "letter back",
     "scan prefix",
     "scan fetch",
@@ -27,6 +34,9 @@ constexpr std::array<const char*, static_cast<std::size_t>(RoleKind::Count)> kRo
     "group element",
     "counter increment",
     "counter sum",
+    "counter window sum",
+    "counter block residue",
+    "counter block sum",
     "counter residue",
     "memory",
     "coordinate",
@@ -38,7 +48,8 @@ constexpr std::array<const char*, static_cast<std::size_t>(RoleKind::Count)> kRo
     "decode",
     "state",
 };
-static_assert(kRoleNames.size() == static_cast<std::size_t>(RoleKind::Count));
+// clang-format on
+static_assert(std::size(kRoleNames) == static_cast<std::size_t>(RoleKind::Count));
 
 constexpr std::array<const char*, 4> kFields{"level", "component", "counter", "step"};
 
@@ -50,11 +61,11 @@ int* field(Role& role, std::size_t i) {
 
 const char* to_string(RoleKind kind) {
   const auto i = static_cast<std::size_t>(kind);
-  return i < kRoleNames.size() ? kRoleNames[i] : "?";
+  return i < std::size(kRoleNames) ? kRoleNames[i] : "?";
 }
 
 RoleKind role_kind_from_string(const std::string& name) {
-  for (std::size_t i = 0; i < kRoleNames.size(); ++i)
+  for (std::size_t i = 0; i < std::size(kRoleNames); ++i)
     if (name == kRoleNames[i]) return static_cast<RoleKind>(i);
   throw std::invalid_argument("unknown role '" + name + "'");
 }

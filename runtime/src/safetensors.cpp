@@ -5,13 +5,16 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <iterator>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <stdexcept>
 
+#include "krc/bounded_read.hpp"
 #include "krc/input_error.hpp"
+#include "krc/json_depth.hpp"
 
 namespace krc {
 
@@ -75,6 +78,8 @@ std::string parse_problem(const json::parse_error& e) {
 }
 
 json parse_header(std::string_view text, const std::string& file) {
+  if (auto deep = json_too_deep(text))
+    throw InputError(file, "header byte " + std::to_string(*deep + 1), json_depth_problem());
   // Duplicate keys are legal JSON for nlohmann (the last wins) but make a file ambiguous.
   std::vector<std::set<std::string>> open_objects;
   std::string duplicate;
@@ -115,11 +120,8 @@ std::map<std::string, std::string> parse_metadata(const json& value, const std::
   return metadata;
 }
 
-struct Entry {
+struct Entry : TensorEntry {
   std::string name;
-  DType dtype;
-  std::vector<std::int64_t> shape;
-  std::uint64_t begin, end;
 };
 
 Entry parse_entry(const std::string& name, const json& value, const std::string& file) {
@@ -129,7 +131,8 @@ Entry parse_entry(const std::string& name, const json& value, const std::string&
   for (const auto& [key, v] : value.items())
     if (key != "dtype" && key != "shape" && key != "data_offsets")
       fail("unexpected member \"" + key + "\"");
-  Entry entry{name, DType::F32, {}, 0, 0};
+  Entry entry;
+  entry.name = name;
 
   auto dtype = value.find("dtype");
   if (dtype == value.end()) fail("missing \"dtype\"");
@@ -243,22 +246,12 @@ std::string write_safetensors(const TensorFile& file) {
   return out;
 }
 
-TensorFile parse_safetensors(std::string_view bytes, const std::string& file) {
-  if (bytes.size() < 8)
-    throw InputError(file, "header",
-                     "the file has " + std::to_string(bytes.size()) +
-                         " bytes, fewer than the 8-byte header length");
-  std::uint64_t length;
-  std::memcpy(&length, bytes.data(), 8);
-  if (length > bytes.size() - 8)
-    throw InputError(file, "header",
-                     "header length " + std::to_string(length) +
-                         " is larger than the rest of the file (" +
-                         std::to_string(bytes.size() - 8) + " bytes)");
-  json header = parse_header(bytes.substr(8, length), file);
-  const std::string_view data = bytes.substr(8 + length);
-
-  TensorFile result;
+SafetensorsHeader parse_safetensors_header(std::string_view text,
+                                           std::optional<std::uint64_t> data_bytes,
+                                           const std::string& file) {
+  json header = parse_header(text, file);
+  SafetensorsHeader result;
+  result.header_bytes = text.size();
   std::vector<Entry> entries;
   for (const auto& [name, value] : header.items()) {
     if (name == "__metadata__")
@@ -266,27 +259,102 @@ TensorFile parse_safetensors(std::string_view bytes, const std::string& file) {
     else
       entries.push_back(parse_entry(name, value, file));
   }
-  check_tiling(entries, data.size(), file);
-  for (const auto& e : entries) {
-    Tensor t;
-    t.dtype = e.dtype;
-    t.shape = e.shape;
-    t.data.assign(data.substr(e.begin, e.end - e.begin));
-    result.tensors.emplace(e.name, std::move(t));
-  }
+  result.data_bytes = 0;
+  for (const auto& e : entries) result.data_bytes = std::max(result.data_bytes, e.end);
+  if (data_bytes) result.data_bytes = *data_bytes;
+  check_tiling(entries, result.data_bytes, file);
+  for (auto& e : entries) result.tensors.emplace(e.name, std::move(e));
   return result;
 }
 
-TensorFile read_safetensors(const std::string& path) {
+namespace {
+
+// The 8-byte header length, checked against krc's limit and what follows it.
+std::uint64_t header_length(const char* bytes, std::optional<std::uint64_t> rest,
+                            const std::string& file) {
+  std::uint64_t length;
+  std::memcpy(&length, bytes, 8);
+  if (length > kMaxHeaderBytes)
+    throw InputError(file, "header",
+                     "header length " + std::to_string(length) + " is larger than krc's limit of " +
+                         std::to_string(kMaxHeaderBytes) + " bytes");
+  if (rest && length > *rest)
+    throw InputError(file, "header",
+                     "header length " + std::to_string(length) +
+                         " is larger than the rest of the file (" + std::to_string(*rest) +
+                         " bytes)");
+  return length;
+}
+
+[[noreturn]] void too_short(std::uint64_t size, const std::string& file) {
+  throw InputError(
+      file, "header",
+      "the file has " + std::to_string(size) + " bytes, fewer than the 8-byte header length");
+}
+
+}  // namespace
+
+TensorFile parse_safetensors(std::string_view bytes, const std::string& file) {
+  if (bytes.size() < 8) too_short(bytes.size(), file);
+  const std::uint64_t length = header_length(bytes.data(), bytes.size() - 8, file);
+  const std::string_view data = bytes.substr(8 + length);
+  SafetensorsHeader header = parse_safetensors_header(bytes.substr(8, length), data.size(), file);
+  TensorFile result;
+  result.metadata = std::move(header.metadata);
+  for (auto& [name, e] : header.tensors)
+    result.tensors.emplace(name, Tensor{e.dtype, std::move(e.shape),
+                                        std::string(data.substr(e.begin, e.end - e.begin))});
+  return result;
+}
+
+TensorFile read_safetensors(const std::string& path,
+                            const std::function<void(const SafetensorsHeader&)>& before_data) {
   namespace fs = std::filesystem;
-  std::error_code ec;
-  if (!fs::exists(path, ec)) throw InputError(path, "", "no such file");
-  if (fs::is_directory(path, ec)) throw InputError(path, "", "is a directory");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path, "", "cannot open the file");
-  std::string contents((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) throw InputError(path, "", "cannot read the file");
-  return parse_safetensors(contents, path);
+  const bool standard_input = path == "-";
+  const std::string file = standard_input ? "<stdin>" : path;
+  std::optional<std::uint64_t> size;  // known for regular files only
+  std::ifstream opened;
+  if (!standard_input) {
+    std::error_code ec;
+    const auto status = fs::status(path, ec);
+    if (!fs::exists(status)) throw InputError(path, "", "no such file");
+    if (fs::is_directory(status)) throw InputError(path, "", "is a directory");
+    if (fs::is_regular_file(status)) size = fs::file_size(path, ec);
+    opened.open(path, std::ios::binary);
+    if (!opened) throw InputError(path, "", "cannot open the file");
+  }
+  std::istream& in = standard_input ? std::cin : opened;
+  std::string bytes;
+  char length_bytes[8];
+  in.read(length_bytes, 8);
+  if (in.gcount() < 8) too_short(static_cast<std::uint64_t>(in.gcount()), file);
+  const std::uint64_t length =
+      header_length(length_bytes, size ? std::optional(*size - 8) : std::nullopt, file);
+  std::string text;
+  read_exactly(in, length, text, file, "header");
+  // A stream's data section is as long as its header says; a byte after it is an error below.
+  SafetensorsHeader header =
+      parse_safetensors_header(text, size ? std::optional(*size - 8 - length) : std::nullopt, file);
+  text.clear();
+  text.shrink_to_fit();
+  if (before_data) before_data(header);
+
+  // Sorted by offset the tensors tile the data section, so they are read in that order.
+  std::vector<const std::pair<const std::string, TensorEntry>*> order;
+  for (const auto& entry : header.tensors) order.push_back(&entry);
+  std::sort(order.begin(), order.end(),
+            [](auto a, auto b) { return a->second.begin < b->second.begin; });
+  TensorFile result;
+  result.metadata = header.metadata;
+  for (const auto* entry : order) {
+    Tensor t{entry->second.dtype, entry->second.shape, {}};
+    read_exactly(in, entry->second.end - entry->second.begin, t.data, file,
+                 tensor_place(entry->first));
+    result.tensors.emplace(entry->first, std::move(t));
+  }
+  if (!size && in.peek() != std::char_traits<char>::eof())
+    throw InputError(file, "header", "bytes after the last tensor belong to no tensor");
+  return result;
 }
 
 namespace {

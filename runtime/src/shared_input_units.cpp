@@ -40,6 +40,7 @@ SharedInputUnits::SharedInputUnits(std::vector<std::pair<int, double>> direction
     units_.push_back(u.unit);
     active_at_zero_ = active_at_zero_ || u.bias > 0.0;
     const double threshold = -u.bias / u.factor;
+    (u.factor > 0.0 ? rising_ : falling_).emplace_back(threshold, u.unit);
     for (int e = out_by_unit.begin(u.unit); e < out_by_unit.end(u.unit); ++e) {
       const double w = out_by_unit.value[e];
       auto& sides = by_output[out_by_unit.column[e]];
@@ -47,6 +48,8 @@ SharedInputUnits::SharedInputUnits(std::vector<std::pair<int, double>> direction
           .push_back({threshold, {w * u.factor, w * u.bias}});
     }
   }
+  std::sort(rising_.begin(), rising_.end());
+  std::sort(falling_.begin(), falling_.end());
   for (auto& [dim, sides] : by_output)
     outputs_.push_back(
         {dim, ramp(std::move(sides.first), true), ramp(std::move(sides.second), false)});

@@ -107,6 +107,69 @@ class Checker {
   VerifyReport& report_;
 };
 
+// The report's plan: what to check, from the options and the network (the default budget
+// decides the random words when the options leave them open).
+void plan(const ForwardPass& pass, std::size_t letters, const VerifyOptions& options,
+          VerifyReport& report) {
+  const Network& network = pass.network();
+  report.attention = options.forward.attention;
+  report.arithmetic = options.forward.arithmetic;
+  report.threads = options.forward.threads > 0
+                       ? options.forward.threads
+                       : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  report.exhaustive_length = options.exhaustive_length.value_or(
+      default_exhaustive_length(letters, network.max_len, options.max_exhaustive_words));
+  report.random_length = options.random_length.value_or(network.max_len);
+  report.seed = options.seed;
+  if (report.exhaustive_length < 0 || report.exhaustive_length > network.max_len)
+    throw std::invalid_argument("exhaustive length " + std::to_string(report.exhaustive_length) +
+                                " is outside [0, max_len " + std::to_string(network.max_len) + "]");
+  if (report.random_length < 0 || report.random_length > network.max_len)
+    throw std::invalid_argument("random word length " + std::to_string(report.random_length) +
+                                " is outside [0, max_len " + std::to_string(network.max_len) + "]");
+  report.exhaustive_words =
+      report.exhaustive_length > 0 ? power(letters, report.exhaustive_length) : 0;
+  if (report.exhaustive_words < 0)
+    throw std::invalid_argument("too many words of length " +
+                                std::to_string(report.exhaustive_length) + " to enumerate");
+  if (options.random_words) {
+    report.random_words = *options.random_words;
+  } else {
+    // Exhaustive words in lexicographic order reuse their predecessor's rows: about
+    // letters / (letters - 1) new rows each.
+    const double new_rows = letters > 1 ? static_cast<double>(letters) / (letters - 1.0)
+                                        : report.exhaustive_length + 1.0;
+    const double exhaustive = static_cast<double>(report.exhaustive_words) * new_rows *
+                              estimated_cpu_seconds_per_row(pass);
+    VerifyReport::Budget budget;
+    budget.seconds = options.budget_seconds;
+    budget.estimated_cpu_per_word = estimated_cpu_seconds_per_word(pass, report.random_length);
+    const double fit = std::floor((options.budget_seconds * report.threads - exhaustive) /
+                                  std::max(budget.estimated_cpu_per_word, 1e-12));
+    report.random_words = static_cast<long long>(std::clamp(
+        fit, static_cast<double>(kMinRandomWords), static_cast<double>(kDefaultRandomWords)));
+    budget.limited = report.random_words < kDefaultRandomWords;
+    budget.estimated_seconds_total =
+        (exhaustive + report.random_words * budget.estimated_cpu_per_word) / report.threads;
+    report.budget = budget;
+  }
+  if (report.random_words < 0)
+    throw std::invalid_argument("the number of random words is negative");
+  if (report.exhaustive_words == 0 && report.random_words == 0)
+    throw std::invalid_argument("nothing to verify: no exhaustive length and no random words");
+}
+
+// The wall time left: the part under way at its measured pace; random words not yet started
+// at the size estimate.
+double seconds_left(const VerifyReport& report, double random_cpu_per_word, double part_seconds,
+                    long long part_done, long long part_total, VerifyPart part) {
+  if (part_done <= 0) return -1.0;
+  double left = part_seconds / part_done * (part_total - part_done);
+  if (part == VerifyPart::Exhaustive)
+    left += report.random_words * random_cpu_per_word / report.threads;
+  return left;
+}
+
 }  // namespace
 
 VerifyReport verify(const Network& network, const Automaton& automaton,
@@ -120,44 +183,27 @@ VerifyReport verify(const Network& network, const Automaton& automaton,
   if (automaton.state_count() != network.states.size())
     throw std::invalid_argument("the automaton has " + std::to_string(automaton.state_count()) +
                                 " states, the network " + std::to_string(network.states.size()));
-
+  const ForwardPass pass(network, options.forward);
   VerifyReport report;
-  report.attention = options.forward.attention;
-  report.precision = options.forward.precision;
-  report.threads = options.forward.threads > 0
-                       ? options.forward.threads
-                       : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  report.exhaustive_length = options.exhaustive_length.value_or(
-      default_exhaustive_length(letters, network.max_len, options.max_exhaustive_words));
-  report.random_length = options.random_length.value_or(network.max_len);
-  report.random_words = options.random_words;
-  report.seed = options.seed;
-  if (report.exhaustive_length < 0 || report.exhaustive_length > network.max_len)
-    throw std::invalid_argument("exhaustive length " + std::to_string(report.exhaustive_length) +
-                                " is outside [0, max_len " + std::to_string(network.max_len) + "]");
-  if (report.random_length < 0 || report.random_length > network.max_len)
-    throw std::invalid_argument("random word length " + std::to_string(report.random_length) +
-                                " is outside [0, max_len " + std::to_string(network.max_len) + "]");
-  if (report.random_words < 0)
-    throw std::invalid_argument("the number of random words is negative");
-  report.exhaustive_words =
-      report.exhaustive_length > 0 ? power(letters, report.exhaustive_length) : 0;
-  if (report.exhaustive_words == 0 && report.random_words == 0)
-    throw std::invalid_argument("nothing to verify: no exhaustive length and no random words");
-  if (report.exhaustive_words < 0)
-    throw std::invalid_argument("too many words of length " +
-                                std::to_string(report.exhaustive_length) + " to enumerate");
+  plan(pass, letters, options, report);
 
-  ForwardPass pass(network, options.forward);
   Checker checker(automaton, report);
   VerifyProgress progress;
   progress.words_total = report.exhaustive_words + report.random_words;
   progress.positions_total = report.exhaustive_words * (report.exhaustive_length + 1) +
                              report.random_words * (report.random_length + 1);
+  const double random_cpu_per_word =
+      !options.progress ? 0.0
+      : report.budget   ? report.budget->estimated_cpu_per_word
+                        : estimated_cpu_seconds_per_word(pass, report.random_length);
+  auto since = [](Clock::time_point t) {
+    return std::chrono::duration<double>(Clock::now() - t).count();
+  };
 
   // Batches hold about 64K positions (at least one word per thread), so that threads stay
   // busy and progress comes often.
   auto run_part = [&](VerifyPart part, long long count, int length, auto make_word) {
+    const auto part_start = Clock::now();
     const long long per_batch = std::max<long long>(report.threads, 65536 / (length + 1));
     for (long long first = 0; first < count; first += per_batch) {
       const long long last = std::min(count, first + per_batch);
@@ -169,7 +215,9 @@ VerifyReport verify(const Network& network, const Automaton& automaton,
       if (options.progress) {
         progress.words_done = report.words;
         progress.positions_done = report.positions;
-        progress.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+        progress.seconds = since(start);
+        progress.seconds_left =
+            seconds_left(report, random_cpu_per_word, since(part_start), last, count, part);
         options.progress(progress);
       }
     }
@@ -184,7 +232,7 @@ VerifyReport verify(const Network& network, const Automaton& automaton,
     for (auto& a : word) a = letter(rng);
     return word;
   });
-  report.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  report.seconds = since(start);
   return report;
 }
 

@@ -109,9 +109,16 @@ std::string format_report(const VerifyReport& r, const Automaton& a) {
     out << "  exhaustive: none\n";
   out << "  random: " << with_thousands(r.random_words) << " words of length "
       << with_thousands(r.random_length) << ", seed " << r.seed << "\n";
-  out << "  attention " << to_string(r.attention) << ", precision " << to_string(r.precision)
-      << ", " << r.threads << (r.threads == 1 ? " thread, " : " threads, ") << std::fixed
-      << std::setprecision(2) << r.seconds << " s\n";
+  if (r.budget && r.budget->limited)
+    out << "    fewer than the default " << with_thousands(kDefaultRandomWords)
+        << ": the network is large (an estimated " << number(r.budget->estimated_cpu_per_word)
+        << " s of CPU per word), and the default run keeps to about " << number(r.budget->seconds)
+        << " s on " << r.threads << (r.threads == 1 ? " thread" : " threads") << "; --random "
+        << kDefaultRandomWords << " checks them all\n";
+  out << "  attention " << to_string(r.attention) << ", arithmetic " << to_string(r.arithmetic)
+      << " (" << describe(r.arithmetic) << "), " << r.threads
+      << (r.threads == 1 ? " thread, " : " threads, ") << std::fixed << std::setprecision(2)
+      << r.seconds << " s\n";
   if (r.counterexample) write_counterexample(out, *r.counterexample, a);
   return out.str();
 }
@@ -132,13 +139,23 @@ nlohmann::json report_to_json(const VerifyReport& r, const Automaton& a) {
         {"words", r.exhaustive_words},
         {"covered_words",
          r.exhaustive_length > 0 ? covered_words(a.letter_count(), r.exhaustive_length) : 0}}},
-      {"random", {{"words", r.random_words}, {"length", r.random_length}, {"seed", r.seed}}},
+      {"random",
+       {{"words", r.random_words},
+        {"length", r.random_length},
+        {"seed", r.seed},
+        {"budget", r.budget
+                       ? json{{"seconds", r.budget->seconds},
+                              {"estimated_seconds", r.budget->estimated_seconds_total},
+                              {"estimated_cpu_seconds_per_word", r.budget->estimated_cpu_per_word},
+                              {"default_words", kDefaultRandomWords},
+                              {"limited", r.budget->limited}}
+                       : json(nullptr)}}},
       {"smallest_margin",
        std::isfinite(r.smallest_margin) ? json(r.smallest_margin) : json(nullptr)},
       {"smallest_margin_at",
        r.smallest_margin_at ? position(*r.smallest_margin_at) : json(nullptr)},
       {"attention", to_string(r.attention)},
-      {"precision", to_string(r.precision)},
+      {"arithmetic", to_string(r.arithmetic)},
       {"threads", r.threads},
       {"seconds", r.seconds},
       {"counterexample", nullptr},

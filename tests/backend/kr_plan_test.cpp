@@ -72,6 +72,17 @@ TEST_CASE("kr plan: the predicted depth and each level's sublayers are those of 
       check_plan_against_network(a, 64, time_shifted);
     }
   }
+  // Long enough for counters that sum in blocks (two layers per counter).
+  // (p - 1) T <= 6144 and T <= 2048 sum over all positions; beyond, blocks of sqrt(T).
+  for (const char* name : {"cyclic_7", "quaternion", "full_transformations_3"}) {
+    CAPTURE(name);
+    const Automaton a = test::reference_automaton(name);
+    check_plan_against_network(a, 4096, true);
+    CHECK(compile_kr(a, 4096).kr->counter_block == 64);
+    CHECK(compile_kr(a, 1024).kr->counter_block == 0);
+  }
+  CHECK(compile_kr(test::reference_automaton("cyclic_7"), 1100).kr->counter_block == 64);
+  CHECK(compile_kr(test::reference_automaton("flipflop_3"), 4096).kr->counter_block == 0);
   std::mt19937_64 rng(31);
   for (int i = 0; i < test::scaled(150); ++i) {
     const Automaton a = test::random_automaton(rng, 7, 3);

@@ -1,7 +1,7 @@
 // The onelayer strategy: one attention layer with one rank-1 head as a contextual mapping, then
 // feed-forward decoding. Oracles: the automaton (states, transformations by brute force), the
 // weights file read back (ranks), the plain dense forward pass of the test support (softmax,
-// and hardmax everywhere as Yun et al. define it), and a float32 head written here.
+// and hardmax everywhere as Yun et al. define it), and krc's verifier in hardmax mode.
 #include <doctest/doctest.h>
 
 #include <Eigen/SVD>
@@ -44,6 +44,12 @@ int subspace_dim(const Network& net, RoleKind kind) {
     if (s.role.kind == kind) return s.first;
   FAIL("no subspace with role " << to_string(kind));
   return -1;
+}
+
+std::string spell(const Automaton& a, const std::vector<LetterId>& word) {
+  std::string line;
+  for (LetterId l : word) line += (line.empty() ? "" : " ") + a.letter_name(l);
+  return line;
 }
 
 std::vector<LetterId> letters_of(const Automaton& a, const std::vector<std::string>& names) {
@@ -184,9 +190,54 @@ TEST_CASE("onelayer: beyond the largest max-len the plan refuses and names the l
 
 // Hardmax as Yun et al. define it (uniform over tied maxima) on every head: the one head then
 // sees only its maximal scores. Counts put the maximum on BOS alone (query ln(L+1-t) > 0 on the
-// BOS key, t < L), so z = 0 for every prefix; positional codes (LatestFirst) put it on the
-// latest position alone, so z depends only on the last letter. Either way two prefixes with
-// different states get identical logits: one of them must be wrong. Softmax verifies.
+// BOS key, t < L), so z = 0 for every prefix shorter than L; positional codes (LatestFirst) put
+// it on the latest position alone, so z depends only on the last letter. Either way two
+// prefixes with different states get identical logits: one of them must be wrong. The plain
+// forward pass of the test support shows it on a chosen pair; krc's verifier in hardmax mode
+// must find a counterexample of its own, which the plain pass confirms. Softmax verifies.
+static void check_hardmax_pair(const Automaton& a, const Network& net,
+                               const std::vector<std::string>& wrong_names,
+                               const std::vector<std::string>& twin_names) {
+  const auto wrong = letters_of(a, wrong_names), twin = letters_of(a, twin_names);
+  const auto t = static_cast<Eigen::Index>(wrong.size());
+  const Eigen::MatrixXd hard_wrong = test::naive_logits(net, wrong, AttentionKind::Hardmax);
+  const Eigen::MatrixXd hard_twin = test::naive_logits(net, twin, AttentionKind::Hardmax);
+  CHECK(hard_wrong.row(t) == hard_twin.row(t));  // the head saw the same thing
+  const StateId expected = a.run(wrong).back();
+  REQUIRE(expected != a.run(twin).back());
+  const int got = test::naive_states(net, wrong, AttentionKind::Hardmax).at(t);
+  CHECK(got != static_cast<int>(expected));
+  MESSAGE(a.name() << ": under hardmax '" << spell(a, wrong) << "' at position " << t << " gives "
+                   << (got < 0 ? "a tie" : a.state_name(got)) << ", the automaton "
+                   << a.state_name(expected));
+  CHECK(test::naive_states(net, wrong).at(t) == static_cast<int>(expected));
+}
+
+// krc's verifier with `--attention hardmax` (float32) on every word of max_len letters: it must
+// fail, and its counterexample must be one: the automaton's states, a wrong position, and the
+// plain forward pass's hardmax agreeing with the state the verifier saw.
+static void check_hardmax_counterexample(const Automaton& a, const Network& net) {
+  VerifyOptions options;
+  options.exhaustive_length = net.max_len;
+  options.random_words = 0;
+  options.forward.attention = AttentionKind::Hardmax;
+  options.forward.arithmetic = Arithmetic::Float32;
+  const VerifyReport report = verify(net, a, options);
+  REQUIRE_FALSE(report.ok());
+  REQUIRE(report.counterexample.has_value());
+  const Counterexample& c = *report.counterexample;
+  const auto at = static_cast<std::size_t>(c.first_error.position);
+  const std::vector<LetterId> prefix(c.word.begin(), c.word.begin() + static_cast<long>(at));
+  CHECK(c.expected == a.run(c.word));
+  const int plain = test::naive_states(net, prefix, AttentionKind::Hardmax).at(at);
+  CHECK(plain != static_cast<int>(c.expected.at(at)));
+  if (plain >= 0) CHECK(c.actual.at(at) == static_cast<StateId>(plain));
+  MESSAGE(a.name() << ": krc verify --attention hardmax: '" << spell(a, prefix) << "' gives "
+                   << (plain < 0 ? std::string("a tie") : a.state_name(plain)) << ", the automaton "
+                   << a.state_name(c.expected.at(at)) << " (" << report.wrong_words
+                   << " of the words of length " << net.max_len << " wrong)");
+}
+
 TEST_CASE(
     "onelayer: hardmax everywhere fails on parity, cyclic_3 and flipflop_2 where softmax "
     "verifies") {
@@ -205,28 +256,16 @@ TEST_CASE(
     const Automaton a = test::reference_automaton(c.name);
     const CompileResult built = compile_at(a, std::min(largest_len(a), 8));
     REQUIRE(built.onelayer->code == c.code);
-    const auto wrong = letters_of(a, c.wrong), twin = letters_of(a, c.twin);
-    const auto t = static_cast<Eigen::Index>(wrong.size());
-    const Eigen::MatrixXd hard_wrong = test::naive_logits_hardmax(built.network, wrong);
-    const Eigen::MatrixXd hard_twin = test::naive_logits_hardmax(built.network, twin);
-    CHECK(hard_wrong.row(t) == hard_twin.row(t));  // the head saw the same thing
-    const StateId expected = a.run(wrong).back();
-    REQUIRE(expected != a.run(twin).back());
-    const int got = test::naive_states_hardmax(built.network, wrong).at(t);
-    CHECK(got != static_cast<int>(expected));
-    std::string spelled;
-    for (const auto& l : c.wrong) spelled += (spelled.empty() ? "" : " ") + l;
-    MESSAGE(std::string(c.name) << ": under hardmax '" << spelled << "' at position " << t
-                                << " gives " << (got < 0 ? "a tie" : a.state_name(got))
-                                << ", the automaton " << a.state_name(expected));
-    CHECK(test::naive_states(built.network, wrong).at(t) == static_cast<int>(expected));
-    // Softmax verifies every word; so does the runtime's `hard` attention, which keeps
-    // softmax for `average` heads such as this one.
+    check_hardmax_pair(a, built.network, c.wrong, c.twin);
+    check_hardmax_counterexample(a, built.network);
+    // Softmax verifies every word; so does `hard` attention, which keeps softmax for `average`
+    // heads such as this one.
     for (AttentionKind kind : {AttentionKind::Softmax, AttentionKind::Hard}) {
       VerifyOptions options;
       options.exhaustive_length = built.network.max_len;
       options.random_words = 0;
       options.forward.attention = kind;
+      options.forward.arithmetic = Arithmetic::Float32;
       CHECK(verify(built.network, a, options).ok());
     }
   }
@@ -264,5 +303,5 @@ TEST_CASE("onelayer: auto keeps it where its two layers are the fewest") {
   }
   CompileOptions options;
   options.max_len = 8;
-  CHECK(compile(test::reference_automaton("dihedral_3"), options).strategy == Strategy::OneLayer);
+  CHECK(compile(test::reference_automaton("gridworld_9"), options).strategy == Strategy::OneLayer);
 }

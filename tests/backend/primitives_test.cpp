@@ -178,7 +178,7 @@ TEST_CASE("primitives: a residue comb turns a count into the one-hot of count mo
     const Subspace residue = c.program.layout().allocate("residue", residues);
     MlpOp comb;
     comb.name = "comb";
-    add_residue_units(comb, {{count[0], 1.0f}}, p, 120, residue);
+    add_residue_units(comb, {{{count[0], 1.0f}}, 120, c.features.one()[0]}, p, residue);
     c.program.add(std::move(comb), "test");
     std::mt19937_64 rng(p);
     const auto word = random_word(rng, 120);
@@ -231,7 +231,8 @@ TEST_CASE("primitives: a prefix scan computes the state of its set in both eleme
   }
 }
 
-TEST_CASE("primitives: the scheduler puts each op in the earliest sublayer its dependencies allow") {
+TEST_CASE(
+    "primitives: the scheduler puts each op in the earliest sublayer its dependencies allow") {
   Program p({"<bos>", "a"}, {"q"}, 4);
   auto& layout = p.layout();
   const Subspace x = layout.allocate_scalar("x"), y = layout.allocate_scalar("y"),
@@ -298,4 +299,75 @@ TEST_CASE("primitives: assembly keeps every name and role and covers the stream 
   }
   CHECK(next == net.d_model());
   CHECK_NOTHROW(net.check_shapes());
+}
+
+TEST_CASE("primitives: window sums add up t's block so far and the whole block before") {
+  const int block = 8;
+  Chamber c(70);
+  const Subspace tokens = c.features.tokens();
+  const Subspace now = c.program.layout().allocate_scalar("in block");
+  const Subspace before = c.program.layout().allocate_scalar("block before");
+  const Terms value{{tokens[0], 1.0f}, {tokens[1], 2.0f}};  // a counts 1, b 2, c 0
+  c.program.add(window_sum(c.features, block, false, value, now[0], "now", {}), "test");
+  c.program.add(window_sum(c.features, block, true, value, before[0], "before", {}), "test");
+  std::mt19937_64 rng(9);
+  const auto word = random_word(rng, 70);
+  const Eigen::MatrixXd x = c.run(word);
+  auto weight = [&](int j) { return word[j - 1] == 0 ? 1.0 : word[j - 1] == 1 ? 2.0 : 0.0; };
+  for (int t = 1; t <= 70; ++t) {
+    CAPTURE(t);
+    const int b = (t - 1) / block;
+    double in_block = 0, in_before = 0;
+    for (int j = b * block + 1; j <= t; ++j) in_block += weight(j);
+    for (int j = (b - 1) * block + 1; b > 0 && j <= b * block; ++j) in_before += weight(j);
+    CHECK(std::abs(x(t, now[0]) - in_block) < 1e-6);
+    CHECK(std::abs(x(t, before[0]) - in_before) < 1e-6);
+  }
+}
+
+TEST_CASE("primitives: a block sum adds the values at the block starts up to t") {
+  const int block = 5;
+  Chamber c(60);
+  const Subspace tokens = c.features.tokens();
+  // The value: the letter's weight, but only at block starts (a value the head must not see
+  // elsewhere is 0 there by construction; here the start flag gates it in the embedding).
+  const Subspace value = c.program.layout().allocate_scalar("value at starts");
+  const Subspace sum = c.program.layout().allocate_scalar("sum");
+  for (int t = 1; t <= 60; t += block) c.program.embed_position(t, value[0], 3.0f);
+  c.program.add(block_sum(c.features, block, {{value[0], 1.0f}}, sum[0], "sum", {}), "test");
+  std::mt19937_64 rng(10);
+  const Eigen::MatrixXd x = c.run(random_word(rng, 60));
+  for (int t = 0; t <= 60; ++t) {
+    const int starts = t == 0 ? 0 : (t - 1) / block + 1;
+    CHECK(std::abs(x(t, sum[0]) - 3.0 * starts) < 1e-6);
+  }
+  (void)tokens;
+}
+
+TEST_CASE("primitives: a gated comb writes its lookup of (gate, count mod p) only when gated") {
+  Chamber c(50);
+  const Subspace tokens = c.features.tokens();
+  const Subspace count = c.program.layout().allocate_scalar("count");
+  c.program.add(prefix_sum(c.features, {{tokens[0], 1.0f}}, count[0], "count a", {}), "test");
+  const Subspace out = c.program.layout().allocate_scalar("out");
+  MlpOp mlp;
+  mlp.name = "gated";
+  // While the current letter is b: write 10 + (number of a's mod 3).
+  const CombGate gate{{{tokens[1], 1.0f}}, 1, 52.0f};
+  add_comb_units(
+      mlp, {{{count[0], 1.0f}}, 50, c.features.one()[0]}, 3,
+      [&](int r) {
+        return Terms{{out[0], 10.0f + r}};
+      },
+      &gate);
+  c.program.add(std::move(mlp), "test");
+  std::mt19937_64 rng(11);
+  const auto word = random_word(rng, 50);
+  const Eigen::MatrixXd x = c.run(word);
+  int a = 0;
+  for (int t = 1; t <= 50; ++t) {
+    if (word[t - 1] == 0) ++a;
+    const double expected = word[t - 1] == 1 ? 10.0 + a % 3 : 0.0;
+    CHECK(std::abs(x(t, out[0]) - expected) < 1e-5);
+  }
 }

@@ -121,7 +121,9 @@ TEST_CASE("kr: solvable random automata verify at max-len 1024, part 1") { kr_ra
 TEST_CASE("kr: solvable random automata verify at max-len 1024, part 2") { kr_random_part(2); }
 TEST_CASE("kr: solvable random automata verify at max-len 1024, part 3") { kr_random_part(3); }
 
-TEST_CASE("kr: depth does not grow with max-len") {
+// Counting switches once from plain sums to blocks of sqrt(T) where float32 sums would round
+// (kr_plan.cpp), which may add a layer per counter; within each regime depth is constant.
+TEST_CASE("kr: depth does not grow with max-len within a counting regime") {
   std::vector<Automaton> automata;
   for (const auto& name : test::reference_automaton_names())
     if (std::find(kNonSolvable.begin(), kNonSolvable.end(), name) == kNonSolvable.end())
@@ -135,7 +137,9 @@ TEST_CASE("kr: depth does not grow with max-len") {
     CAPTURE(a.name());
     const auto layers = build(a, Strategy::Kr, 64).layers.size();
     CHECK(build(a, Strategy::Kr, 1024).layers.size() == layers);
-    CHECK(build(a, Strategy::Kr, 8192).layers.size() == layers);
+    const auto block_layers = build(a, Strategy::Kr, 8192).layers.size();
+    CHECK(block_layers >= layers);
+    CHECK(build(a, Strategy::Kr, 65536).layers.size() == block_layers);
   }
 }
 

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -26,10 +27,15 @@ krc::Automaton reference_automaton(const std::string& name) {
   return krc::automaton_from_json(nlohmann::json::parse(krc::test::read_text(path)), path.string());
 }
 
+// The zoo, the 221 random and structured automata SgpDec was run on, and 1000 more.
 std::vector<krc::Automaton> emulation_automata() {
   std::vector<krc::Automaton> automata;
   for (const auto& name : krc::test::reference_automaton_names())
     automata.push_back(reference_automaton(name));
+  for (const auto& entry :
+       std::filesystem::directory_iterator(krc::test::reference_dir() / "random" / "automata"))
+    automata.push_back(krc::automaton_from_json(
+        nlohmann::json::parse(krc::test::read_text(entry.path())), entry.path().string()));
   std::mt19937_64 rng(20240611);
   for (int i = 0; i < 1000; ++i) automata.push_back(krc::test::random_automaton(rng, 8, 4));
   return automata;

@@ -174,16 +174,44 @@ TEST_CASE("krc decompose: bad input and limits exit 2 with a message and no outp
   auto limit = krc::test::run_krc({"decompose", reference_file("full_transformations_5"),
                                    "--max-images", "5", "-o", (dir / "out.txt").string()});
   CHECK(limit.status == 2);
-  CHECK(limit.err.find("max images") != std::string::npos);
-  CHECK(limit.err.find("--max-images") != std::string::npos);
+  // Every limit names the option that lifts it and its current value.
+  CHECK(limit.err.find("--max-images (now 5)") != std::string::npos);
   CHECK_FALSE(std::filesystem::exists(dir / "out.txt"));
+  auto memory = krc::test::run_krc(
+      {"decompose", reference_file("full_transformations_5"), "--max-image-memory", "1"});
+  CHECK(memory.status == 0);  // 31 images fit in 1 MiB
+  {
+    // T_17's generators: 2^17 - 1 images of about 32 bytes, 4 MiB.
+    nlohmann::json t17{{"states", nlohmann::json::array()},
+                       {"alphabet", {"c", "t", "e"}},
+                       {"initial", 0},
+                       {"transitions",
+                        {{"c", nlohmann::json::array()},
+                         {"t", nlohmann::json::array()},
+                         {"e", nlohmann::json::array()}}}};
+    for (int q = 0; q < 17; ++q) {
+      t17["states"].push_back("q" + std::to_string(q));
+      t17["transitions"]["c"].push_back((q + 1) % 17);
+      t17["transitions"]["t"].push_back(q == 0 ? 1 : q == 1 ? 0 : q);
+      t17["transitions"]["e"].push_back(q == 1 ? 0 : q);
+    }
+    std::ofstream(dir / "t17.json") << t17.dump();
+    auto wide = krc::test::run_krc(
+        {"decompose", (dir / "t17.json").string(), "--no-tables", "--max-image-memory", "1"});
+    CHECK(wide.status == 2);
+    CHECK(wide.err.find("--max-image-memory (now 1 MiB)") != std::string::npos);
+  }
+  auto drawn = krc::test::run_krc({"decompose", reference_file("full_transformations_5"),
+                                   "--format", "dot", "--max-drawn-sets", "10"});
+  CHECK(drawn.status == 2);
+  CHECK(drawn.err.find("--max-drawn-sets (now 10)") != std::string::npos);
   // The table limits name the options that lift them; --no-tables goes around them.
   for (const char* option : {"--max-tuples", "--max-table-cells"}) {
     CAPTURE(option);
     auto tables = krc::test::run_krc({"decompose", reference_file("full_transformations_5"), option,
                                       "20", "-o", (dir / "out.txt").string()});
     CHECK(tables.status == 2);
-    CHECK(tables.err.find(option) != std::string::npos);
+    CHECK(tables.err.find(std::string(option) + " (now 20)") != std::string::npos);
     CHECK(tables.err.find("--no-tables") != std::string::npos);
     CHECK_FALSE(std::filesystem::exists(dir / "out.txt"));
     auto skipped =

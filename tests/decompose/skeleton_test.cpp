@@ -133,7 +133,7 @@ TEST_CASE("images, tiles and subduction classes equal their definitions") {
   }
 }
 
-TEST_CASE("depths follow SgpDec's definition (heights over the class order)") {
+TEST_CASE("depths follow SgpDec 1.2 (longest path from the class of Q)") {
   for (const auto& automaton : small_automata(300, 7, 3, 12)) {
     CAPTURE(automaton.name());
     auto h = krc::HolonomyDecomposition::compute(automaton, {});
@@ -159,27 +159,39 @@ TEST_CASE("depths follow SgpDec's definition (heights over the class order)") {
       for (const auto& n : next)
         if (class_of(n) != c) below[c].insert(class_of(n));
     }
+    // SgpDec 1.2: depth = 1 + the longest path down from the class of Q; singletons one
+    // below the deepest class.
     std::map<std::set<StateSet>, int> memo;
-    std::function<int(const std::set<StateSet>&)> height = [&](const std::set<StateSet>& c) -> int {
-      if (c.begin()->size() == 1) return 0;
+    std::function<int(const std::set<StateSet>&)> depth = [&](const std::set<StateSet>& c) -> int {
       if (auto it = memo.find(c); it != memo.end()) return it->second;
       int best = 0;
-      for (const auto& d : below[c]) best = std::max(best, height(d));
+      for (const auto& [above, children] : below)
+        if (children.count(c)) best = std::max(best, depth(above));
       return memo[c] = best + 1;
+    };
+    int deepest = 0, wrong = 0;
+    for (const auto& a : b.images)
+      if (a.size() > 1) deepest = std::max(deepest, depth(class_of(a)));
+    CHECK(sk.depth_of_skeleton() == deepest + 1);
+    for (std::size_t e = 0; e < sk.set_count(); ++e) {
+      const int expected = sk.is_singleton(e) ? deepest + 1 : depth(class_of(sk.states_of(e)));
+      if (sk.depth(e) != expected) ++wrong;
+    }
+    CHECK(wrong == 0);
+    // The old rule (SgpDec before 0.9.8: height = longest path down to a singleton class,
+    // depth = height(Q) - height + 1) gives the same number of levels.
+    std::map<std::set<StateSet>, int> heights;
+    std::function<int(const std::set<StateSet>&)> height = [&](const std::set<StateSet>& c) -> int {
+      if (c.begin()->size() == 1) return 0;
+      if (auto it = heights.find(c); it != heights.end()) return it->second;
+      int best = 0;
+      for (const auto& d : below[c]) best = std::max(best, height(d));
+      return heights[c] = best + 1;
     };
     StateSet all =
         *std::max_element(b.images.begin(), b.images.end(),
                           [](const StateSet& x, const StateSet& y) { return x.size() < y.size(); });
-    const int top = height(class_of(all));
-    bool singleton_image = std::any_of(b.images.begin(), b.images.end(),
-                                       [](const StateSet& s) { return s.size() == 1; });
-    int max_depth = 0, wrong = 0;
-    for (const auto& a : b.images) max_depth = std::max(max_depth, top - height(class_of(a)) + 1);
-    CHECK(sk.depth_of_skeleton() == (singleton_image ? max_depth : max_depth + 1));
-    for (std::size_t e = 0; e < sk.image_count(); ++e)
-      if (!sk.is_singleton(e) && sk.depth(e) != top - height(class_of(sk.states_of(e))) + 1)
-        ++wrong;
-    CHECK(wrong == 0);
+    if (all.size() > 1) CHECK(sk.depth_of_skeleton() == height(class_of(all)) + 1);
   }
 }
 
@@ -247,7 +259,7 @@ TEST_CASE("degenerate automata: one state, no change, identity letters") {
   }
 }
 
-TEST_CASE("limits stop with a LimitError naming the limit") {
+TEST_CASE("limits stop with a DecomposeLimitError that says which limit and its value") {
   // T_8's three generators: 255 images and 40320 reachable tuples.
   std::vector<std::string> states, letters{"c", "t", "e"};
   std::vector<std::vector<StateId>> delta(3, std::vector<StateId>(8));
@@ -260,12 +272,26 @@ TEST_CASE("limits stop with a LimitError naming the limit") {
   krc::Automaton t8("t8", states, letters, delta, 0);
   krc::DecomposeOptions few_images;
   few_images.max_images = 100;
-  CHECK_THROWS_WITH_AS(krc::HolonomyDecomposition::compute(t8, few_images),
-                       doctest::Contains("max images"), krc::LimitError);
+  using Limit = krc::DecomposeLimitError::Limit;
+  auto limit_of = [&](const krc::DecomposeOptions& options) -> std::pair<Limit, std::size_t> {
+    try {
+      krc::HolonomyDecomposition::compute(t8, options);
+    } catch (const krc::DecomposeLimitError& e) {
+      return {e.limit(), e.value()};
+    }
+    FAIL("no DecomposeLimitError");
+    return {};
+  };
+  CHECK(limit_of(few_images) == std::pair{Limit::MaxImages, std::size_t{100}});
+  krc::DecomposeOptions few_bytes;
+  few_bytes.max_image_bytes = 4096;  // 255 images of 8 states take about 36 bytes each
+  CHECK(limit_of(few_bytes) == std::pair{Limit::MaxImageBytes, std::size_t{4096}});
   krc::DecomposeOptions few_tuples;
   few_tuples.max_tuples = 1000;
-  CHECK_THROWS_WITH_AS(krc::HolonomyDecomposition::compute(t8, few_tuples),
-                       doctest::Contains("max tuples"), krc::LimitError);
+  CHECK(limit_of(few_tuples) == std::pair{Limit::MaxTuples, std::size_t{1000}});
+  krc::DecomposeOptions few_cells;
+  few_cells.max_table_cells = 5000;
+  CHECK(limit_of(few_cells) == std::pair{Limit::MaxTableCells, std::size_t{5000}});
   few_tuples.build_tables = false;  // the skeleton alone is fine
   CHECK(krc::HolonomyDecomposition::compute(t8, few_tuples).level_count() == 7);
 }

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
+#include "krc/forward.hpp"
 #include "krc/weights_file.hpp"
 #include "reset_network.hpp"
 #include "test_support.hpp"
@@ -60,8 +61,30 @@ TEST_CASE("krc verify: exit 0 on a right network, 1 with a counterexample on a w
   CHECK(report["positions"] == 9 * 3 + 4 * 8);
   CHECK(report["random"]["seed"] == 9);
   CHECK(report["attention"] == "hard");
-  CHECK(report["precision"] == "float64");
+  CHECK(report["arithmetic"] == "float64");
   CHECK(report["counterexample"]["word"] == json({"a", "b"}));
+}
+
+TEST_CASE("krc verify and run: the arithmetic and the attention are chosen and reported") {
+  test::TempDir dir;
+  Automaton a = abc_reset();
+  const std::string good = write_network(dir, "good.safetensors", test::reset_network(a));
+  for (const std::string arithmetic : {"float32", "float64-accumulate", "float64"}) {
+    auto result = test::run_krc({"verify", good, "--random", "5", "--arithmetic", arithmetic,
+                                 "--attention", "hardmax", "--json"});
+    CHECK(result.status == 0);
+    json report = json::parse(result.out);
+    CHECK(report["arithmetic"] == arithmetic);
+    CHECK(report["attention"] == "hardmax");
+    auto text = test::run_krc({"verify", good, "--random", "5", "--arithmetic", arithmetic});
+    CHECK(text.out.find("arithmetic " + arithmetic + " (") != std::string::npos);
+    auto run = test::run_krc({"run", good, "abc", "--arithmetic", arithmetic, "--json"});
+    CHECK(json::parse(run.out)["arithmetic"] == arithmetic);
+  }
+  auto plain = test::run_krc({"verify", good, "--random", "5", "--json"});
+  CHECK(json::parse(plain.out)["arithmetic"] == to_string(kDefaultArithmetic));
+  CHECK(test::run_krc({"verify", good, "--float64", "--arithmetic", "float32"}).status == 2);
+  CHECK(test::run_krc({"verify", good, "--arithmetic", "float16"}).status == 2);
 }
 
 TEST_CASE("krc verify: bad options exit 2") {

@@ -43,10 +43,10 @@ std::vector<Case> random_cases(std::uint64_t seed, int count, test::RandomNetwor
   return cases;
 }
 
-void check_against_naive(AttentionKind attention, Precision precision, double tolerance,
+void check_against_naive(AttentionKind attention, Arithmetic arithmetic, double tolerance,
                          const test::RandomNetworkShape& shape = {}) {
   for (const auto& c : random_cases(17 + static_cast<int>(attention), 30, shape)) {
-    ForwardPass pass(c.network, {attention, precision, 1});
+    ForwardPass pass(c.network, {attention, arithmetic, 1});
     for (const auto& word : c.words) {
       CAPTURE(word.size());
       CHECK(relative_difference(pass.run(word), test::naive_logits(c.network, word, attention)) <=
@@ -58,22 +58,26 @@ void check_against_naive(AttentionKind attention, Precision precision, double to
 }  // namespace
 
 TEST_CASE("float64 forward pass equals the naive dense formula (softmax attention)") {
-  check_against_naive(AttentionKind::Softmax, Precision::Float64, 1e-12);
+  check_against_naive(AttentionKind::Softmax, Arithmetic::Float64, 1e-12);
 }
 
 TEST_CASE("float64 forward pass equals the naive dense formula (hard attention)") {
-  check_against_naive(AttentionKind::Hard, Precision::Float64, 1e-12);
+  check_against_naive(AttentionKind::Hard, Arithmetic::Float64, 1e-12);
+}
+
+TEST_CASE("float64 forward pass equals the naive dense formula (hardmax attention)") {
+  check_against_naive(AttentionKind::Hardmax, Arithmetic::Float64, 1e-12);
 }
 
 TEST_CASE("float32 forward pass agrees with the naive formula within float32 tolerance") {
-  check_against_naive(AttentionKind::Softmax, Precision::Float32, 1e-5);
+  check_against_naive(AttentionKind::Softmax, Arithmetic::Float64Accumulate, 1e-5);
 }
 
 TEST_CASE("a large attention scale: skipping negligible softmax terms keeps the result") {
   test::RandomNetworkShape sharp;
   sharp.scale = 80.0f;  // most terms fall below exp(-104)
-  check_against_naive(AttentionKind::Softmax, Precision::Float32, 1e-5, sharp);
-  check_against_naive(AttentionKind::Softmax, Precision::Float64, 1e-12, sharp);
+  check_against_naive(AttentionKind::Softmax, Arithmetic::Float64Accumulate, 1e-5, sharp);
+  check_against_naive(AttentionKind::Softmax, Arithmetic::Float64, 1e-12, sharp);
 }
 
 TEST_CASE("MLP units that only tiny inputs can activate are still evaluated") {
@@ -89,7 +93,7 @@ TEST_CASE("MLP units that only tiny inputs can activate are still evaluated") {
         layer.mlp->in_bias *= 1e-9f;
         layer.mlp->out_bias *= 1e-9f;
       }
-    ForwardPass pass(n, {AttentionKind::Softmax, Precision::Float64, 1});
+    ForwardPass pass(n, {AttentionKind::Softmax, Arithmetic::Float64, 1});
     for (const auto& word : c.words) {
       Eigen::MatrixXd oracle = test::naive_logits(n, word, AttentionKind::Softmax);
       CHECK((pass.run(word) - oracle).cwiseAbs().maxCoeff() <= 1e-9 * oracle.cwiseAbs().maxCoeff());
@@ -99,8 +103,8 @@ TEST_CASE("MLP units that only tiny inputs can activate are still evaluated") {
 
 TEST_CASE("float32 and float64 forward passes agree within tolerance") {
   for (const auto& c : random_cases(99, 20)) {
-    ForwardPass f32(c.network, {AttentionKind::Softmax, Precision::Float32, 1});
-    ForwardPass f64(c.network, {AttentionKind::Softmax, Precision::Float64, 1});
+    ForwardPass f32(c.network, {AttentionKind::Softmax, Arithmetic::Float64Accumulate, 1});
+    ForwardPass f64(c.network, {AttentionKind::Softmax, Arithmetic::Float64, 1});
     for (const auto& word : c.words)
       CHECK(relative_difference(f32.run(word), f64.run(word)) <= 1e-5);
   }
@@ -114,25 +118,25 @@ TEST_CASE("hard attention breaks ties towards the latest position") {
   std::mt19937_64 rng(5);
   std::vector<std::vector<LetterId>> words;
   for (int i = 0; i < 20; ++i) words.push_back(test::random_word(rng, 3, 1 + i));
-  for (auto precision : {Precision::Float32, Precision::Float64}) {
-    auto predicted = predict_states(n, words, {AttentionKind::Hard, precision, 2});
+  for (auto arithmetic : {Arithmetic::Float64Accumulate, Arithmetic::Float64}) {
+    auto predicted = predict_states(n, words, {AttentionKind::Hard, arithmetic, 2});
     for (std::size_t i = 0; i < words.size(); ++i) CHECK(predicted[i] == last.run(words[i]));
   }
   // Under softmax the same head averages the tokens so far: the state is the most frequent
   // token, not the last one, on a word like "aab".
-  auto averaged = predict_states(n, {{0, 0, 1}}, {AttentionKind::Softmax, Precision::Float64, 1});
+  auto averaged = predict_states(n, {{0, 0, 1}}, {AttentionKind::Softmax, Arithmetic::Float64, 1});
   CHECK(averaged[0].back() == 1);
   CHECK(last.run(std::vector<LetterId>{0, 0, 1}).back() == 2);
 }
 
 TEST_CASE("parallel runs give the same logits as one word at a time") {
   for (const auto& c : random_cases(7, 6)) {
-    ForwardPass pass(c.network, {AttentionKind::Softmax, Precision::Float32, 2});
+    ForwardPass pass(c.network, {AttentionKind::Softmax, Arithmetic::Float64Accumulate, 2});
     auto batch = pass.run(c.words);
-    auto as_float =
-        forward_logits(c.network, c.words, {AttentionKind::Softmax, Precision::Float32, 2});
-    auto states =
-        predict_states(c.network, c.words, {AttentionKind::Softmax, Precision::Float32, 2});
+    auto as_float = forward_logits(c.network, c.words,
+                                   {AttentionKind::Softmax, Arithmetic::Float64Accumulate, 2});
+    auto states = predict_states(c.network, c.words,
+                                 {AttentionKind::Softmax, Arithmetic::Float64Accumulate, 2});
     REQUIRE(batch.size() == c.words.size());
     for (std::size_t i = 0; i < c.words.size(); ++i) {
       Eigen::MatrixXd alone = pass.run(c.words[i]);
@@ -153,7 +157,8 @@ TEST_CASE("words sharing a prefix with the previous one get bitwise the logits o
   // A runner reuses the rows of the prefix a word shares with its predecessor; the batch
   // below is full of such prefixes (all words of length 5 in lexicographic order, then
   // shorter, longer and repeated words), and each word alone is a fresh run.
-  for (auto precision : {Precision::Float32, Precision::Float64}) {
+  for (auto arithmetic :
+       {Arithmetic::Float32, Arithmetic::Float64Accumulate, Arithmetic::Float64}) {
     for (auto& c : random_cases(41, 8)) {
       const int letters = static_cast<int>(c.network.vocabulary.size()) - 1;
       std::vector<std::vector<LetterId>> words;
@@ -175,8 +180,8 @@ TEST_CASE("words sharing a prefix with the previous one get bitwise the logits o
       words.push_back(std::vector<LetterId>(std::min(c.network.max_len, 70), 0));
       words.push_back({});
       words.push_back(std::vector<LetterId>(std::min(c.network.max_len, 9), 0));
-      for (auto attention : {AttentionKind::Softmax, AttentionKind::Hard}) {
-        ForwardPass pass(c.network, {attention, precision, 1});
+      for (auto attention : {AttentionKind::Softmax, AttentionKind::Hard, AttentionKind::Hardmax}) {
+        ForwardPass pass(c.network, {attention, arithmetic, 1});
         const auto batch = pass.run(words);
         for (std::size_t i = 0; i < words.size(); ++i) CHECK(batch[i] == pass.run(words[i]));
       }

@@ -24,69 +24,6 @@ double relative_difference(const Eigen::MatrixXd& a, const Eigen::MatrixXd& orac
   return (a - oracle).cwiseAbs().maxCoeff() / (1.0 + oracle.cwiseAbs().maxCoeff());
 }
 
-// A random network whose keys repeat: dims [0, k) hold the token alone (no position
-// embedding, no layer writes them), and every key reads only them, so a word's keys take at
-// most |vocabulary| values in every layer. Dim 0 flags BOS; layer 0 also gets a counter head
-// as the compiler builds it: query ln(max_len + 1 - t), key the BOS flag, output weight
-// max_len + 1, so that every row keeps all its t + 1 softmax terms.
-// m with only the entries (r, c) that `keep` accepts.
-template <typename Keep>
-SparseMatrix filtered(const SparseMatrix& m, Keep keep) {
-  std::vector<Eigen::Triplet<float, int>> entries;
-  for (int r = 0; r < m.outerSize(); ++r)
-    for (SparseMatrix::InnerIterator it(m, r); it; ++it)
-      if (keep(static_cast<int>(it.row()), static_cast<int>(it.col())))
-        entries.emplace_back(it.row(), it.col(), it.value());
-  SparseMatrix out(m.rows(), m.cols());
-  out.setFromTriplets(entries.begin(), entries.end());
-  return out;
-}
-
-Network repeated_key_network(std::mt19937_64& rng, const Automaton& a, int max_len) {
-  test::RandomNetworkShape shape;
-  shape.max_len = max_len;
-  shape.max_d_model = 12;
-  Network n;
-  do n = test::random_network(rng, a, shape);
-  while (n.d_model() < 6);
-  const int width = n.d_model();
-  // Dims: 0 the BOS flag, [1, k) the token's, k the counter's query, > k free.
-  const int k = 2 + static_cast<int>(rng() % 2);
-  n.position_embedding.leftCols(k + 1).setZero();
-  n.token_embedding.col(0).setZero();
-  n.token_embedding(0, 0) = 1.0f;
-  n.token_embedding.col(k).setZero();
-  for (int t = 0; t <= max_len; ++t)
-    n.position_embedding(t, k) = static_cast<float>(std::log(max_len + 1.0 - t));
-  auto writes_free_dims = [k](int, int c) { return c > k; };
-  for (auto& layer : n.layers) {
-    for (auto& head : layer.heads) {
-      head.key = filtered(test::random_sparse(rng, width, static_cast<int>(head.key.cols()), 0.6),
-                          [k](int r, int) { return r < k; });
-      head.output = filtered(head.output, writes_free_dims);
-    }
-    if (layer.mlp) {
-      layer.mlp->out_weight = filtered(layer.mlp->out_weight, [k](int r, int) { return r > k; });
-      layer.mlp->out_bias.head(k + 1).setZero();
-    }
-  }
-  AttentionHead counter;
-  counter.name = "counter";
-  counter.kind = HeadKind::Average;
-  counter.query = SparseMatrix(width, 1);
-  counter.query.insert(k, 0) = 1.0f;
-  counter.key = SparseMatrix(width, 1);
-  counter.key.insert(0, 0) = 1.0f;
-  counter.value =
-      filtered(test::random_sparse(rng, width, 1, 0.5), [](int r, int) { return r > 0; });
-  counter.output = SparseMatrix(1, width);
-  counter.output.insert(0, width - 1) = static_cast<float>(max_len + 1);
-  n.layers[0].heads.push_back(counter);
-  n.attention_scale = 1.0f;  // the counter's scores are exact logs
-  n.check_shapes();
-  return n;
-}
-
 struct Case {
   Network network;
   std::vector<std::vector<LetterId>> words;
@@ -98,7 +35,7 @@ std::vector<Case> repeated_key_cases(std::uint64_t seed, int count) {
   for (int i = 0; i < count; ++i) {
     const int max_len = 200;
     Automaton a = test::random_automaton(rng, 4, 3);
-    Case c{repeated_key_network(rng, a, max_len), {}};
+    Case c{test::repeated_key_network(rng, a, max_len), {}};
     const int letters = static_cast<int>(a.letter_count());
     c.words.push_back(test::random_word(rng, letters, max_len));
     c.words.push_back(std::vector<LetterId>(max_len, 0));  // one key value after BOS
@@ -152,9 +89,9 @@ TEST_CASE(
       CAPTURE(word.size());
       for (auto attention : {AttentionKind::Softmax, AttentionKind::Hard}) {
         const Eigen::MatrixXd oracle = test::naive_logits(c.network, word, attention);
-        ForwardPass f64(c.network, {attention, Precision::Float64, 1});
+        ForwardPass f64(c.network, {attention, Arithmetic::Float64, 1});
         CHECK(relative_difference(f64.run(word), oracle) <= 1e-12);
-        ForwardPass f32(c.network, {attention, Precision::Float32, 1});
+        ForwardPass f32(c.network, {attention, Arithmetic::Float64Accumulate, 1});
         CHECK(relative_difference(f32.run(word), oracle) <= 1e-5);
       }
       ++words;
@@ -171,7 +108,7 @@ TEST_CASE("repeated keys: every row past 16 x (distinct keys) takes the grouped 
     const auto word = test::random_word(rng, letters, c.network.max_len);
     const int n = static_cast<int>(word.size()) + 1;
     for (auto attention : {AttentionKind::Softmax, AttentionKind::Hard}) {
-      const PathCounts paths = count_paths(c.network, word, {attention, Precision::Float64, 1});
+      const PathCounts paths = count_paths(c.network, word, {attention, Arithmetic::Float64, 1});
       CHECK(paths.grouped + paths.dense == static_cast<long long>(head_count(c.network)) * n);
       // Keys take at most `vocabulary` values: rows t with t + 1 >= 16 * vocabulary are grouped.
       const int first_grouped = 16 * vocabulary - 1;
@@ -183,7 +120,8 @@ TEST_CASE("repeated keys: every row past 16 x (distinct keys) takes the grouped 
 TEST_CASE(
     "repeated keys: words sharing a prefix with the previous one get bitwise the logits of a fresh "
     "run") {
-  for (auto precision : {Precision::Float32, Precision::Float64}) {
+  for (auto arithmetic :
+       {Arithmetic::Float32, Arithmetic::Float64Accumulate, Arithmetic::Float64}) {
     for (auto& c : repeated_key_cases(33, 4)) {
       std::mt19937_64 rng(9);
       const int letters = static_cast<int>(c.network.vocabulary.size()) - 1;
@@ -200,8 +138,8 @@ TEST_CASE(
         words.push_back(w);
       }
       words.push_back(base);
-      for (auto attention : {AttentionKind::Softmax, AttentionKind::Hard}) {
-        ForwardPass pass(c.network, {attention, precision, 1});
+      for (auto attention : {AttentionKind::Softmax, AttentionKind::Hard, AttentionKind::Hardmax}) {
+        ForwardPass pass(c.network, {attention, arithmetic, 1});
         const auto batch = pass.run(words);
         for (std::size_t i = 0; i < words.size(); ++i) CHECK(batch[i] == pass.run(words[i]));
       }
@@ -225,8 +163,8 @@ TEST_CASE("compiled kr networks: logits equal the dense formula, states equal th
         std::vector<LetterId>(96, 0), test::random_word(rng, letters, 96),
         test::random_word(rng, letters, 96), test::random_word(rng, letters, 41)};
     for (auto attention : {AttentionKind::Softmax, AttentionKind::Hard}) {
-      ForwardPass f64(net, {attention, Precision::Float64, 1});
-      ForwardPass f32(net, {attention, Precision::Float32, 1});
+      ForwardPass f64(net, {attention, Arithmetic::Float64, 1});
+      ForwardPass f32(net, {attention, Arithmetic::Float64Accumulate, 1});
       for (const auto& word : words) {
         const Eigen::MatrixXd oracle = test::naive_logits(net, word, attention);
         CHECK(relative_difference(f64.run(word), oracle) <= 1e-12);
@@ -234,8 +172,8 @@ TEST_CASE("compiled kr networks: logits equal the dense formula, states equal th
         const std::vector<StateId> expected = a.run(word);
         const std::vector<int> naive = test::naive_states(net, word, attention);
         for (const auto& predicted :
-             {predict_states(net, {word}, {attention, Precision::Float32, 1})[0],
-              predict_states(net, {word}, {attention, Precision::Float64, 1})[0]}) {
+             {predict_states(net, {word}, {attention, Arithmetic::Float64Accumulate, 1})[0],
+              predict_states(net, {word}, {attention, Arithmetic::Float64, 1})[0]}) {
           REQUIRE(predicted.size() == expected.size());
           for (std::size_t t = 0; t < expected.size(); ++t) {
             CHECK(predicted[t] == expected[t]);
@@ -266,7 +204,7 @@ TEST_CASE(
     std::mt19937_64 rng(4);
     const auto word = test::random_word(rng, static_cast<int>(a.letter_count()), 256);
     const PathCounts paths =
-        count_paths(net, word, {AttentionKind::Softmax, Precision::Float32, 1});
+        count_paths(net, word, {AttentionKind::Softmax, Arithmetic::Float64Accumulate, 1});
     // A counter's keys take two values (BOS and the rest): grouped from row 2 x 16 - 1 on.
     CHECK(paths.grouped >= static_cast<long long>(counters) * (257 - 31));
     // Position codes and memory keys are all distinct: those heads stay dense (all but their
@@ -284,10 +222,10 @@ TEST_CASE("hard attention over key groups: ties go to the latest position") {
   std::mt19937_64 rng(8);
   std::vector<std::vector<LetterId>> words;
   for (int i = 0; i < 10; ++i) words.push_back(test::random_word(rng, 3, 300 - i));
-  for (auto precision : {Precision::Float32, Precision::Float64}) {
-    const auto predicted = predict_states(n, words, {AttentionKind::Hard, precision, 2});
+  for (auto arithmetic : {Arithmetic::Float64Accumulate, Arithmetic::Float64}) {
+    const auto predicted = predict_states(n, words, {AttentionKind::Hard, arithmetic, 2});
     for (std::size_t i = 0; i < words.size(); ++i) CHECK(predicted[i] == last.run(words[i]));
   }
-  const PathCounts paths = count_paths(n, words[0], {AttentionKind::Hard, Precision::Float64, 1});
+  const PathCounts paths = count_paths(n, words[0], {AttentionKind::Hard, Arithmetic::Float64, 1});
   CHECK(paths.grouped >= 301 - 63);  // four key values: rows 63 on
 }

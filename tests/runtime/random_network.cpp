@@ -1,5 +1,7 @@
 #include "random_network.hpp"
 
+#include <cmath>
+
 #include "krc/automaton_json.hpp"
 
 namespace krc::test {
@@ -68,12 +70,67 @@ Network random_network(std::mt19937_64& rng, const Automaton& automaton,
       for (int c = 0; c < d; ++c) mlp.out_bias[c] = uniform(rng, 0, 1) ? random_weight(rng) : 0.0f;
       if (hidden > 0) {
         const int split = uniform(rng, 0, hidden);
-        mlp.blocks = {{"first part", 0, split}, {"second part", split, hidden - split}};
+        mlp.blocks = {{"first part", 0, split, {}}, {"second part", split, hidden - split, {}}};
       }
       layer.mlp = std::move(mlp);
     }
     n.layers.push_back(std::move(layer));
   }
+  return n;
+}
+
+SparseMatrix filtered(const SparseMatrix& m, const std::function<bool(int, int)>& keep) {
+  std::vector<Eigen::Triplet<float, int>> entries;
+  for (int r = 0; r < m.outerSize(); ++r)
+    for (SparseMatrix::InnerIterator it(m, r); it; ++it)
+      if (keep(static_cast<int>(it.row()), static_cast<int>(it.col())))
+        entries.emplace_back(it.row(), it.col(), it.value());
+  SparseMatrix out(m.rows(), m.cols());
+  out.setFromTriplets(entries.begin(), entries.end());
+  return out;
+}
+
+Network repeated_key_network(std::mt19937_64& rng, const Automaton& a, int max_len) {
+  RandomNetworkShape shape;
+  shape.max_len = max_len;
+  shape.max_d_model = 12;
+  Network n;
+  do n = random_network(rng, a, shape);
+  while (n.d_model() < 6);
+  const int width = n.d_model();
+  // Dims: 0 the BOS flag, [1, k) the token's, k the counter's query, > k free.
+  const int k = 2 + static_cast<int>(rng() % 2);
+  n.position_embedding.leftCols(k + 1).setZero();
+  n.token_embedding.col(0).setZero();
+  n.token_embedding(0, 0) = 1.0f;
+  n.token_embedding.col(k).setZero();
+  for (int t = 0; t <= max_len; ++t)
+    n.position_embedding(t, k) = static_cast<float>(std::log(max_len + 1.0 - t));
+  auto writes_free_dims = [k](int, int c) { return c > k; };
+  for (auto& layer : n.layers) {
+    for (auto& head : layer.heads) {
+      head.key = filtered(random_sparse(rng, width, static_cast<int>(head.key.cols()), 0.6),
+                          [k](int r, int) { return r < k; });
+      head.output = filtered(head.output, writes_free_dims);
+    }
+    if (layer.mlp) {
+      layer.mlp->out_weight = filtered(layer.mlp->out_weight, [k](int r, int) { return r > k; });
+      layer.mlp->out_bias.head(k + 1).setZero();
+    }
+  }
+  AttentionHead counter;
+  counter.name = "counter";
+  counter.kind = HeadKind::Average;
+  counter.query = SparseMatrix(width, 1);
+  counter.query.insert(k, 0) = 1.0f;
+  counter.key = SparseMatrix(width, 1);
+  counter.key.insert(0, 0) = 1.0f;
+  counter.value = filtered(random_sparse(rng, width, 1, 0.5), [](int r, int) { return r > 0; });
+  counter.output = SparseMatrix(1, width);
+  counter.output.insert(0, width - 1) = static_cast<float>(max_len + 1);
+  n.layers[0].heads.push_back(counter);
+  n.attention_scale = 1.0f;  // the counter's scores are exact logs
+  n.check_shapes();
   return n;
 }
 

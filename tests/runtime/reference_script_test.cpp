@@ -5,6 +5,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "krc/compile.hpp"
 #include "krc/forward.hpp"
 #include "krc/weights_file.hpp"
 #include "random_network.hpp"
@@ -50,7 +51,7 @@ TEST_CASE("reference_forward.py agrees with the C++ forward pass on random netwo
       const auto script = test::run_reference_forward(dir, model, word_lines(n, words),
                                                       {"--attention", to_string(attention)});
       REQUIRE(script.size() == words.size());
-      ForwardPass pass(n, {attention, Precision::Float64, 1});
+      ForwardPass pass(n, {attention, Arithmetic::Float64, 1});
       for (std::size_t w = 0; w < words.size(); ++w) {
         const Eigen::MatrixXd logits = pass.run(words[w]);
         REQUIRE(script[w]["states"].size() == static_cast<std::size_t>(logits.rows()));
@@ -68,4 +69,42 @@ TEST_CASE("reference_forward.py agrees with the C++ forward pass on random netwo
     }
   }
   CHECK(compared > 500);
+}
+
+TEST_CASE("numpy in float32 and the Float32 arithmetic agree with the automaton on long words") {
+  // Two independent plain float32 forward passes (numpy's BLAS order, krc's sequential one) on
+  // compiled networks at lengths where float32 is still exact for them (README "In a plain
+  // float32 framework"): a kr network with four counters and a scan network.
+  std::mt19937_64 rng(32);
+  test::TempDir dir;
+  struct Case {
+    const char* name;
+    Strategy strategy;
+    int max_len;
+  };
+  for (const Case& c :
+       {Case{"symmetric_4", Strategy::Kr, 2048}, Case{"gridworld_4", Strategy::Scan, 2048}}) {
+    CAPTURE(c.name);
+    const Automaton a = test::reference_automaton(c.name);
+    CompileOptions options;
+    options.strategy = c.strategy;
+    options.max_len = c.max_len;
+    const Network n = compile(a, options).network;
+    const std::string model = (dir / (std::string(c.name) + ".safetensors")).string();
+    std::ofstream(model, std::ios::binary) << network_to_safetensors(n);
+    const auto word = test::random_word(rng, static_cast<int>(a.letter_count()), c.max_len);
+    const auto script =
+        test::run_reference_forward(dir, model, word_lines(n, {word}), {"--float32"});
+    REQUIRE(script.size() == 1);
+    const std::vector<StateId> expected = a.run(word);
+    const auto states = predict_states(n, {word}, {AttentionKind::Softmax, Arithmetic::Float32, 1});
+    REQUIRE(states[0].size() == expected.size());
+    REQUIRE(script[0]["states"].size() == expected.size());
+    long long wrong = 0;
+    for (std::size_t t = 0; t < expected.size(); ++t) {
+      wrong += states[0][t] != expected[t];
+      wrong += script[0]["states"][t] != a.state_name(expected[t]);
+    }
+    CHECK(wrong == 0);
+  }
 }

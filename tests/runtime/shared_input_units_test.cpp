@@ -224,8 +224,8 @@ TEST_CASE(
       layer.mlp = random_shared_mlp(rng, n.d_model(), 1 + static_cast<int>(rng() % 3)).mlp;
       groups += static_cast<int>(prepare_mlp(*layer.mlp).shared_input.size());
     }
-    ForwardPass f64(n, {AttentionKind::Softmax, Precision::Float64, 1});
-    ForwardPass f32(n, {AttentionKind::Softmax, Precision::Float32, 1});
+    ForwardPass f64(n, {AttentionKind::Softmax, Arithmetic::Float64, 1});
+    ForwardPass f32(n, {AttentionKind::Softmax, Arithmetic::Float64Accumulate, 1});
     for (int w = 0; w < 4; ++w) {
       const auto word = test::random_word(rng, static_cast<int>(a.letter_count()),
                                           w == 0 ? 80 : static_cast<int>(rng() % 81));
@@ -241,33 +241,38 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "a compiled residue comb at max-len 8192: outputs exactly one-hot on the plateaus, equal to "
+    "a compiled residue comb at max-len 1024: outputs exactly one-hot on the plateaus, equal to "
     "the dense formula") {
   // cyclic_5 compiles to one layer: a counter head writes the count, one MLP (the comb,
-  // 2 units per possible count 0 .. 4 * 8192 and the margins) turns it into its residue.
+  // 2 units per possible count 0 .. 4 * 1024 and the margins) turns it into its residue.
   const Automaton a = test::reference_automaton("cyclic_5");
   CompileOptions options;
   options.strategy = Strategy::Kr;
-  options.max_len = 8192;
+  options.max_len = 1024;
   const Network net = compile(a, options).network;
   REQUIRE(net.layers.size() == 1);
   REQUIRE(net.layers[0].mlp);
   const Mlp& mlp = *net.layers[0].mlp;
   const PreparedMlp prepared = prepare_mlp(mlp);
-  // The whole comb is one group on one dim: the count.
+  // The whole comb is one group on two dims: the count, and the constant `one` that carries
+  // the offset putting every unit's pre-activation on the float32 quarter grid.
   REQUIRE(prepared.shared_input.size() == 1);
   const SharedInputUnits& comb = prepared.shared_input[0];
-  REQUIRE(comb.direction().size() == 1);
+  REQUIRE(comb.direction().size() == 2);
   CHECK(comb.units().size() == static_cast<std::size_t>(mlp.hidden()));
-  const int count_dim = comb.direction()[0].first;
-  CHECK(net.residual_labels[count_dim].find("count") != std::string::npos);
+  int count_dim = -1, one_dim = -1;
+  for (const auto& [dim, weight] : comb.direction())
+    (net.residual_labels[dim].find("count") != std::string::npos ? count_dim : one_dim) = dim;
+  REQUIRE(count_dim >= 0);
+  REQUIRE(one_dim >= 0);
+  CHECK(net.residual_labels[one_dim] == "one");
   // The residue one-hot: the dims the comb writes, labelled by residue 0..4.
   std::vector<int> residue_dims;
   for (int c = 0; c < net.d_model(); ++c)
     if (mlp.out_weight.row(c).nonZeros() > 0) residue_dims.push_back(c);
   REQUIRE(residue_dims.size() == 5);
 
-  const long max_value = 4L * 8192;
+  const long max_value = 4L * 1024;
   std::mt19937_64 rng(5);
   std::vector<long> counts{0, 1, 2, 3, 4, 5, max_value - 1, max_value};
   for (int i = 0; i < 400; ++i)
@@ -277,7 +282,10 @@ TEST_CASE(
   kernels::Activations<float> x = kernels::Activations<float>::Zero(n, net.d_model());
   int row = 0;
   for (long m : counts)
-    for (float offset : offsets) x(row++, count_dim) = static_cast<float>(m) + offset;
+    for (float offset : offsets) {
+      x(row, one_dim) = 1.0f;
+      x(row++, count_dim) = static_cast<float>(m) + offset;
+    }
   kernels::Activations<float> y = x;
   kernels::MlpScratch scratch;
   kernels::apply_mlp(prepared, y, 0, n, scratch);

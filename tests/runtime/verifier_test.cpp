@@ -213,15 +213,71 @@ TEST_CASE("verifier: options reach the report; a one-state automaton has no marg
   Network n = test::reset_network(one);
   VerifyOptions options;
   options.forward.attention = AttentionKind::Hard;
-  options.forward.precision = Precision::Float64;
+  options.forward.arithmetic = Arithmetic::Float64;
   options.forward.threads = 1;
   options.seed = 77;
   VerifyReport r = verify(n, one, options);
   CHECK(r.ok());
   CHECK(r.attention == AttentionKind::Hard);
-  CHECK(r.precision == Precision::Float64);
+  CHECK(r.arithmetic == Arithmetic::Float64);
   CHECK(r.threads == 1);
   CHECK(r.seed == 77);
   CHECK(!r.smallest_margin_at);
   CHECK(format_report(r, one).find("no margin") != std::string::npos);
+}
+
+TEST_CASE("verifier: the default budget keeps 1000 random words, or fewer for large networks") {
+  Automaton a = abc_reset();
+  Network n = test::reset_network(a);  // tiny: 1000 words fit any budget
+  VerifyOptions options;
+  options.exhaustive_length = 3;
+  VerifyReport r = verify(n, a, options);
+  REQUIRE(r.budget);
+  CHECK(!r.budget->limited);
+  CHECK(r.random_words == kDefaultRandomWords);
+  CHECK(format_report(r, a).find("fewer than") == std::string::npos);
+
+  // A budget no word fits into: the minimum, and the report says why and how to get all.
+  options.budget_seconds = 1e-9;
+  r = verify(n, a, options);
+  REQUIRE(r.budget);
+  CHECK(r.budget->limited);
+  CHECK(r.random_words == kMinRandomWords);
+  CHECK(r.words == 27 + kMinRandomWords);
+  const std::string text = format_report(r, a);
+  CHECK(text.find("fewer than the default 1,000") != std::string::npos);
+  CHECK(text.find("--random 1000") != std::string::npos);
+  CHECK(report_to_json(r, a)["random"]["budget"]["limited"] == true);
+
+  // Words given explicitly are checked whatever the budget.
+  options.random_words = 300;
+  r = verify(n, a, options);
+  CHECK(r.random_words == 300);
+  CHECK(!r.budget);
+  CHECK(report_to_json(r, a)["random"]["budget"].is_null());
+}
+
+TEST_CASE("verifier: the size estimate grows with the length and the network") {
+  Automaton a = abc_reset();
+  test::ResetNetworkOptions shape;
+  shape.max_len = 4096;
+  const Network n = test::reset_network(a, shape);
+  const ForwardPass pass(n);
+  CHECK(estimated_cpu_seconds_per_word(pass, 4096) > estimated_cpu_seconds_per_word(pass, 100));
+  CHECK(estimated_cpu_seconds_per_word(pass, 100) > 0.0);
+  CHECK(estimated_cpu_seconds_per_row(pass) > 0.0);
+}
+
+TEST_CASE("verifier: progress estimates the time left, 0 at the end") {
+  Automaton a = abc_reset();
+  Network n = test::reset_network(a);
+  VerifyOptions options;
+  options.exhaustive_length = 8;
+  options.random_words = 50;
+  std::vector<VerifyProgress> calls;
+  options.progress = [&](const VerifyProgress& p) { calls.push_back(p); };
+  verify(n, a, options);
+  REQUIRE(!calls.empty());
+  for (const auto& p : calls) CHECK(p.seconds_left >= 0.0);
+  CHECK(calls.back().seconds_left == 0.0);
 }

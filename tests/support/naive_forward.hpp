@@ -16,15 +16,15 @@ Eigen::MatrixXd naive_residual(const Network& net, const std::vector<LetterId>& 
 Eigen::MatrixXd naive_logits(const Network& net, const std::vector<LetterId>& word,
                              AttentionKind attention = AttentionKind::Softmax);
 
+// The same as a plain float32 framework computes it (Arithmetic::Float32 in forward.hpp says
+// the order), written densely: every product and sum in float32, every term (zeros and
+// underflowed weights included), each sum in ascending order of its index, exp as std::exp on
+// a float. Compiled without contraction into fused multiply-adds (tests/CMakeLists.txt).
+Eigen::MatrixXd naive_logits_float32(const Network& net, const std::vector<LetterId>& word,
+                                     AttentionKind attention = AttentionKind::Softmax);
+
 // The argmax state at every position; -1 where the maximum is not unique.
 std::vector<int> naive_states(const Network& net, const std::vector<LetterId>& word,
                               AttentionKind attention = AttentionKind::Softmax);
-
-// Hardmax everywhere, as Yun et al. (2020) define hardmax attention and Kajitsuka and Sato
-// (2024) use it for their negative result: every head, `average` ones included, puts weight
-// 1/|M| on each position of M = argmax_j s_tj, tied maxima sharing it uniformly. (The runtime's
-// `hard` attention differs: select heads only, ties to the latest position.)
-Eigen::MatrixXd naive_logits_hardmax(const Network& net, const std::vector<LetterId>& word);
-std::vector<int> naive_states_hardmax(const Network& net, const std::vector<LetterId>& word);
 
 }  // namespace krc::test

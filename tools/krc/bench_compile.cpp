@@ -28,6 +28,7 @@
 #include "krc/load_automaton.hpp"
 #include "krc/verifier.hpp"
 #include "krc/weights_file.hpp"
+#include "option_checks.hpp"
 #include "text_table.hpp"
 
 namespace krc::cli {
@@ -386,7 +387,7 @@ const RegisterBenchSuite compile_suite{
                  sub.add_option("--verify-words", a->verify_words,
                                 "also verify each network on this many random words of length "
                                 "max_len (default 0: off)")
-                     ->check(CLI::NonNegativeNumber);
+                     ->check(integer_in(0, 1'000'000'000));
                  sub.add_flag("--json", a->json, "print the rows as JSON");
                  sub.add_flag("-q,--quiet", a->quiet, "no progress lines on stderr");
                  return [a] { return run_compile_bench(*a); };

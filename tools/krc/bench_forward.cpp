@@ -2,7 +2,8 @@
 // parallel-prefix network: 13 layers, d_model ~450, one lookup head per layer (±1 position
 // codes, head_dim 13, one-hot values of width 120) and an MLP of 14,400 pair units per layer
 // (ReLU(f_a + s_b - 1), 2 inputs and 3 outputs each), on 100 random words of length 4096.
-// --file times a compiled network instead.
+// --file times a compiled network instead. The last column is the estimate of CPU ms per word
+// that krc verify's default budget uses (verify_budget.cpp), for comparison.
 #include <chrono>
 #include <ctime>
 #include <iomanip>
@@ -16,7 +17,9 @@
 #include "krc/input_error.hpp"
 #include "krc/integer_math.hpp"
 #include "krc/network.hpp"
+#include "krc/verifier.hpp"
 #include "krc/weights_file.hpp"
+#include "option_checks.hpp"
 
 namespace krc::cli {
 
@@ -24,8 +27,10 @@ namespace {
 
 struct ForwardBenchOptions {
   int layers = 13, words = 100, length = 4096, elements = 120, letters = 5, threads = 0;
-  bool quick = false;  // one configuration only (float32, softmax)
-  std::string file;    // time this weights file instead of the synthetic network
+  bool quick = false;                 // one configuration only (the default arithmetic, softmax)
+  std::string file;                   // time this weights file instead of the synthetic network
+  std::string attention, arithmetic;  // one configuration only: this one
+  int key_tree_from_row = ForwardOptions{}.key_tree_from_row;
   bool length_given = false;
 };
 
@@ -100,7 +105,7 @@ Network synthetic_scan_network(const ForwardBenchOptions& o) {
     mlp.out_weight.setFromTriplets(out.begin(), out.end());  // duplicates (a*b == b) are summed
     mlp.in_bias = Eigen::VectorXf::Constant(hidden, -1.0f);
     mlp.out_bias = Eigen::VectorXf::Zero(d);
-    mlp.blocks = {{"pair products", 0, hidden}};
+    mlp.blocks = {{"pair products", 0, hidden, {}}};
     layer.mlp = std::move(mlp);
     n.layers.push_back(std::move(layer));
   }
@@ -138,19 +143,27 @@ int run_forward_bench(const ForwardBenchOptions& o) {
 
   struct Config {
     AttentionKind attention;
-    Precision precision;
+    Arithmetic arithmetic;
   };
-  std::vector<Config> configs{{AttentionKind::Softmax, Precision::Float32}};
-  if (!o.quick) {
-    configs.push_back({AttentionKind::Hard, Precision::Float32});
-    configs.push_back({AttentionKind::Softmax, Precision::Float64});
+  std::vector<Config> configs{{AttentionKind::Softmax, kDefaultArithmetic}};
+  if (!o.attention.empty() || !o.arithmetic.empty()) {
+    configs = {
+        {o.attention.empty() ? AttentionKind::Softmax : attention_kind_from_string(o.attention),
+         o.arithmetic.empty() ? kDefaultArithmetic : arithmetic_from_string(o.arithmetic)}};
+  } else if (!o.quick) {
+    configs = {{AttentionKind::Softmax, Arithmetic::Float64Accumulate},
+               {AttentionKind::Hard, Arithmetic::Float64Accumulate},
+               {AttentionKind::Softmax, Arithmetic::Float64},
+               {AttentionKind::Softmax, Arithmetic::Float32}};
   }
-  std::cout << std::left << std::setw(10) << "attention" << std::setw(11) << "precision"
+  std::cout << std::left << std::setw(10) << "attention" << std::setw(20) << "arithmetic"
             << std::right << std::setw(9) << "threads" << std::setw(12) << "seconds"
             << std::setw(14) << "cpu seconds" << std::setw(16) << "positions/s" << std::setw(16)
-            << "cpu ms/word\n";
+            << "cpu ms/word" << std::setw(15) << "estimated\n";
   for (const auto& c : configs) {
-    ForwardPass pass(network, {c.attention, c.precision, o.threads});
+    ForwardOptions options{c.attention, c.arithmetic, o.threads};
+    options.key_tree_from_row = o.key_tree_from_row;
+    ForwardPass pass(network, options);
     const auto start = Clock::now();
     const std::clock_t cpu_start = std::clock();
     const auto logits = pass.run(words);
@@ -162,11 +175,12 @@ int run_forward_bench(const ForwardBenchOptions& o) {
     const int threads =
         o.threads > 0 ? o.threads : static_cast<int>(std::thread::hardware_concurrency());
     const double positions = static_cast<double>(run.words) * (run.length + 1);
-    std::cout << std::left << std::setw(10) << to_string(c.attention) << std::setw(11)
-              << to_string(c.precision) << std::right << std::setw(9) << threads << std::setw(12)
+    std::cout << std::left << std::setw(10) << to_string(c.attention) << std::setw(20)
+              << to_string(c.arithmetic) << std::right << std::setw(9) << threads << std::setw(12)
               << std::fixed << std::setprecision(2) << seconds << std::setw(14) << cpu
               << std::setw(16) << std::setprecision(0) << positions / seconds << std::setw(15)
-              << std::setprecision(1) << 1000.0 * cpu / run.words << "\n";
+              << std::setprecision(1) << 1000.0 * cpu / run.words << std::setw(14)
+              << 1000.0 * estimated_cpu_seconds_per_word(pass, run.length) << "\n";
   }
   return 0;
 }
@@ -175,8 +189,8 @@ const RegisterBenchSuite forward_suite{BenchSuite{
     "forward", "forward pass on a synthetic 13-layer scan-shaped network, 100 words of length 4096",
     [](CLI::App& sub) -> std::function<int()> {
       auto o = std::make_shared<ForwardBenchOptions>();
-      sub.add_option("--layers", o->layers, "layers (default 13)")->check(CLI::PositiveNumber);
-      sub.add_option("--words", o->words, "words (default 100)")->check(CLI::PositiveNumber);
+      sub.add_option("--layers", o->layers, "layers (default 13)")->check(integer_in(1, 1000));
+      sub.add_option("--words", o->words, "words (default 100)")->check(integer_in(1, 1'000'000));
       sub.add_option("--length", o->length, "word length (default 4096; with --file, max_len)")
           ->check(CLI::Range(0, 1 << 20))
           ->each([o](const std::string&) { o->length_given = true; });
@@ -184,8 +198,18 @@ const RegisterBenchSuite forward_suite{BenchSuite{
       sub.add_option("--elements", o->elements, "one-hot width of the scanned values (default 120)")
           ->check(CLI::Range(1, 1000));
       sub.add_option("--threads", o->threads, "threads (default: one per core)")
+          ->check(integer_in(0, 1024));
+      sub.add_flag("--quick", o->quick, "softmax in the default arithmetic only");
+      sub.add_option("--attention", o->attention, "only this attention: softmax, hard or hardmax")
+          ->check(CLI::IsMember({"softmax", "hard", "hardmax"}));
+      sub.add_option("--arithmetic", o->arithmetic,
+                     "only this arithmetic: float32, float64-accumulate or float64")
+          ->check(CLI::IsMember({"float32", "float64-accumulate", "float64"}));
+      sub.add_option("--key-tree-from", o->key_tree_from_row,
+                     "rows of select heads from this one on use bounds on blocks of keys "
+                     "(default 1024; the results are the same; a value past the length scores "
+                     "every key, as before the tree)")
           ->check(CLI::NonNegativeNumber);
-      sub.add_flag("--quick", o->quick, "float32 softmax only");
       return [o] { return run_forward_bench(*o); };
     }}};
 

@@ -1,12 +1,14 @@
 // `krc compile AUT -o OUT.safetensors [--strategy auto|scan|kr|onelayer] [--max-len N]
-// [--attention softmax|hard] [--complete] [--format F] [--dense] [--json]`: compiles an
-// automaton description into transformer weights and says what it built.
+// [--attention softmax|hard] [--max-onelayer-units U] [--max-onelayer-values V] [--input-format
+// F] [--complete] [--initial S] [--dense] [--json]`: compiles an automaton description into
+// transformer weights and says what it built.
 #include <unistd.h>
 
 #include <chrono>
 #include <iostream>
 #include <sstream>
 
+#include "automaton_input.hpp"
 #include "command.hpp"
 #include "krc/compile.hpp"
 #include "krc/input_error.hpp"
@@ -14,6 +16,7 @@
 #include "krc/network_summary.hpp"
 #include "krc/verifier.hpp"
 #include "krc/weights_file.hpp"
+#include "option_checks.hpp"
 #include "output_file.hpp"
 
 namespace krc::cli {
@@ -22,10 +25,11 @@ namespace {
 
 struct CompileArguments {
   std::string input, output;
-  std::string strategy = "auto", attention = "softmax", format;
+  std::string strategy = "auto", attention = "softmax";
+  LoadOptions load;
   int max_len = 1024;
   OneLayerOptions onelayer;
-  bool complete = false, dense = false, json = false;
+  bool dense = false, json = false;
 };
 
 int run_compile(const CompileArguments& a) {
@@ -33,10 +37,8 @@ int run_compile(const CompileArguments& a) {
   auto seconds = [&] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   };
-  LoadOptions load;
-  load.completion.add_sink = a.complete;
-  load.format = a.format;
-  const Automaton automaton = load_automaton(a.input, load);
+  refuse_output_over_input(a.output, a.input);
+  const Automaton automaton = load_automaton(a.input, a.load);
 
   CompileOptions options;
   options.strategy = strategy_from_string(a.strategy);
@@ -52,53 +54,61 @@ int run_compile(const CompileArguments& a) {
 
   WriteOptions write;
   if (a.dense) write.storage = WriteOptions::Storage::Dense;
-  const std::string bytes = network_to_safetensors(result.network, write);
+  const std::string bytes = [&] {
+    try {
+      return network_to_safetensors(result.network, write);
+    } catch (const LimitError& e) {
+      throw LimitError(std::string(e.what()) + " (a smaller --max-len makes a smaller network)");
+    }
+  }();
   write_output(a.output, bytes);
 
   const Network& net = result.network;
+  // With the weights on standard output, the summary goes to standard error.
+  std::ostream& out = a.output == "-" ? std::cerr : std::cout;
   if (a.json) {
-    nlohmann::json out = {{"automaton",
-                           {{"name", automaton.name()},
-                            {"states", automaton.state_count()},
-                            {"letters", automaton.letter_count()}}},
-                          {"strategy", to_string(result.strategy)},
-                          {"reason", result.reason},
-                          {"network", network_summary(net)},
-                          {"output", a.output},
-                          {"bytes", bytes.size()},
-                          {"seconds", seconds()}};
-    if (result.kr) out["cascade"] = to_json(*result.kr);
-    if (result.scan) out["scan"] = to_json(*result.scan);
-    if (result.onelayer) out["onelayer"] = to_json(*result.onelayer);
+    nlohmann::json summary = {{"automaton",
+                               {{"name", automaton.name()},
+                                {"states", automaton.state_count()},
+                                {"letters", automaton.letter_count()}}},
+                              {"strategy", to_string(result.strategy)},
+                              {"reason", result.reason},
+                              {"network", network_summary(net)},
+                              {"output", a.output},
+                              {"bytes", bytes.size()},
+                              {"seconds", seconds()}};
+    if (result.kr) summary["cascade"] = to_json(*result.kr);
+    if (result.scan) summary["scan"] = to_json(*result.scan);
+    if (result.onelayer) summary["onelayer"] = to_json(*result.onelayer);
     // The output path comes from the command line and need not be UTF-8.
-    std::cout << out.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    out << summary.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     return 0;
   }
-  std::cout << automaton.name() << ": " << automaton.state_count() << " states, "
-            << automaton.letter_count() << " letters\n";
-  std::cout << "strategy: " << to_string(result.strategy) << " - " << result.reason << "\n";
+  out << automaton.name() << ": " << automaton.state_count() << " states, "
+      << automaton.letter_count() << " letters\n";
+  out << "strategy: " << to_string(result.strategy) << " - " << result.reason << "\n";
   if (result.scan)
-    std::cout << "parallel prefix: " << result.scan->steps << " steps over "
-              << result.scan->set_size << " states, " << to_string(result.scan->form) << " form"
-              << (result.scan->form == ScanForm::ElementOneHot
-                      ? " (" + with_thousands(static_cast<long long>(result.scan->monoid_size)) +
-                            " monoid elements)"
-                      : std::string())
-              << "\n";
+    out << "parallel prefix: " << result.scan->steps << " steps over " << result.scan->set_size
+        << " states, " << to_string(result.scan->form) << " form"
+        << (result.scan->form == ScanForm::ElementOneHot
+                ? " (" + with_thousands(static_cast<long long>(result.scan->monoid_size)) +
+                      " monoid elements)"
+                : std::string())
+        << "\n";
   if (result.kr) {
     const std::size_t n = result.kr->levels.size();
-    std::cout << "cascade: " << n << (n == 1 ? " level" : " levels") << ", "
-              << to_string(result.kr->form) << ", " << result.kr->layers << " layers\n";
+    out << "cascade: " << n << (n == 1 ? " level" : " levels") << ", " << to_string(result.kr->form)
+        << ", " << result.kr->layers << " layers\n";
     std::istringstream lines(plan_text(*result.kr));
-    for (std::string line; std::getline(lines, line);) std::cout << "    " << line << "\n";
+    for (std::string line; std::getline(lines, line);) out << "    " << line << "\n";
   }
-  if (result.onelayer) std::cout << plan_text(*result.onelayer);
-  std::cout << "network: " << network_size_line(net) << "\n";
-  std::cout << "wrote " << a.output << " (" << with_thousands(static_cast<long long>(bytes.size()))
-            << " bytes) in " << std::fixed;
-  std::cout.precision(2);
-  std::cout << seconds() << " s\n";
-  std::cout << "next: krc verify " << a.output << "\n";
+  if (result.onelayer) out << plan_text(*result.onelayer);
+  out << "network: " << network_size_line(net) << "\n";
+  out << "wrote " << a.output << " (" << with_thousands(static_cast<long long>(bytes.size()))
+      << " bytes) in " << std::fixed;
+  out.precision(2);
+  out << seconds() << " s\n";
+  out << "next: krc verify " << a.output << "\n";
   return 0;
 }
 
@@ -113,7 +123,8 @@ const RegisterCommand registration{{
                      "for stdin")
           ->required();
       sub.add_option("-o,--output", a->output, "Weights file to write (safetensors); - for stdout")
-          ->required();
+          ->required()
+          ->check(nonempty_path());
       sub.add_option("--strategy", a->strategy,
                      "auto: build all, keep the one with the fewest layers (ties: the fewest "
                      "parameters)\n"
@@ -138,10 +149,8 @@ const RegisterCommand registration{{
                      "Attention the network is meant for (verify uses it by default)")
           ->check(CLI::IsMember({"softmax", "hard"}))
           ->capture_default_str();
-      sub.add_flag("--complete", a->complete,
-                   "Complete a partial DFA with a sink state instead of failing");
-      sub.add_option("--format", a->format, "Input format when the extension does not tell")
-          ->check(CLI::IsMember({"json", "dot", "jff"}));
+      add_automaton_input_options(sub, a->load);
+      refuse_format_option(sub);
       sub.add_flag("--dense", a->dense,
                    "Store every tensor dense (default: sparse where it saves space)");
       sub.add_flag("--json", a->json, "Print the summary as JSON");

@@ -1,5 +1,6 @@
-// `krc decompose AUT [--format text|json|dot]`: the holonomy (Krohn-Rhodes) decomposition of
-// an automaton: its levels, their holonomy groups, and the skeleton.
+// `krc decompose AUT [--format text|json|dot] [--input-format F] [--complete] [--initial S]`:
+// the holonomy (Krohn-Rhodes) decomposition of an automaton: its levels, their holonomy
+// groups, and the skeleton.
 #include <unistd.h>
 
 #include <algorithm>
@@ -8,57 +9,39 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "automaton_input.hpp"
 #include "command.hpp"
 #include "krc/holonomy.hpp"
 #include "krc/holonomy_report.hpp"
 #include "krc/input_error.hpp"
 #include "krc/load_automaton.hpp"
 #include "krc/transformation_semigroup.hpp"
+#include "option_checks.hpp"
 #include "output_file.hpp"
 
 namespace krc::cli {
 namespace {
 
 struct DecomposeArguments {
-  std::string input, output = "-", format = "text", input_format;
-  bool complete = false, no_tables = false, quiet = false;
+  std::string input, output = "-", format = "text";
+  LoadOptions load;
+  bool no_tables = false, quiet = false;
   std::size_t max_images = DecomposeOptions{}.max_images;
+  std::size_t max_image_mib = DecomposeOptions{}.max_image_bytes >> 20;
   std::size_t max_tuples = DecomposeOptions{}.max_tuples;
   std::size_t max_table_cells = DecomposeOptions{}.max_table_cells;
-  std::size_t max_elements = 100'000;
+  std::size_t max_elements = kDefaultReportElements;
+  std::size_t max_drawn_sets = 20'000;
 };
-
-// Fills semigroup.size and .aperiodic from the enumerated semigroup when it is within the
-// limit; otherwise size stays null and aperiodicity comes from the holonomy groups.
-void fill_semigroup(nlohmann::json& summary, const Automaton& automaton,
-                    const HolonomyDecomposition& decomposition, std::size_t max_elements) {
-  auto& semigroup = summary["semigroup"];
-  // Enumeration costs about elements x letters x states steps: cap that work too, so that a
-  // large alphabet over many states does not stall a report the decomposition answers fast.
-  const std::size_t work =
-      std::max<std::size_t>(1, automaton.letter_count() * automaton.state_count());
-  const std::size_t limit = std::min(max_elements, std::size_t{200'000'000} / work);
-  semigroup["size_limit"] = limit;
-  try {
-    auto s = TransformationSemigroup::generate(automaton, false, limit);
-    semigroup["size"] = s.semigroup_size();
-    semigroup["aperiodic"] = s.is_aperiodic();
-  } catch (const LimitError&) {
-    semigroup["size"] = nullptr;
-    semigroup["aperiodic"] = decomposition.aperiodic();
-    semigroup["aperiodic_from"] = "holonomy groups";
-  }
-}
 
 int run_decompose(const DecomposeArguments& a) {
   const auto start = std::chrono::steady_clock::now();
-  LoadOptions load;
-  load.completion.add_sink = a.complete;
-  load.format = a.input_format;
-  const Automaton automaton = load_automaton(a.input, load);
+  refuse_output_over_input(a.output, a.input);
+  const Automaton automaton = load_automaton(a.input, a.load);
 
   DecomposeOptions options;
   options.max_images = a.max_images;
+  options.max_image_bytes = a.max_image_mib << 20;
   options.max_tuples = a.max_tuples;
   options.max_table_cells = a.max_table_cells;
   options.build_tables = !a.no_tables && a.format != "dot";
@@ -72,19 +55,22 @@ int run_decompose(const DecomposeArguments& a) {
   const HolonomyDecomposition decomposition = [&] {
     try {
       return HolonomyDecomposition::compute(automaton, options);
-    } catch (const LimitError& e) {
-      throw LimitError(std::string(e.what()) +
-                       "; --no-tables skips the action tables, --max-images, --max-tuples and "
-                       "--max-table-cells raise the limits");
+    } catch (const DecomposeLimitError& e) {
+      throw LimitError(std::string(e.what()) + "; " + decompose_limit_hint(e));
     }
   }();
 
   std::string out;
   if (a.format == "dot") {
-    out = decomposition_to_dot(decomposition);
+    try {
+      out = decomposition_to_dot(decomposition, a.max_drawn_sets);
+    } catch (const LimitError& e) {
+      throw LimitError(std::string(e.what()) + "; --max-drawn-sets (now " +
+                       std::to_string(a.max_drawn_sets) + ") raises the limit");
+    }
   } else {
     nlohmann::json summary = decomposition_to_json(decomposition);
-    fill_semigroup(summary, automaton, decomposition, a.max_elements);
+    add_semigroup_facts(summary, decomposition, a.max_elements);
     out = a.format == "json" ? summary.dump(1) + "\n" : decomposition_text(summary);
   }
   write_output(a.output, out);
@@ -106,29 +92,36 @@ const RegisterCommand registration{
            ->check(CLI::IsMember({"text", "json", "dot"}))
            ->capture_default_str();
        sub.add_option("-o,--output", a->output, "File to write; - for stdout")
-           ->capture_default_str();
-       sub.add_option("--input-format", a->input_format,
-                      "Input format when the extension does not tell")
-           ->check(CLI::IsMember({"json", "dot", "jff"}));
-       sub.add_flag("--complete", a->complete,
-                    "Complete a partial DFA with a sink state instead of failing");
+           ->capture_default_str()
+           ->check(nonempty_path());
+       add_automaton_input_options(sub, a->load);
        sub.add_flag("--no-tables", a->no_tables,
                     "Skip the complete action tables (skeleton and groups only)");
        sub.add_option("--max-images", a->max_images, "Limit on the images of the state set")
-           ->check(CLI::PositiveNumber)
+           ->check(integer_in(1, 1LL << 62))
+           ->capture_default_str();
+       sub.add_option("--max-image-memory", a->max_image_mib,
+                      "Limit on the memory the images take, in MiB (sets of many states reach "
+                      "it before --max-images)")
+           ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 24))
            ->capture_default_str();
        sub.add_option("--max-tuples", a->max_tuples,
                       "Limit on the reachable coordinate tuples of the action tables")
-           ->check(CLI::PositiveNumber)
+           ->check(integer_in(1, 1LL << 62))
            ->capture_default_str();
        sub.add_option("--max-table-cells", a->max_table_cells,
                       "Limit on the integers the action tables hold (many levels reach it before "
                       "--max-tuples)")
-           ->check(CLI::PositiveNumber)
+           ->check(integer_in(1, 1LL << 62))
            ->capture_default_str();
        sub.add_option(
               "--max-elements", a->max_elements,
               "Enumerate the transformation semigroup (for its size) up to this many elements")
+           ->capture_default_str()
+           ->check(integer_in(1, 1LL << 32));
+       sub.add_option("--max-drawn-sets", a->max_drawn_sets,
+                      "With --format dot: limit on the sets of the skeleton to draw")
+           ->check(integer_in(1, 1LL << 32))
            ->capture_default_str();
        sub.add_flag("-q,--quiet", a->quiet, "No progress messages on stderr");
        return [a] { return run_decompose(*a); };

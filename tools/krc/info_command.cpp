@@ -1,11 +1,14 @@
 // `krc info AUT|FILE.safetensors [--json] [--labels]`: what an automaton is (states, state
 // graph, semigroup, Krohn-Rhodes decomposition) or what a compiled network is (where it came
 // from, its size, which layers implement which level, what its residual stream holds).
+#include <cstdint>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
 #include <set>
 
+#include "automaton_input.hpp"
 #include "command.hpp"
 #include "krc/automaton_analysis.hpp"
 #include "krc/holonomy.hpp"
@@ -21,17 +24,42 @@ namespace krc::cli {
 namespace {
 
 struct InfoArguments {
-  std::string input, format;
-  bool json = false, labels = false, complete = false;
+  std::string input;
+  LoadOptions load;
+  bool json = false, labels = false;
+  std::size_t max_elements = kDefaultReportElements;
+  std::size_t max_images = DecomposeOptions{}.max_images;
+  std::size_t max_image_mib = DecomposeOptions{}.max_image_bytes >> 20;
 };
 
+// A string member of the optional, informational metadata, or "?" when it is missing or is
+// something else: a file may carry any JSON there.
+std::string text_member(const nlohmann::json& document, const char* key) {
+  if (!document.is_object()) return "?";
+  const auto it = document.find(key);
+  return it != document.end() && it->is_string() ? it->get<std::string>() : "?";
+}
+
+// A weights file or an automaton description? The extension decides when it is one krc
+// knows; otherwise the content: a safetensors file opens with an 8-byte little-endian header
+// length that fits in the file, then the header's '{'. A text file cannot look like that:
+// its eighth byte is printable, which makes the length at least 2^56 ("digraph {" has '{'
+// as its ninth byte too, and used to be taken for weights).
 bool looks_like_safetensors(const std::string& path) {
-  if (path.size() > 12 && path.substr(path.size() - 12) == ".safetensors") return true;
+  std::string extension = std::filesystem::path(path).extension().string();
+  for (auto& c : extension) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (extension == ".safetensors") return true;
+  if (extension == ".json" || extension == ".dot" || extension == ".gv" || extension == ".jff")
+    return false;
   std::ifstream in(path, std::ios::binary);
-  char head[9] = {};
-  in.read(head, 9);
-  // 8-byte little-endian header length, then the JSON header's opening brace.
-  return in.gcount() == 9 && head[8] == '{';
+  unsigned char head[9] = {};
+  in.read(reinterpret_cast<char*>(head), 9);
+  if (in.gcount() != 9 || head[8] != '{') return false;
+  std::uint64_t length = 0;
+  for (int i = 7; i >= 0; --i) length = length << 8 | head[i];
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path, ec);
+  return !ec && length >= 2 && length <= size - 8;
 }
 
 // part of the network (role_part: "level 2", "scan", ...) -> layers whose heads or MLP
@@ -89,11 +117,11 @@ int network_info(const InfoArguments& a) {
     std::cout << out.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     return 0;
   }
-  std::cout << a.input << ": network for automaton '" << net.automaton.value("name", "?") << "' ("
+  std::cout << a.input << ": network for automaton '" << text_member(net.automaton, "name") << "' ("
             << net.states.size() << " states, " << net.vocabulary.size() - 1 << " letters)\n";
-  std::cout << "compiled by krc " << net.compiler.value("krc_version", "?") << ", strategy "
-            << net.compiler.value("strategy", "?") << ", max_len " << net.max_len << ", attention "
-            << to_string(net.attention) << "\n";
+  std::cout << "compiled by krc " << text_member(net.compiler, "krc_version") << ", strategy "
+            << text_member(net.compiler, "strategy") << ", max_len " << net.max_len
+            << ", attention " << to_string(net.attention) << "\n";
   std::cout << "size: " << network_size_line(net) << "\n";
   std::cout << "layers by role:\n";
   for (const auto& [role, layers] : roles)
@@ -113,20 +141,32 @@ int network_info(const InfoArguments& a) {
 }
 
 int automaton_info(const InfoArguments& a) {
-  LoadOptions load;
-  load.completion.add_sink = a.complete;
-  load.format = a.format;
-  const Automaton automaton = load_automaton(a.input, load);
-  nlohmann::json analysis = analyze_automaton(automaton);
+  const Automaton automaton = load_automaton(a.input, a.load);
+  // The semigroup facts come from add_semigroup_facts, as krc decompose computes them, and
+  // the analysis enumerates with the same limit: the two commands never disagree.
+  nlohmann::json analysis =
+      analyze_automaton(automaton, semigroup_enumeration_limit(automaton, a.max_elements));
   DecomposeOptions options;
   options.build_tables = false;
-  const auto decomposition = HolonomyDecomposition::compute(automaton, options);
-  nlohmann::json summary = decomposition_to_json(decomposition);
-  summary["semigroup"]["size"] = analysis["semigroup"]["size"];
-  summary["semigroup"]["aperiodic"] = analysis["semigroup"]["aperiodic"];
+  options.max_images = a.max_images;
+  options.max_image_bytes = a.max_image_mib << 20;
+  nlohmann::json summary;
+  std::string decomposition_problem;
+  try {
+    const auto decomposition = HolonomyDecomposition::compute(automaton, options);
+    summary = decomposition_to_json(decomposition);
+    add_semigroup_facts(summary, decomposition, a.max_elements);
+    analysis["semigroup"]["size"] = summary["semigroup"]["size"];
+    analysis["semigroup"]["aperiodic"] = summary["semigroup"]["aperiodic"];
+    analysis["semigroup"]["element_limit"] = summary["semigroup"]["size_limit"];
+  } catch (const DecomposeLimitError& e) {
+    // What the automaton is does not depend on its decomposition: say why it is missing.
+    decomposition_problem = std::string(e.what()) + "; " + decompose_limit_hint(e);
+  }
   if (a.json) {
-    std::cout << nlohmann::json{{"automaton", analysis}, {"decomposition", summary}}.dump(1)
-              << "\n";
+    nlohmann::json out{{"automaton", analysis}, {"decomposition", summary}};
+    if (!decomposition_problem.empty()) out["decomposition_error"] = decomposition_problem;
+    std::cout << out.dump(1) << "\n";
     return 0;
   }
   const auto& s = analysis["semigroup"];
@@ -136,17 +176,23 @@ int automaton_info(const InfoArguments& a) {
     if (v.is_number_integer()) return with_thousands(v.get<long long>());
     return v.dump();
   };
-  const std::string text = decomposition_text(summary);
-  const auto first_line = text.find('\n') + 1;
-  std::cout << text.substr(0, first_line);
+  std::cout << "automaton " << automaton.name() << ": " << automaton.state_count() << " states, "
+            << automaton.letter_count() << " letters\n";
   std::cout << "state graph: initial state " << automaton.state_name(automaton.initial()) << ", "
             << show(analysis["reachable_states"]) << " states reachable from it, "
             << show(analysis["strongly_connected_components"])
             << " strongly connected components\n";
-  std::cout << "semigroup: " << show(s["size"]) << " elements (monoid " << show(s["monoid_size"])
+  const std::string size =
+      s["size"].is_null() ? "more than " + show(s["element_limit"]) : show(s["size"]);
+  std::cout << "semigroup: " << size << " elements (monoid " << show(s["monoid_size"])
             << "), aperiodic: " << show(s["aperiodic"]) << ", group of units of order "
             << show(s["group_of_units_order"]) << "\n";
-  std::cout << text.substr(first_line);
+  if (!decomposition_problem.empty()) {
+    std::cout << "decomposition: out of reach: " << decomposition_problem << "\n";
+    return 0;
+  }
+  const std::string text = decomposition_text(summary);
+  std::cout << text.substr(text.find('\n') + 1);
   return 0;
 }
 
@@ -161,11 +207,20 @@ const RegisterCommand registration{{
           ->required();
       sub.add_flag("--json", a->json, "Print JSON");
       sub.add_flag("--labels", a->labels, "For a network: list every residual dimension's label");
-      sub.add_flag("--complete", a->complete,
-                   "For an automaton: add a sink state to a partial DFA");
-      sub.add_option("--format", a->format,
-                     "For an automaton: input format when the extension does not tell")
-          ->check(CLI::IsMember({"json", "dot", "jff"}));
+      add_automaton_input_options(sub, a->load);
+      refuse_format_option(sub);
+      sub.add_option("--max-elements", a->max_elements,
+                     "For an automaton: enumerate the transformation semigroup up to this many "
+                     "elements (as krc decompose)")
+          ->capture_default_str();
+      sub.add_option("--max-images", a->max_images,
+                     "For an automaton: limit on the images of the state set (as krc decompose)")
+          ->check(CLI::PositiveNumber)
+          ->capture_default_str();
+      sub.add_option("--max-image-memory", a->max_image_mib,
+                     "For an automaton: limit on the memory the images take, in MiB")
+          ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 24))
+          ->capture_default_str();
       return
           [a] { return looks_like_safetensors(a->input) ? network_info(*a) : automaton_info(*a); };
     },

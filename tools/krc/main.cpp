@@ -1,10 +1,14 @@
 // krc: compile finite semiautomata into transformer weights and verify them by running them.
 #include <algorithm>
 #include <iostream>
+#include <new>
 
 #include "command.hpp"
 #include "krc/input_error.hpp"
+#include "krc/memory_budget.hpp"
 #include "krc/version.hpp"
+#include "option_checks.hpp"
+#include "output_file.hpp"
 
 namespace krc::cli {
 std::vector<Command>& command_registry() {
@@ -13,14 +17,59 @@ std::vector<Command>& command_registry() {
 }
 }  // namespace krc::cli
 
+namespace {
+
+// Runs the chosen command; every failure becomes a message and an exit status.
+int run_command(const std::function<int()>& run) {
+  try {
+    return run ? run() : 0;
+  } catch (const krc::InputError& e) {
+    std::cerr << "krc: error: " << e.what() << "\n";
+  } catch (const krc::LimitError& e) {
+    std::cerr << "krc: error: " << e.what() << "\n";
+  } catch (const std::bad_alloc&) {
+    // An allocation the estimates missed: still no crash, and the way out.
+    std::cerr << "krc: error: out of memory (the memory budget is --max-memory "
+              << krc::byte_size_text(krc::memory_budget()) << "; lower it to stop earlier)\n";
+  } catch (const std::exception& e) {
+    std::cerr << "krc: internal error: " << e.what() << "\n";
+    return 3;
+  }
+  return 2;
+}
+
+// Output to standard output that did not arrive is an error too.
+int finish(int status) {
+  try {
+    krc::cli::finish_standard_output();
+  } catch (const krc::InputError& e) {
+    std::cerr << "krc: error: " << e.what() << "\n";
+    return status == 3 ? 3 : 2;
+  }
+  return status;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   using namespace krc::cli;
+  guard_standard_streams();
   CLI::App app{
       "krc compiles finite semiautomata into the weights of standard transformers (Krohn-Rhodes\n"
       "cascades or parallel-prefix networks) and verifies every emitted network by running it.\n"
-      "Exit status: 0 success, 1 a verification found a mismatch, 2 bad usage or bad input."};
+      "Exit status: 0 success, 1 a verification found a mismatch, 2 bad usage, bad input, a\n"
+      "limit (such as the memory budget) or output that could not be written."};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("krc ") + krc::kVersion);
+  std::string max_memory;
+  app.add_option("--max-memory", max_memory,
+                 "Memory budget: every stage estimates its memory before allocating and stops "
+                 "over it (default: half of this machine's memory, " +
+                     krc::byte_size_text(krc::default_memory_budget()) +
+                     "). Sizes like 512M, 4G, 1.5GiB")
+      ->check(byte_size())
+      ->envname("KRC_MAX_MEMORY");
+  app.fallthrough();  // --max-memory may follow the subcommand
 
   auto& commands = command_registry();
   std::sort(commands.begin(), commands.end(),
@@ -36,18 +85,8 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     int status = app.exit(e);
-    return status == 0 ? 0 : 2;
+    return finish(status == 0 ? 0 : 2);
   }
-  try {
-    return run ? run() : 0;
-  } catch (const krc::InputError& e) {
-    std::cerr << "krc: error: " << e.what() << "\n";
-    return 2;
-  } catch (const krc::LimitError& e) {
-    std::cerr << "krc: error: " << e.what() << "\n";
-    return 2;
-  } catch (const std::exception& e) {
-    std::cerr << "krc: internal error: " << e.what() << "\n";
-    return 3;
-  }
+  if (!max_memory.empty()) krc::set_memory_budget(*krc::parse_byte_size(max_memory));
+  return finish(run_command(run));
 }

@@ -1,4 +1,5 @@
-// `krc run FILE [letters...] [--json] [--attention softmax|hard] [--float64]`: runs the
+// `krc run FILE [letters...] [--json] [--attention softmax|hard|hardmax] [--arithmetic
+// float32|float64-accumulate|float64] [--float64]`: runs the
 // network in a weights file on one word and prints its state after every prefix, the
 // margin of its choice (best logit - second best) and the automaton's state for comparison.
 #include <iomanip>
@@ -18,7 +19,7 @@ namespace {
 struct RunArguments {
   std::string file;
   std::vector<std::string> letters;
-  std::string attention;
+  std::string attention, arithmetic;
   bool float64 = false, json = false;
 };
 
@@ -76,7 +77,9 @@ int run_word(const RunArguments& a) {
   ForwardOptions options;
   options.attention =
       a.attention.empty() ? network.attention : attention_kind_from_string(a.attention);
-  options.precision = a.float64 ? Precision::Float64 : Precision::Float32;
+  options.arithmetic = a.float64              ? Arithmetic::Float64
+                       : a.arithmetic.empty() ? kDefaultArithmetic
+                                              : arithmetic_from_string(a.arithmetic);
   const Eigen::MatrixXd logits = ForwardPass(network, options).run(word);
   const std::vector<StateId> expected = automaton.run(word);
 
@@ -96,7 +99,7 @@ int run_word(const RunArguments& a) {
     nlohmann::json out = {
         {"letters", nlohmann::json::array()},        {"states", nlohmann::json::array()},
         {"margins", nlohmann::json::array()},        {"expected", nlohmann::json::array()},
-        {"attention", to_string(options.attention)}, {"precision", to_string(options.precision)}};
+        {"attention", to_string(options.attention)}, {"arithmetic", to_string(options.arithmetic)}};
     for (LetterId l : word) out["letters"].push_back(automaton.letter_name(l));
     for (std::size_t t = 0; t < states.size(); ++t) {
       out["states"].push_back(automaton.state_name(states[t]));
@@ -134,9 +137,15 @@ const RegisterCommand run_command{Command{
       sub.add_option("letters", a->letters,
                      "the word: letters as arguments, or one string split on spaces/commas");
       sub.add_option("--attention", a->attention,
-                     "softmax or hard (default: what the file was compiled for)")
-          ->check(CLI::IsMember({"softmax", "hard"}));
-      sub.add_flag("--float64", a->float64, "run the forward pass in float64 (default float32)");
+                     "softmax, hard or hardmax (default: what the file was compiled for; see "
+                     "krc verify --help)")
+          ->check(CLI::IsMember({"softmax", "hard", "hardmax"}));
+      sub.add_option("--arithmetic", a->arithmetic,
+                     std::string("float32, float64-accumulate or float64 (default ") +
+                         to_string(kDefaultArithmetic) + "; see krc verify --help)")
+          ->check(CLI::IsMember({"float32", "float64-accumulate", "float64"}));
+      sub.add_flag("--float64", a->float64, "the same as --arithmetic float64")
+          ->excludes("--arithmetic");
       sub.add_flag("--json", a->json, "print JSON: letters, states, margins, expected");
       return [a] { return run_word(*a); };
     }}};

@@ -1,9 +1,11 @@
 // `krc verify FILE [--exhaustive L] [--random K] [--length N] [--seed S] [--attention
-// softmax|hard] [--float64] [--threads T] [--json] [--progress]`: runs the network in a
+// softmax|hard|hardmax] [--arithmetic float32|float64-accumulate|float64] [--float64]
+// [--threads T] [--json] [--progress]`: runs the network in a
 // weights file on every word of one length and on seeded random words, and checks every
 // position against the automaton the file carries. Exit 0 all right, 1 a mismatch, 2 bad input.
 #include <unistd.h>
 
+#include <cmath>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -13,6 +15,7 @@
 #include "krc/input_error.hpp"
 #include "krc/verifier.hpp"
 #include "krc/weights_file.hpp"
+#include "option_checks.hpp"
 
 namespace krc::cli {
 
@@ -21,9 +24,10 @@ namespace {
 struct VerifyArguments {
   std::string file;
   std::optional<int> exhaustive, length;
-  long long random = 1000;
+  std::optional<long long> random;  // default: the budget (VerifyOptions)
   std::uint64_t seed = 1;
-  std::string attention;  // empty: what the network was compiled for
+  std::string attention;   // empty: what the network was compiled for
+  std::string arithmetic;  // empty: kDefaultArithmetic (or float64 with --float64)
   bool float64 = false, json = false, progress = false;
   int threads = 0;
 };
@@ -39,13 +43,18 @@ class ProgressLine {
   }
   void operator()(const VerifyProgress& p) {
     if (!wanted_ || p.seconds < 2.0) return;
-    const double percent =
-        p.positions_total > 0 ? 100.0 * p.positions_done / p.positions_total : 100.0;
+    // Exhaustive words cost far less than random ones: the share of time, once it is known.
+    const double percent = p.seconds_left >= 0 ? 100.0 * p.seconds / (p.seconds + p.seconds_left)
+                           : p.positions_total > 0 ? 100.0 * p.positions_done / p.positions_total
+                                                   : 100.0;
     std::string line = "verifying: " + std::to_string(static_cast<int>(percent)) + "% (" +
-                       with_thousands(p.positions_done) + " of " +
-                       with_thousands(p.positions_total) + " positions), " +
-                       std::to_string(static_cast<int>(p.seconds)) + " s";
+                       with_thousands(p.words_done) + " of " + with_thousands(p.words_total) +
+                       " words), " + std::to_string(static_cast<int>(p.seconds)) + " s";
+    if (p.seconds_left >= 0)
+      line += ", about " + std::to_string(static_cast<long long>(std::ceil(p.seconds_left))) +
+              " s left";
     width_ = std::max(width_, line.size());
+    line.resize(width_, ' ');  // over the longer line before it
     std::cerr << "\r" << line << std::flush;
     shown_ = true;
   }
@@ -75,7 +84,9 @@ int run_verify(const VerifyArguments& a) {
   options.seed = a.seed;
   options.forward.attention =
       a.attention.empty() ? network.attention : attention_kind_from_string(a.attention);
-  options.forward.precision = a.float64 ? Precision::Float64 : Precision::Float32;
+  options.forward.arithmetic = a.float64              ? Arithmetic::Float64
+                               : a.arithmetic.empty() ? kDefaultArithmetic
+                                                      : arithmetic_from_string(a.arithmetic);
   options.forward.threads = a.threads;
   auto progress = std::make_shared<ProgressLine>(a.progress || isatty(STDERR_FILENO));
   options.progress = [progress](const VerifyProgress& p) { (*progress)(p); };
@@ -85,6 +96,9 @@ int run_verify(const VerifyArguments& a) {
     report = verify(network, automaton, options);
   } catch (const std::invalid_argument& e) {  // e.g. more words of that length than can be counted
     throw InputError(a.file, "", e.what());
+  } catch (const LimitError& e) {
+    throw LimitError(std::string(e.what()) +
+                     "; shorter random words (--length) or fewer threads (--threads) need less");
   }
   progress->clear();
   if (a.json)
@@ -104,18 +118,30 @@ const RegisterCommand verify_command{Command{
       sub.add_option("--exhaustive", a->exhaustive,
                      "check all words of this length (default: the longest with at most 100,000 "
                      "words; 0: none)")
-          ->check(CLI::NonNegativeNumber);
-      sub.add_option("--random", a->random, "number of random words (default 1000)")
-          ->check(CLI::NonNegativeNumber);
+          ->check(integer_in(0, kMaxDimension));
+      sub.add_option("--random", a->random,
+                     "number of random words (default 1000, or fewer, at least 20, when the "
+                     "network is so large that they would take more than about a minute)")
+          ->check(integer_in(0, 1'000'000'000'000));
       sub.add_option("--length", a->length, "length of the random words (default: max_len)")
-          ->check(CLI::NonNegativeNumber);
-      sub.add_option("--seed", a->seed, "seed of the random words (default 1)");
+          ->check(integer_in(0, kMaxDimension));
+      sub.add_option("--seed", a->seed, "seed of the random words (default 1)")
+          ->check(unsigned_64());
       sub.add_option("--attention", a->attention,
-                     "softmax or hard (default: what the file was compiled for)")
-          ->check(CLI::IsMember({"softmax", "hard"}));
-      sub.add_flag("--float64", a->float64, "run the forward pass in float64 (default float32)");
+                     "softmax, hard (select heads take the argmax) or hardmax (every head, "
+                     "average ones too, takes the hardmax; default: what the file was compiled "
+                     "for)")
+          ->check(CLI::IsMember({"softmax", "hard", "hardmax"}));
+      sub.add_option("--arithmetic", a->arithmetic,
+                     std::string("float32 (a plain float32 framework: float32 products and "
+                                 "sums), float64-accumulate (float32 activations, float64 sums) "
+                                 "or float64 (default ") +
+                         to_string(kDefaultArithmetic) + ")")
+          ->check(CLI::IsMember({"float32", "float64-accumulate", "float64"}));
+      sub.add_flag("--float64", a->float64, "the same as --arithmetic float64")
+          ->excludes("--arithmetic");
       sub.add_option("--threads", a->threads, "words run in parallel (default: one per core)")
-          ->check(CLI::NonNegativeNumber);
+          ->check(integer_in(0, 1024));
       sub.add_flag("--json", a->json, "print the report as JSON");
       sub.add_flag("--progress", a->progress,
                    "show progress on stderr even when it is not a terminal");

@@ -13,6 +13,7 @@
 #include "krc/automaton_json.hpp"
 #include "krc/input_error.hpp"
 #include "krc/zoo.hpp"
+#include "option_checks.hpp"
 #include "output_file.hpp"
 
 namespace krc::cli {
@@ -116,7 +117,8 @@ const RegisterCommand zoo_command{Command{
       sub.add_option("--n", o->n, "The family's size parameter (see the list for the range)");
       sub.add_option("-o,--output", o->output,
                      "Write to FILE (atomically) instead of standard output")
-          ->option_text("FILE");
+          ->option_text("FILE")
+          ->check(nonempty_path());
       sub.add_flag("--json", o->json,
                    "List the families as JSON (name, description, parameter, range)");
       return [o] { return run_zoo(*o); };

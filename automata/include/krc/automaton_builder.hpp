@@ -12,10 +12,22 @@
 
 namespace krc {
 
-struct CompletionOptions {
+// The name of a compiled network's beginning-of-word token (weights_file.hpp): no letter may
+// take it, or the network's vocabulary would list it twice and krc could not read it back.
+inline constexpr const char* kReservedLetter = "<bos>";
+
+// What the command line adds to a description: completion of a partial DFA and the initial
+// state (--initial) for files that have no start marker or name another one.
+struct BuildOptions {
   bool add_sink = false;           // complete a partial DFA with a sink state
   std::string sink_name = "sink";  // made unique if a state already has this name
+  std::string initial;             // "" = the file's; else a state's name (overrides the file)
 };
+using CompletionOptions = BuildOptions;  // the name the readers' signatures were written with
+
+// "--initial 'x' is not a state of the automaton (its states: 'a', 'b', ...)".
+std::string unknown_initial_problem(const std::string& name,
+                                    const std::vector<std::string>& states);
 
 class AutomatonBuilder {
  public:
@@ -24,7 +36,8 @@ class AutomatonBuilder {
   void set_name(std::string name) { name_ = std::move(name); }
   void set_description(std::string d) { description_ = std::move(d); }
 
-  // Declares a state or letter; a second declaration of the same name is an error.
+  // Declares a state or letter; a second declaration of the same name, an empty name and the
+  // reserved letter kReservedLetter are errors.
   StateId add_state(const std::string& name, const std::string& place);
   LetterId add_letter(const std::string& name, const std::string& place);
   // Returns the letter, declaring it on first use (formats whose alphabet is implicit).
@@ -46,7 +59,8 @@ class AutomatonBuilder {
   std::size_t letter_count() const { return letters_.size(); }
 
   // Checks totality, the initial state and a non-empty alphabet, then builds.
-  Automaton build(const CompletionOptions& options = {}) const;
+  Automaton build(const BuildOptions& options = {}) const;
+  bool has_initial() const { return initial_.has_value(); }
 
   const std::string& file() const { return file_; }
   [[noreturn]] void fail(const std::string& place, const std::string& problem) const {

@@ -7,16 +7,9 @@
 #include <string>
 
 #include "krc/input_error.hpp"
+#include "krc/memory_budget.hpp"
 
 namespace krc {
-
-namespace {
-
-std::uint64_t saturating_add(std::uint64_t a, std::uint64_t b) {
-  return a > UINT64_MAX - b ? UINT64_MAX : a + b;
-}
-
-}  // namespace
 
 HolonomyDecomposition HolonomyDecomposition::compute(const Automaton& automaton,
                                                      const DecomposeOptions& options) {

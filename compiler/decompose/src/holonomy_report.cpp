@@ -1,9 +1,11 @@
 #include "krc/holonomy_report.hpp"
 
+#include <algorithm>
 #include <map>
 #include <sstream>
 
 #include "krc/input_error.hpp"
+#include "krc/transformation_semigroup.hpp"
 
 namespace krc {
 
@@ -42,6 +44,14 @@ std::string component_text(const nlohmann::json& component) {
 std::string yes_no_unknown(const nlohmann::json& value) {
   if (value.is_null()) return "unknown";
   return value.get<bool>() ? "yes" : "no";
+}
+
+// "256", or "more than 100000" past the enumeration limit, or "unknown".
+std::string semigroup_size_text(const nlohmann::json& semigroup) {
+  const auto size = semigroup.value("size", nlohmann::json());
+  if (!size.is_null()) return size.dump();
+  if (semigroup.contains("size_limit")) return "more than " + semigroup.at("size_limit").dump();
+  return "unknown";
 }
 
 }  // namespace
@@ -90,6 +100,29 @@ nlohmann::json decomposition_to_json(const HolonomyDecomposition& h) {
   return out;
 }
 
+std::size_t semigroup_enumeration_limit(const Automaton& automaton, std::size_t max_elements) {
+  const std::size_t work =
+      std::max<std::size_t>(1, automaton.letter_count() * automaton.state_count());
+  return std::min(max_elements, std::size_t{200'000'000} / work);
+}
+
+void add_semigroup_facts(nlohmann::json& summary, const HolonomyDecomposition& h,
+                         std::size_t max_elements) {
+  auto& semigroup = summary["semigroup"];
+  const std::size_t limit = semigroup_enumeration_limit(h.automaton(), max_elements);
+  semigroup["size_limit"] = limit;
+  semigroup["solvable"] = h.solvable();
+  try {
+    auto s = TransformationSemigroup::generate(h.automaton(), false, limit);
+    semigroup["size"] = s.semigroup_size();
+    semigroup["aperiodic"] = s.is_aperiodic();
+  } catch (const LimitError&) {
+    semigroup["size"] = nullptr;
+    semigroup["aperiodic"] = h.aperiodic();
+    semigroup["aperiodic_from"] = "holonomy groups";
+  }
+}
+
 std::string decomposition_text(const nlohmann::json& summary) {
   std::ostringstream text;
   const auto& automaton = summary.at("automaton");
@@ -107,10 +140,7 @@ std::string decomposition_text(const nlohmann::json& summary) {
   text << "levels: " << summary.at("levels").size()
        << ", solvable: " << yes_no_unknown(semigroup.at("solvable"))
        << ", aperiodic: " << yes_no_unknown(semigroup.value("aperiodic", nlohmann::json()))
-       << ", semigroup size: "
-       << (semigroup.value("size", nlohmann::json()).is_null() ? std::string("unknown")
-                                                               : semigroup.at("size").dump())
-       << "\n";
+       << ", semigroup size: " << semigroup_size_text(semigroup) << "\n";
   if (summary.contains("cascade"))
     text << "cascade: " << summary.at("cascade").at("reachable_tuples")
          << " reachable coordinate tuples\n";

@@ -7,6 +7,7 @@
 
 #include "krc/holonomy.hpp"
 #include "krc/input_error.hpp"
+#include "krc/memory_budget.hpp"
 
 namespace krc {
 
@@ -19,13 +20,23 @@ void HolonomyDecomposition::build_tables(const DecomposeOptions& options) {
                      " coordinate tuples (tile chains); this may take a while");
   RowIndex tuples(levels);
   std::size_t cells = 0;
+  // A cell: an int in an array that doubles (three copies at a reallocation) and its share of
+  // the hash slots. The budget's message, like the limit's, says how far the tables got.
+  const std::uint64_t bytes_per_cell = 16, budget_cells = memory_budget() / bytes_per_cell;
+  auto so_far = [&] {
+    return std::to_string(tuples.size()) + " coordinate tuples of " + std::to_string(levels) +
+           " levels so far";
+  };
   auto spend = [&](std::size_t more) {
     cells += more;
+    if (cells > budget_cells)
+      check_memory("the action tables of '" + automaton_.name() + "' (" + so_far() + ")",
+                   saturating_mul(cells, bytes_per_cell));
     if (cells > options.max_table_cells)
-      throw LimitError("the action tables of '" + automaton_.name() + "' need more than " +
-                       std::to_string(options.max_table_cells) +
-                       " integers (limit: max table cells; " + std::to_string(tuples.size()) +
-                       " coordinate tuples of " + std::to_string(levels) + " levels so far)");
+      throw DecomposeLimitError("the action tables of '" + automaton_.name() + "' need more than " +
+                                    std::to_string(options.max_table_cells) +
+                                    " integers (the limit on table cells; " + so_far() + ")",
+                                DecomposeLimitError::Limit::MaxTableCells, options.max_table_cells);
   };
   prefix_index_.clear();
   tables_.assign(levels, {});
@@ -36,9 +47,10 @@ void HolonomyDecomposition::build_tables(const DecomposeOptions& options) {
     std::size_t index = tuples.insert(tuple, &added);
     if (added) spend(levels + letters);
     if (added && tuples.size() > options.max_tuples)
-      throw LimitError("the holonomy cascade of '" + automaton_.name() + "' reaches more than " +
-                       std::to_string(options.max_tuples) +
-                       " coordinate tuples (limit: max tuples)");
+      throw DecomposeLimitError("the holonomy cascade of '" + automaton_.name() +
+                                    "' reaches more than " + std::to_string(options.max_tuples) +
+                                    " coordinate tuples (the limit on tuples)",
+                                DecomposeLimitError::Limit::MaxTuples, options.max_tuples);
     return static_cast<int>(index);
   };
   for (StateId q = 0; q < automaton_.state_count(); ++q) add_tuple(encode(q));

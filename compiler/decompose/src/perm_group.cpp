@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "krc/input_error.hpp"
+#include "krc/memory_budget.hpp"
 
 namespace krc {
 
@@ -99,6 +100,13 @@ bool PermGroup::contains(const Permutation& p) const {
 }
 
 void PermGroup::recompute_orbit(std::size_t index) {
+  // Every coset costs a permutation of the whole degree: a large orbit of a large degree (a
+  // cyclic group on a million tiles) is refused as it grows, not when memory runs out.
+  const std::uint64_t per_coset = static_cast<std::uint64_t>(degree_) * sizeof(int) + 32;
+  std::uint64_t cosets_elsewhere = 0;
+  for (std::size_t l = 0; l < levels_.size(); ++l)
+    if (l != index) cosets_elsewhere += levels_[l].inverse_cosets.size();
+  const std::uint64_t affordable = memory_budget() / per_coset;
   Level& level = levels_[index];
   level.orbit.assign(1, level.point);
   level.coset_of.assign(static_cast<std::size_t>(degree_), -1);
@@ -110,6 +118,11 @@ void PermGroup::recompute_orbit(std::size_t index) {
     for (std::size_t g = 0; g < level.generators.size(); ++g) {
       int next = level.generators[g][static_cast<std::size_t>(level.orbit[i])];
       if (level.coset_of[static_cast<std::size_t>(next)] >= 0) continue;
+      if (cosets_elsewhere + level.inverse_cosets.size() >= affordable)
+        check_memory("the stabiliser chain of a holonomy group on " + std::to_string(degree_) +
+                         " points (an orbit of more than " +
+                         std::to_string(level.inverse_cosets.size()) + ")",
+                     saturating_mul(cosets_elsewhere + level.inverse_cosets.size() + 1, per_coset));
       level.coset_of[static_cast<std::size_t>(next)] = static_cast<int>(level.orbit.size());
       level.orbit.push_back(next);
       // (u s)^-1 = s^-1 u^-1

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "krc/input_error.hpp"
+#include "krc/memory_budget.hpp"
 
 namespace krc {
 
@@ -123,9 +124,14 @@ Skeleton Skeleton::compute(const Automaton& automaton, const DecomposeOptions& o
   for (std::size_t q = 0; q < n; ++q) set_bits::set(current, q);
   sets.insert(current);
   std::size_t next_report = std::size_t{1} << 18;
+  // A set of E costs its bits, successor row and index slots, and (below) its vertex and edges
+  // in the orbit graph and a few per-set arrays; arrays grow by doubling, so at a reallocation
+  // the old and the new one coexist: three times the rest, for the memory budget.
   const std::size_t bytes_per_image = words * sizeof(SetWord) + k * sizeof(std::uint32_t) + 12;
-  const std::size_t image_limit =
-      std::min(options.max_images, options.max_image_bytes / bytes_per_image);
+  const std::uint64_t bytes_per_set = 3 * (bytes_per_image + 64 + 16 * k);
+  const std::uint64_t budget_sets = memory_budget() / bytes_per_set;
+  const std::size_t image_limit = static_cast<std::size_t>(std::min<std::uint64_t>(
+      std::min(options.max_images, options.max_image_bytes / bytes_per_image), budget_sets));
   for (std::size_t i = 0; i < sets.size(); ++i) {
     auto source = sets.set(i);
     std::copy(source.begin(), source.end(), current.begin());
@@ -137,10 +143,23 @@ Skeleton Skeleton::compute(const Automaton& automaton, const DecomposeOptions& o
           set_bits::set(image, delta[w * 64 + static_cast<std::size_t>(std::countr_zero(bits))]);
       sk.successor_.push_back(static_cast<std::uint32_t>(sets.insert(image)));
     }
-    if (sets.size() > image_limit)
-      throw LimitError("the image orbit of '" + automaton.name() + "' has more than " +
-                       std::to_string(image_limit) + " sets of " + std::to_string(n) +
-                       " states; the holonomy decomposition is out of reach (limit: max images)");
+    if (sets.size() > image_limit && sets.size() > budget_sets)
+      check_memory("the image orbit of '" + automaton.name() + "' (more than " +
+                       std::to_string(budget_sets) + " sets of " + std::to_string(n) + " states)",
+                   saturating_mul(sets.size(), bytes_per_set));
+    if (sets.size() > image_limit) {
+      const bool by_count = image_limit == options.max_images;
+      throw DecomposeLimitError(
+          "the image orbit of '" + automaton.name() + "' has more than " +
+              std::to_string(image_limit) + " sets of " + std::to_string(n) + " states (" +
+              (by_count ? "the limit on images"
+                        : "as many as fit in " + std::to_string(options.max_image_bytes >> 20) +
+                              " MiB") +
+              "); the holonomy decomposition is out of reach",
+          by_count ? DecomposeLimitError::Limit::MaxImages
+                   : DecomposeLimitError::Limit::MaxImageBytes,
+          by_count ? options.max_images : options.max_image_bytes);
+    }
     if (sets.size() >= next_report) {
       report(options, "orbit of the state set: " + std::to_string(sets.size()) + " images so far");
       next_report *= 2;
@@ -149,6 +168,10 @@ Skeleton Skeleton::compute(const Automaton& automaton, const DecomposeOptions& o
   sk.image_count_ = sets.size();
 
   // 2. The extended image set: singletons that are not images; E is closed under letters.
+  check_memory("the extended image set of '" + automaton.name() + "' (" +
+                   std::to_string(sets.size()) + " images and up to " + std::to_string(n) +
+                   " singletons, " + std::to_string(n) + " states each)",
+               saturating_mul(saturating_add(sets.size(), n), bytes_per_set));
   sk.singleton_.resize(n);
   for (std::size_t q = 0; q < n; ++q) {
     std::fill(current.begin(), current.end(), 0);
@@ -264,31 +287,28 @@ Skeleton Skeleton::compute(const Automaton& automaton, const DecomposeOptions& o
     ch.erase(std::unique(ch.begin(), ch.end()), ch.end());
   }
 
-  // 7. Depth as SgpDec defines it: height = longest path down to a singleton class (height 0)
-  // or a childless class (height 1); depth = height(Q) - height + 1.
-  std::vector<int> height(classes, 0);
+  // 7. Depth as SgpDec 1.2 defines it (since 0.9.8, "loose components are pushed upwards"):
+  // a non-singleton class lies at 1 + the longest path from the class of Q in the class
+  // order, singletons at the bottom, one below the deepest class. The order is acyclic and
+  // its edges only go down, so parents come first in a topological order.
+  std::vector<int> longest(classes, 0);
   {
     Graph order(classes);
     for (std::size_t c = 0; c < classes; ++c)
       for (int d : sk.children_[c]) boost::add_edge(c, static_cast<std::size_t>(d), order);
     std::vector<std::size_t> children_first;
     boost::topological_sort(order, std::back_inserter(children_first));
-    for (std::size_t c : children_first) {
-      if (sk.is_singleton_class(static_cast<int>(c))) continue;
-      int h = 0;
-      for (int d : sk.children_[c]) h = std::max(h, height[d]);
-      height[c] = h + 1;
-    }
+    for (auto it = children_first.rbegin(); it != children_first.rend(); ++it)
+      for (int d : sk.children_[*it]) longest[d] = std::max(longest[d], longest[*it] + 1);
   }
+  int deepest = 0;
+  for (std::size_t c = 0; c < classes; ++c)
+    if (!sk.is_singleton_class(static_cast<int>(c))) deepest = std::max(deepest, longest[c] + 1);
+  sk.skeleton_depth_ = deepest + 1;
   sk.class_depth_.resize(classes);
-  int max_depth = 1;
-  bool singleton_image = false;
-  for (std::size_t c = 0; c < classes; ++c) {
-    sk.class_depth_[c] = height[0] - height[c] + 1;
-    max_depth = std::max(max_depth, sk.class_depth_[c]);
-    singleton_image = singleton_image || sk.is_singleton_class(static_cast<int>(c));
-  }
-  sk.skeleton_depth_ = singleton_image ? max_depth : max_depth + 1;
+  for (std::size_t c = 0; c < classes; ++c)
+    sk.class_depth_[c] =
+        sk.is_singleton_class(static_cast<int>(c)) ? sk.skeleton_depth_ : longest[c] + 1;
   return sk;
 }
 

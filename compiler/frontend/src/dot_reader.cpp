@@ -9,7 +9,9 @@
 #include <optional>
 #include <set>
 
+#include "dot_labels.hpp"
 #include "dot_scanner.hpp"
+#include "dot_syntax.hpp"
 #include "krc/input_error.hpp"
 #include "source_lines.hpp"
 #include "utf8.hpp"
@@ -67,73 +69,56 @@ struct ParsedDot {
   std::vector<DotEdgeId> edges_in_order;
 };
 
+// What Boost reads: the text with the edge-order attribute after the first '{' (on its line,
+// so line numbers stay right), "subgraph" written before anonymous subgraphs' braces (see
+// dot_syntax.hpp), and every HTML string <...> rewritten as the quoted string
+// "<...>" with '"' and '\' turned into HTML character references (which keep their meaning):
+// Boost 1.74's lexer ends an HTML string at its first self-closing tag, so AALpy's labels
+// <In<br />Out> do not parse as written. `html_values` gets the rewritten strings, which is
+// how Boost will report those values.
+std::string boost_input(const std::string& text, const std::vector<DotToken>& tokens,
+                        const std::vector<std::size_t>& anonymous_subgraphs,
+                        std::set<std::string>& html_values) {
+  std::string out;
+  out.reserve(text.size() + 64 + 9 * anonymous_subgraphs.size());
+  std::size_t copied = 0;
+  bool marked = false;
+  auto anonymous = anonymous_subgraphs.begin();
+  for (const auto& t : tokens) {
+    if (anonymous != anonymous_subgraphs.end() && *anonymous == t.index) {
+      out.append(text, copied, t.offset - copied);
+      out += "subgraph ";
+      copied = t.offset;
+      ++anonymous;
+    }
+    if (!marked && t.kind == DotToken::Punct && t.text == "{") {
+      out.append(text, copied, t.offset + 1 - copied);
+      out += std::string(" edge [") + kOrderAttribute + "=\"\"]; ";
+      copied = t.offset + 1;
+      marked = true;
+    }
+    if (t.kind != DotToken::Id || t.form != DotToken::Html) continue;
+    out.append(text, copied, t.offset - copied);
+    std::string value;
+    for (char c : t.text) value += c == '"' ? "&quot;" : c == '\\' ? "&#92;" : std::string(1, c);
+    out += '"' + value + '"';
+    html_values.insert(std::move(value));
+    copied = t.offset + t.text.size();
+  }
+  out.append(text, copied, std::string::npos);
+  return out;
+}
+
 // Parses with Boost into `parsed` (in place: edge descriptors point into the graph, so it must
 // not be copied afterwards); throws whatever read_graphviz throws.
-void parse_with_boost(const std::string& text, const std::vector<DotToken>& tokens,
-                      ParsedDot& parsed) {
-  std::string marked = text;
-  auto brace = std::find_if(tokens.begin(), tokens.end(), [](const DotToken& t) {
-    return t.kind == DotToken::Punct && t.text == "{";
-  });
-  // Inserted on the brace's line, so line numbers stay right.
-  if (brace != tokens.end())
-    marked.insert(brace->offset + 1, std::string(" edge [") + kOrderAttribute + "=\"\"]; ");
+void parse_with_boost(const std::string& input, ParsedDot& parsed) {
   boost::dynamic_properties properties(boost::ignore_other_properties);
   properties.property("node_id", boost::get(&DotNode::id, parsed.graph));
   properties.property("label", boost::get(&DotNode::label, parsed.graph));
   properties.property("shape", boost::get(&DotNode::shape, parsed.graph));
   properties.property("label", boost::get(&DotEdge::label, parsed.graph));
   properties.property(kOrderAttribute, EdgeOrderRecorder{&parsed.edges_in_order});
-  boost::read_graphviz(marked, parsed.graph, properties, "node_id");
-}
-
-std::optional<std::string> syntax_error(const std::string& text) {
-  try {
-    DotGraph graph;
-    boost::dynamic_properties properties(boost::ignore_other_properties);
-    properties.property("node_id", boost::get(&DotNode::id, graph));
-    boost::read_graphviz(text, graph, properties, "node_id");
-    return std::nullopt;
-  } catch (const std::exception& e) {
-    return std::string(e.what());
-  }
-}
-
-// Boost's messages carry no position. Parsing stops at the first bad token, so a prefix of
-// the file that ends after that token fails with the same message, and a shorter one only
-// with an end-of-file complaint: the first line whose prefix reproduces the message is the
-// line of the error. End-of-file errors belong to the last line.
-std::size_t locate_syntax_error(const std::string& text, const std::string& message) {
-  std::vector<std::size_t> line_ends;  // offset just past each line
-  for (std::size_t i = 0; i < text.size(); ++i)
-    if (text[i] == '\n') line_ends.push_back(i + 1);
-  if (line_ends.empty() || line_ends.back() != text.size()) line_ends.push_back(text.size());
-  std::size_t last_line = line_ends.size();
-  while (last_line > 1 &&
-         text.find_first_not_of(" \t\r\n", line_ends[last_line - 2]) >= line_ends[last_line - 1])
-    --last_line;  // skip trailing blank lines
-  if (message.find("<eof>") != std::string::npos) return last_line;
-  std::size_t lo = 1, hi = line_ends.size();
-  while (lo < hi) {
-    std::size_t mid = lo + (hi - lo) / 2;
-    if (syntax_error(text.substr(0, line_ends[mid - 1])) == message)
-      hi = mid;
-    else
-      lo = mid + 1;
-  }
-  return lo;
-}
-
-std::string trim(const std::string& s) {
-  auto first = s.find_first_not_of(" \t\r\n");
-  if (first == std::string::npos) return "";
-  auto last = s.find_last_not_of(" \t\r\n");
-  return s.substr(first, last - first + 1);
-}
-
-// "a / x" and "a/x" (Mealy machines) read the input a.
-std::string input_letter(const std::string& label) {
-  return trim(label.substr(0, label.find('/')));
+  boost::read_graphviz(input, parsed.graph, properties, "node_id");
 }
 
 bool is_start_marker(const DotNode& node) { return node.id.rfind("__start", 0) == 0; }
@@ -143,104 +128,176 @@ std::string lowercase(std::string s) {
   return s;
 }
 
+// Refuses a file whose edge labels are all probabilistic ("d:0.9", "a/x:0.5", "0.5") with at
+// least one probability strictly between 0 and 1: an AALpy MDP, stochastic Mealy machine or
+// Markov chain, which a letter-per-label reading would turn into nonsense letters.
+void refuse_probabilistic(const AutomatonBuilder& b, const std::vector<std::string>& labels,
+                          const std::vector<std::string>& places) {
+  using frontend::ProbabilisticLabel;
+  bool mdp = false, stochastic_mealy = false;
+  std::optional<std::size_t> fractional;  // the first label with 0 < p < 1
+  for (std::size_t k = 0; k < labels.size(); ++k) {
+    const auto reading = frontend::read_probability_label(labels[k]);
+    if (reading.kind == ProbabilisticLabel::None) return;
+    mdp = mdp || reading.kind == ProbabilisticLabel::Mdp;
+    stochastic_mealy = stochastic_mealy || reading.kind == ProbabilisticLabel::StochasticMealy;
+    if (!fractional && reading.probability > 0 && reading.probability < 1) fractional = k;
+  }
+  if (!fractional) return;
+  const ProbabilisticLabel kind = stochastic_mealy ? ProbabilisticLabel::StochasticMealy
+                                  : mdp            ? ProbabilisticLabel::Mdp
+                                                   : ProbabilisticLabel::MarkovChain;
+  b.fail(places[*fractional], "this is " + frontend::describe(kind) +
+                                  ", not a deterministic automaton: '" + labels[*fractional] +
+                                  "' is a transition probability; krc reads DFAs and Mealy "
+                                  "machines");
+}
+
+// The reading in three steps over shared state: parse (grammar check, then Boost), states,
+// transitions. Places: a node's first mention and the k-th arrow's line (the k-th edge in file
+// order, unless a statement makes several edges at once: then edges are named by endpoints).
+class DotAutomatonReader {
+ public:
+  DotAutomatonReader(AutomatonBuilder& b, const std::string& text)
+      : b_(b), tokens_(frontend::scan_dot(text)) {
+    parse(text);
+    first_mention_ = frontend::first_node_mentions(tokens_);
+    for (const auto& t : tokens_)
+      if (t.kind == DotToken::EdgeOp) arrow_lines_.push_back(t.line);
+  }
+
+  void add_states();
+  // False when the file has no start marker.
+  bool add_transitions();
+
+ private:
+  void parse(const std::string& text) {
+    // Undirected first: the grammar check would otherwise complain about its '--' edges.
+    std::size_t head = !tokens_.empty() && lowercase(tokens_[0].text) == "strict" ? 1 : 0;
+    if (head < tokens_.size() && tokens_[head].form == DotToken::Bare &&
+        lowercase(tokens_[head].text) == "graph")
+      b_.fail(line_place(tokens_[head].line),
+              "an undirected graph ('graph' with '--' edges); an automaton is a 'digraph'");
+    const frontend::DotSyntax syntax = frontend::check_dot_syntax(tokens_);
+    if (syntax.error)
+      b_.fail(line_place(syntax.error->line), "not valid Graphviz DOT: " + syntax.error->problem);
+    try {
+      parse_with_boost(boost_input(text, tokens_, syntax.anonymous_subgraphs, html_), parsed_);
+    } catch (const std::exception& e) {
+      // The grammar check passed, so this is a difference between it and Boost: no line.
+      b_.fail("", std::string("not valid Graphviz DOT: ") + e.what());
+    }
+  }
+
+  std::string edge_place(std::size_t k, const DotEdgeId& e) const {
+    const DotGraph& g = parsed_.graph;
+    if (arrow_lines_.size() == parsed_.edges_in_order.size()) return line_place(arrow_lines_[k]);
+    return "edge '" + g[boost::source(e, g)].id + "' -> '" + g[boost::target(e, g)].id + "'";
+  }
+  std::string node_place(const DotNode& node) const {
+    auto it = first_mention_.find(node.id);
+    return it == first_mention_.end() ? "node '" + node.id + "'" : line_place(it->second->line);
+  }
+  // An HTML label names its state by its text.
+  std::string label_of(const DotNode& node) const {
+    return html_.count(node.label) ? frontend::html_label_text(node.label) : node.label;
+  }
+
+  AutomatonBuilder& b_;
+  std::vector<DotToken> tokens_;
+  ParsedDot parsed_;
+  std::set<std::string> html_;  // values written as HTML strings, as Boost reports them
+  std::map<std::string, const DotToken*> first_mention_;
+  std::vector<std::size_t> arrow_lines_;
+  std::vector<std::optional<StateId>> state_of_;  // by vertex
+};
+
+// States: every node but the start markers, in order of first mention. Labels name them when
+// every state has one and no two share it (LearnLib labels s0, s1, ... as 0, 1, ...);
+// otherwise node ids do (they are unique by definition).
+void DotAutomatonReader::add_states() {
+  const DotGraph& g = parsed_.graph;
+  std::vector<std::size_t> state_vertices;
+  for (std::size_t v = 0; v < boost::num_vertices(g); ++v)
+    if (!is_start_marker(g[v])) state_vertices.push_back(v);
+  auto mention_rank = [&](std::size_t v) {
+    auto it = first_mention_.find(g[v].id);
+    return it == first_mention_.end() ? std::numeric_limits<std::size_t>::max() : it->second->index;
+  };
+  std::stable_sort(state_vertices.begin(), state_vertices.end(),
+                   [&](std::size_t x, std::size_t y) { return mention_rank(x) < mention_rank(y); });
+  if (state_vertices.empty())
+    b_.fail("", "no states: the graph has no nodes besides the start marker");
+  std::set<std::string> node_labels;
+  bool use_labels = true;
+  for (std::size_t v : state_vertices) {
+    const std::string label = label_of(g[v]);
+    if (label.empty() || label == "\\N" || !node_labels.insert(label).second) use_labels = false;
+  }
+  state_of_.assign(boost::num_vertices(g), std::nullopt);
+  for (std::size_t v : state_vertices) {
+    const DotNode& node = g[v];
+    const std::string state_name = use_labels ? label_of(node) : node.id;
+    if (auto problem = frontend::invalid_utf8_problem(state_name, "state name"))
+      b_.fail(node_place(node), *problem);
+    StateId q = b_.add_state(state_name, node_place(node));
+    state_of_[v] = q;
+    if (lowercase(node.shape) == "doublecircle") b_.add_accepting(q);
+  }
+}
+
+// Transitions: every edge but the start marker's, in file order; each input of its label.
+bool DotAutomatonReader::add_transitions() {
+  const DotGraph& g = parsed_.graph;
+  std::vector<DotEdgeId> edges;
+  std::vector<std::string> labels, places;
+  bool has_initial = false;
+  for (std::size_t k = 0; k < parsed_.edges_in_order.size(); ++k) {
+    const DotEdgeId& e = parsed_.edges_in_order[k];
+    const DotNode& from = g[boost::source(e, g)];
+    const DotNode& to = g[boost::target(e, g)];
+    std::string place = edge_place(k, e);
+    if (is_start_marker(from)) {
+      if (is_start_marker(to))
+        b_.fail(place, "an edge between two start markers ('" + from.id + "' -> '" + to.id + "')");
+      b_.set_initial(*state_of_[boost::target(e, g)], place);
+      has_initial = true;
+      continue;
+    }
+    if (is_start_marker(to)) b_.fail(place, "an edge into the start marker '" + to.id + "'");
+    edges.push_back(e);
+    labels.push_back(g[e].label);
+    places.push_back(std::move(place));
+  }
+  refuse_probabilistic(b_, labels, places);
+  for (std::size_t i = 0; i < edges.size(); ++i) {
+    const std::size_t from = boost::source(edges[i], g), to = boost::target(edges[i], g);
+    const bool is_html = html_.count(labels[i]) > 0;
+    for (const std::string& letter : frontend::edge_inputs(labels[i], is_html)) {
+      if (letter.empty())
+        b_.fail(places[i], "the edge '" + g[from].id + "' -> '" + g[to].id + "' has " +
+                               (is_html ? "an empty input in its label" : "no label") +
+                               ": which letter does it read?");
+      if (auto problem = frontend::invalid_utf8_problem(letter, "letter"))
+        b_.fail(places[i], *problem);
+      b_.add_transition(*state_of_[from], b_.letter(letter, places[i]), *state_of_[to], places[i]);
+    }
+  }
+  return has_initial;
+}
+
 }  // namespace
 
 Automaton read_dot_automaton(const std::string& text, const std::string& file,
                              const std::string& name, const CompletionOptions& options) {
   AutomatonBuilder b(file);
   b.set_name(name);
-  std::vector<DotToken> tokens = frontend::scan_dot(text);
-
-  ParsedDot parsed;
-  try {
-    parse_with_boost(text, tokens, parsed);
-  } catch (const boost::undirected_graph_error&) {
-    auto keyword = std::find_if(tokens.begin(), tokens.end(), [](const DotToken& t) {
-      return t.kind == DotToken::Id && lowercase(t.text) == "graph";
-    });
-    b.fail(line_place(keyword == tokens.end() ? 1 : keyword->line),
-           "an undirected graph ('graph' with '--' edges); an automaton is a 'digraph'");
-  } catch (const std::exception& e) {
-    std::string message = e.what();
-    b.fail(line_place(locate_syntax_error(text, message)), "not valid Graphviz DOT: " + message);
-  }
-  const DotGraph& g = parsed.graph;
-
-  // Where each node is first mentioned, and the line of each edge operator: the k-th edge in
-  // file order is the k-th arrow, unless a statement makes several edges at once (then edges
-  // are named by their endpoints instead of a line).
-  std::map<std::string, const DotToken*> first_mention = frontend::first_node_mentions(tokens);
-  std::vector<std::size_t> arrow_lines;
-  for (const auto& t : tokens)
-    if (t.kind == DotToken::EdgeOp) arrow_lines.push_back(t.line);
-  const bool arrows_match = arrow_lines.size() == parsed.edges_in_order.size();
-  auto edge_place = [&](std::size_t k, const DotEdgeId& e) {
-    if (arrows_match) return line_place(arrow_lines[k]);
-    return "edge '" + g[boost::source(e, g)].id + "' -> '" + g[boost::target(e, g)].id + "'";
-  };
-  auto node_place = [&](const DotNode& node) {
-    auto it = first_mention.find(node.id);
-    return it == first_mention.end() ? "node '" + node.id + "'" : line_place(it->second->line);
-  };
-
-  // States: every node but the start markers, in order of first mention.
-  std::vector<std::size_t> state_vertices;
-  for (std::size_t v = 0; v < boost::num_vertices(g); ++v)
-    if (!is_start_marker(g[v])) state_vertices.push_back(v);
-  auto mention_rank = [&](std::size_t v) {
-    auto it = first_mention.find(g[v].id);
-    return it == first_mention.end() ? std::numeric_limits<std::size_t>::max() : it->second->index;
-  };
-  std::stable_sort(state_vertices.begin(), state_vertices.end(),
-                   [&](std::size_t x, std::size_t y) { return mention_rank(x) < mention_rank(y); });
-  if (state_vertices.empty())
-    b.fail("", "no states: the graph has no nodes besides the start marker");
-
-  // Labels name the states when every state has one and no two share it (LearnLib labels
-  // s0, s1, ... as 0, 1, ...); otherwise node ids do (they are unique by definition).
-  std::set<std::string> labels;
-  bool use_labels = true;
-  for (std::size_t v : state_vertices) {
-    const std::string& label = g[v].label;
-    if (label.empty() || label == "\\N" || !labels.insert(label).second) use_labels = false;
-  }
-  std::vector<std::optional<StateId>> state_of(boost::num_vertices(g));
-  for (std::size_t v : state_vertices) {
-    const DotNode& node = g[v];
-    const std::string& state_name = use_labels ? node.label : node.id;
-    if (auto problem = frontend::invalid_utf8_problem(state_name, "state name"))
-      b.fail(node_place(node), *problem);
-    StateId q = b.add_state(state_name, node_place(node));
-    state_of[v] = q;
-    if (lowercase(node.shape) == "doublecircle") b.add_accepting(q);
-  }
-
-  bool has_initial = false;
-  for (std::size_t k = 0; k < parsed.edges_in_order.size(); ++k) {
-    const DotEdgeId& e = parsed.edges_in_order[k];
-    const DotNode& from = g[boost::source(e, g)];
-    const DotNode& to = g[boost::target(e, g)];
-    std::string place = edge_place(k, e);
-    if (is_start_marker(from)) {
-      if (is_start_marker(to))
-        b.fail(place, "an edge between two start markers ('" + from.id + "' -> '" + to.id + "')");
-      b.set_initial(*state_of[boost::target(e, g)], place);
-      has_initial = true;
-      continue;
-    }
-    if (is_start_marker(to)) b.fail(place, "an edge into the start marker '" + to.id + "'");
-    std::string letter = input_letter(g[e].label);
-    if (letter.empty())
-      b.fail(place, "the edge '" + from.id + "' -> '" + to.id +
-                        "' has no label: which letter does it read?");
-    if (auto problem = frontend::invalid_utf8_problem(letter, "letter")) b.fail(place, *problem);
-    LetterId a = b.letter(letter, place);
-    b.add_transition(*state_of[boost::source(e, g)], a, *state_of[boost::target(e, g)], place);
-  }
-  if (!has_initial)
+  DotAutomatonReader reader(b, text);
+  reader.add_states();
+  if (!reader.add_transitions() && options.initial.empty())
     b.fail("",
            "no initial state: expected an edge from a start marker, as AALpy and LearnLib "
-           "write it (__start0 -> s0)");
+           "write it (__start0 -> s0); name the initial state with --initial STATE");
   return b.build(options);
 }
 

@@ -23,6 +23,10 @@ class Scanner {
       std::size_t start = pos_, line = line_;
       unsigned char c = static_cast<unsigned char>(text_[pos_]);
       if (c == '"') {
+        if (!closes(start, '"')) {
+          push(DotToken::Unclosed, "string", start, line);
+          break;
+        }
         std::string value = quoted();
         // "a" + "b" is one string.
         for (;;) {
@@ -38,9 +42,14 @@ class Scanner {
           line_ = save_line;
           break;
         }
-        push(DotToken::Id, value, start, line);
+        push(DotToken::Id, value, start, line, DotToken::Quoted);
       } else if (c == '<') {
-        push(DotToken::Id, html(), start, line);
+        std::string value = html();
+        if (value.empty()) {
+          push(DotToken::Unclosed, "HTML string", start, line);
+          break;
+        }
+        push(DotToken::Id, std::move(value), start, line, DotToken::Html);
       } else if (id_start(c)) {
         while (pos_ < text_.size() && id_char(static_cast<unsigned char>(text_[pos_]))) ++pos_;
         push(DotToken::Id, text_.substr(start, pos_ - start), start, line);
@@ -66,8 +75,21 @@ class Scanner {
   }
 
  private:
-  void push(DotToken::Kind kind, std::string text, std::size_t offset, std::size_t line) {
-    tokens_.push_back(DotToken{kind, std::move(text), line, offset, tokens_.size()});
+  void push(DotToken::Kind kind, std::string text, std::size_t offset, std::size_t line,
+            DotToken::Form form = DotToken::Bare) {
+    tokens_.push_back(DotToken{kind, std::move(text), line, offset, tokens_.size(), form});
+  }
+
+  // Whether the string opening at `start` is closed before the end of the text.
+  bool closes(std::size_t start, char quote) const {
+    for (std::size_t i = start + 1; i < text_.size(); ++i) {
+      if (text_[i] == '\\') {
+        ++i;
+        continue;
+      }
+      if (text_[i] == quote) return true;
+    }
+    return false;
   }
 
   void advance() {
@@ -85,9 +107,14 @@ class Scanner {
       if (text_.compare(pos_, 2, "//") == 0 || (line_start && text_[pos_] == '#')) {
         while (pos_ < text_.size() && text_[pos_] != '\n') ++pos_;
       } else if (text_.compare(pos_, 2, "/*") == 0) {
+        const std::size_t start = pos_, line = line_;
         pos_ += 2;
         while (pos_ < text_.size() && text_.compare(pos_, 2, "*/") != 0) advance();
+        if (pos_ >= text_.size()) push(DotToken::Unclosed, "comment", start, line);
         pos_ = std::min(text_.size(), pos_ + 2);
+      } else if (text_.compare(pos_, 2, "\\\n") == 0) {
+        advance();
+        advance();
       } else {
         return true;
       }
@@ -110,6 +137,8 @@ class Scanner {
           pos_ += 2;
           continue;
         }
+        value += '\\';  // any other escaped character stays as written, the pair as a unit
+        advance();
       }
       value += text_[pos_];
       advance();
@@ -118,8 +147,9 @@ class Scanner {
     return value;
   }
 
+  // An HTML string, brackets included; "" (and the position unchanged) when it is unclosed.
   std::string html() {
-    std::size_t start = pos_;
+    const std::size_t start = pos_, start_line = line_;
     int depth = 0;
     do {
       if (text_[pos_] == '<')
@@ -128,6 +158,11 @@ class Scanner {
         --depth;
       advance();
     } while (pos_ < text_.size() && depth > 0);
+    if (depth > 0) {
+      pos_ = text_.size();
+      line_ = start_line;
+      return "";
+    }
     return text_.substr(start, pos_ - start);
   }
 

@@ -10,14 +10,18 @@
 namespace krc::frontend {
 
 struct DotToken {
-  enum Kind { Id, EdgeOp, Punct, Other } kind;
+  // Unclosed: a string, HTML string or comment that runs to the end of the text (its text
+  // says which; the token sits where it opens).
+  enum Kind { Id, EdgeOp, Punct, Other, Unclosed } kind;
   std::string text;  // Id: the identifier, numeral, or unquoted string; else the characters
-  std::size_t line = 1, offset = 0, index = 0;  // index: position in the token list
+  std::size_t line = 1, offset = 0, index = 0;   // index: position in the token list
+  enum Form { Bare, Quoted, Html } form = Bare;  // Id: how it was written (keywords are Bare)
 };
 
 // Identifiers, numerals, quoted strings (escaped quotes and line continuations resolved,
-// "a" + "b" joined) and HTML strings are Id tokens; "->" and "--" are EdgeOp; comments
-// (//, /* */, and # lines) are skipped.
+// "a" + "b" joined) and HTML strings (with their outer angle brackets, as Boost gives them)
+// are Id tokens; "->" and "--" are EdgeOp; comments (//, /* */, and # lines) and backslash-
+// newline pairs are skipped.
 std::vector<DotToken> scan_dot(const std::string& text);
 
 // For each node id, its first mention as a node: outside attribute lists, not next to '=',

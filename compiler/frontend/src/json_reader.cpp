@@ -5,6 +5,7 @@
 
 #include "krc/automaton_json.hpp"
 #include "krc/input_error.hpp"
+#include "krc/json_depth.hpp"
 #include "source_lines.hpp"
 
 namespace krc {
@@ -98,6 +99,8 @@ struct ErrorLocator {
 
 Automaton read_json_automaton(const std::string& text, const std::string& file,
                               const std::string& default_name, const CompletionOptions& options) {
+  if (auto deep = json_too_deep(text))
+    throw InputError(file, frontend::line_column_place(text, *deep), json_depth_problem());
   json document;
   try {
     document = json::parse(text, DuplicateKeyCheck(file));

@@ -1,18 +1,16 @@
 #include "krc/load_automaton.hpp"
 
 #include <cctype>
-#include <cerrno>
-#include <cstring>
+#include <cstdint>
 #include <filesystem>
-#include <fstream>
-#include <iostream>
-#include <iterator>
 #include <sstream>
 
+#include "krc/bounded_read.hpp"
 #include "krc/dot_reader.hpp"
 #include "krc/input_error.hpp"
 #include "krc/jflap_reader.hpp"
 #include "krc/json_reader.hpp"
+#include "krc/memory_budget.hpp"
 #include "utf8.hpp"
 
 namespace krc {
@@ -48,8 +46,29 @@ std::string format_from_content(const std::string& text) {
   return "";
 }
 
-std::string read_all(std::istream& in) {
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+// A safetensors file: an 8-byte little-endian header length that fits in the file, then the
+// header's '{'. No text file looks like this (its eighth byte would make the length >= 2^56).
+bool looks_like_weights(const std::string& text) {
+  if (text.size() < 9 || text[8] != '{') return false;
+  std::uint64_t length = 0;
+  for (int i = 7; i >= 0; --i) length = length << 8 | static_cast<unsigned char>(text[i]);
+  return length >= 2 && length <= text.size() - 8;
+}
+
+// A description's text may take the budget divided by this: parsing costs about that many
+// bytes per byte of text at most (nlohmann's document, the builder's maps; measured on long
+// state lists in all three formats), and a file that cannot be parsed within the budget is
+// not worth reading.
+constexpr std::uint64_t kParseBytesPerTextByte = 32;
+
+ReadLimit description_limit() {
+  const std::uint64_t budget = memory_budget();
+  return {budget / kParseBytesPerTextByte,
+          "a description file may have (1/" + std::to_string(kParseBytesPerTextByte) +
+              " of the memory budget, --max-memory " + byte_size_text(budget) +
+              ": parsing takes up to " + std::to_string(kParseBytesPerTextByte) +
+              " bytes per byte of text)",
+          true};
 }
 
 }  // namespace
@@ -88,27 +107,23 @@ Automaton parse_automaton(const std::string& text, const std::string& file,
   if (!options.format.empty())
     throw InputError(file, "",
                      "unknown format '" + options.format + "' (krc reads json, dot and jff)");
+  if (looks_like_weights(text))
+    throw InputError(file, "",
+                     "this is a weights file (safetensors), not an automaton description; "
+                     "krc info, verify and run read weights files");
   throw InputError(
       file, "line 1",
       "cannot tell the format: expected native JSON ('{'), Graphviz DOT ('digraph') or "
-      "JFLAP XML ('<'); name it with a .json, .dot or .jff extension or --format");
+      "JFLAP XML ('<'); name it with a .json, .dot or .jff extension or --input-format");
 }
 
 Automaton load_automaton(const std::string& path, const LoadOptions& options) {
-  std::string text;
-  if (path == "-") {
-    text = read_all(std::cin);
-    if (std::cin.bad()) throw InputError("<stdin>", "", "cannot read standard input");
-    return parse_automaton(text, "<stdin>", options);
-  }
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec))
-    throw InputError(path, "", "is a directory, not a file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path, "", std::string("cannot open: ") + std::strerror(errno));
-  text = read_all(in);
-  if (in.bad()) throw InputError(path, "", "read error");
-  return parse_automaton(text, path, options);
+  Automaton automaton = [&] {
+    const std::string text = read_bounded(path, description_limit());
+    return parse_automaton(text, path == "-" ? "<stdin>" : path, options);
+  }();
+  release_free_memory();  // the parser's document and maps: many small nodes, now freed
+  return automaton;
 }
 
 }  // namespace krc

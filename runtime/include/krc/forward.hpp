@@ -2,19 +2,37 @@
 // The forward pass (semantics in network.hpp), fast on compiled networks: sparse weights,
 // sparse activations, mostly one-hot values, attention weights that are almost all zero.
 //
-// Precision::Float32: activations (the residual stream, q, k, v, attention-weighted value
-// sums, MLP hidden units, logits) are stored in float32; every accumulation that produces one
-// (a projection, a softmax sum, a weighted value sum, a residual update) runs in float64 and
-// is rounded to float32 once. Softmax terms with s_j - max < -104 are skipped: they are
-// exact zeros in float32. Precision::Float64: everything in double (terms below -746 are
-// skipped, exact zeros in float64). Two sums are re-associated, not taken term by term: softmax
-// over groups of equal keys (key_groups.cpp) and MLP units reading one linear form of the row
+// Three arithmetics (README "Arithmetic"):
+//
+// Arithmetic::Float32 is a plain float32 framework (PyTorch or numpy on a BLAS): every product
+// is rounded to float32 and every sum is a float32 running sum in a fixed order, sequential
+// over the summed index (a conservative model: BLAS kernels sum in blocks and fuse with FMA,
+// which usually rounds less). Projections sum over input dims in ascending order; a score is
+// fl(scale * (q . k)) with the dot over head dims in order; softmax subtracts the row max,
+// takes expf(fl(s - max)), sums the weights over keys in ascending order, divides each by the
+// sum and sums fl(p_j v_j) over keys in order; a head's output sums over its value dims in
+// order, the heads' outputs are summed in head order and added to x once; an MLP sums its
+// hidden units in ascending order, then adds the bias, then the residual. Terms that are
+// exact zeros are skipped (fl(s - max) <= -104: expf underflows to 0), nothing is
+// re-associated: sums of bitwise-equal terms are replayed exactly (identical_sum.hpp).
+//
+// Arithmetic::Float64Accumulate: activations (the residual stream, q, k, v, attention-weighted
+// value sums, MLP hidden units, logits) are stored in float32; every accumulation that produces
+// one runs in float64 and is rounded to float32 once. Softmax terms with s_j - max < -104 are
+// skipped. Two sums are re-associated, not taken term by term: softmax over groups of equal
+// keys (key_groups.cpp) and MLP units reading one linear form of the row
 // (shared_input_units.hpp), whose hidden values are therefore not stored one by one.
 //
+// Arithmetic::Float64: everything in double (terms below -746 are skipped, exact zeros in
+// float64), with the re-associations of Float64Accumulate.
+//
 // AttentionKind::Hard: Select heads take the argmax of the scores (ties to the latest
-// position); Average heads have no argmax form and are evaluated as exact softmax.
+// position); Average heads have no argmax form and are evaluated as softmax.
+// AttentionKind::Hardmax: every head puts weight 1/|M| on the positions M of its maximal
+// score: the softmax formula with only the terms at the maximum kept (each weighs exp(0) = 1).
 #include <Eigen/Dense>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "krc/automaton.hpp"
@@ -22,13 +40,29 @@
 
 namespace krc {
 
-enum class Precision { Float32, Float64 };
-const char* to_string(Precision precision);
+enum class Arithmetic {
+  Float32,            // a plain float32 framework: float32 products and running sums
+  Float64Accumulate,  // float32 activations, each sum in float64 rounded once
+  Float64,            // everything in double
+};
+// The arithmetic of ForwardOptions, `krc verify` and `krc run` unless told otherwise. One
+// constant, so that the default can become Float32 once every compiled network is exact in
+// it (issue 10; README "In a plain float32 framework" says where counters break today).
+inline constexpr Arithmetic kDefaultArithmetic = Arithmetic::Float64Accumulate;
+
+const char* to_string(Arithmetic arithmetic);  // "float32", "float64-accumulate", "float64"
+Arithmetic arithmetic_from_string(const std::string& s);  // throws std::invalid_argument
+// What the arithmetic means, in a few words, for reports.
+const char* describe(Arithmetic arithmetic);
 
 struct ForwardOptions {
   AttentionKind attention = AttentionKind::Softmax;
-  Precision precision = Precision::Float32;
+  Arithmetic arithmetic = kDefaultArithmetic;
   int threads = 0;  // words run in parallel; 0 = one per hardware thread
+  // Query rows of select heads from this one on find their nonzero softmax terms through
+  // bounds on blocks of keys (key_tree.hpp) instead of scoring every causal key. The result is
+  // bitwise the same for any value; it only decides speed (tests and benchmarks vary it).
+  int key_tree_from_row = 1024;
 };
 
 struct PreparedNetwork;  // sparse copies of the weights laid out for the kernels
@@ -44,9 +78,10 @@ class ForwardPass {
 
   const Network& network() const { return network_; }
   const ForwardOptions& options() const { return options_; }
+  const PreparedNetwork& prepared() const { return *prepared_; }
 
-  // Logits [word.size() + 1, states] for every prefix (row 0: BOS only). In Float32 mode
-  // the values are float32 numbers held in doubles. Throws std::invalid_argument for a
+  // Logits [word.size() + 1, states] for every prefix (row 0: BOS only). Except in Float64
+  // arithmetic the values are float32 numbers held in doubles. Throws std::invalid_argument for a
   // word longer than max_len or a letter outside the vocabulary.
   Eigen::MatrixXd run(const std::vector<LetterId>& word) const;
   // Many words, in parallel (options.threads).

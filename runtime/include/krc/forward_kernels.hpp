@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "krc/forward.hpp"
+#include "krc/key_tree.hpp"
 #include "krc/prepared_network.hpp"
 
 namespace krc::kernels {
@@ -77,6 +78,7 @@ struct HeadState {
   DoubleRows kt;  // keys transposed: [query_dim, at least n rounded up to 16]
   SparseRows v;   // value rows, mostly one-hot
   KeyGroups groups;
+  KeyTree tree;  // bounds on the keys, for long rows of select heads
 };
 
 struct LayerAttentionState {
@@ -90,8 +92,9 @@ struct AttentionScratch {
   std::vector<double> acc, key, dense_v, group_score;
   Eigen::ArrayXd diff;  // softmax exponents, then weights; aligned (see mix_values)
   std::vector<int> kept;
-  char dense_row[64];                          // per row of the block: not grouped
-  long long grouped_rows = 0, dense_rows = 0;  // query rows by path, for tests and benchmarks
+  char dense_row[64];  // per row of the block: not grouped
+  // Query rows by path, for tests and benchmarks.
+  long long grouped_rows = 0, dense_rows = 0, tree_rows = 0;
 };
 
 // diff[0, count) = exp(diff[0, count)). Vectorised over whole packets from an aligned start:

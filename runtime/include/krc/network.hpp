@@ -27,9 +27,13 @@ using SparseMatrix = Eigen::SparseMatrix<float, Eigen::RowMajor, int>;
 // Select: by design nearly all weight on one position (lookups, memory units); under `hard`
 // attention it becomes an argmax (ties to the latest position).
 // Average: by design a weighted sum over many positions (counters); no argmax form exists,
-// so `hard` attention evaluates it exactly (softmax in float64).
+// so `hard` attention evaluates it as softmax.
 enum class HeadKind { Select, Average };
-enum class AttentionKind { Softmax, Hard };
+// Softmax: every head as written. Hard: select heads take the argmax (ties to the latest
+// position), average heads stay softmax. Hardmax: every head, average ones included, takes
+// the hardmax of Yun et al. (2020) and Kajitsuka & Sato (2024): weight 1/|M| on each of the
+// positions M where the score is maximal, 0 elsewhere (ties share the weight uniformly).
+enum class AttentionKind { Softmax, Hard, Hardmax };
 
 const char* to_string(HeadKind kind);
 const char* to_string(AttentionKind kind);

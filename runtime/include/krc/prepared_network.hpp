@@ -2,7 +2,8 @@
 // A Network's weights laid out for the forward pass's kernels: every matrix is read as
 // "input coordinate r contributes value * row r", so each one is stored as compressed rows
 // to scatter (for MLPs the transposes: input dim -> hidden units, hidden unit -> outputs).
-// Values are doubles because every accumulation runs in float64.
+// Values are doubles (float32 weights, exactly): the float64-accumulate and float64 kernels sum
+// in double; the float32 kernels cast them back.
 #include <optional>
 #include <vector>
 

@@ -13,28 +13,35 @@ namespace krc {
 enum class RoleKind : std::uint8_t {
   Unspecified,  // not recorded (a file written by another tool)
   // Input features, written by the embeddings.
-  Token,         // one-hot of the current letter
-  Bos,           // 1 at position 0 only
-  Constant,      // 1 everywhere
-  PositionCode,  // +-1 bits of max(t - step, 0): keys and queries of exact lookups
-  Position,      // t itself: keys of latest-flagged heads
-  LogRemaining,  // ln(max_len + 1 - t): the query that makes a head sum instead of average
-  LetterBack,    // the letter at t - step (a fetch head and the copy it writes)
+  Token,                // one-hot of the current letter
+  Bos,                  // 1 at position 0 only
+  Constant,             // 1 everywhere
+  PositionCode,         // +-1 bits of max(t - step, 0): keys and queries of exact lookups
+  Position,             // t itself: keys of latest-flagged heads
+  LogRemaining,         // ln(max_len + 1 - t): the query that makes a head sum instead of average
+  BlockCode,            // +-1 bits of the block of t (step 1: of the block before it), blocks of B
+  BlockStart,           // 1 at the first position of every block
+  LogRemainingInBlock,  // ln(B + 1 - (position of t in its block)): a sum over the block
+  LogRemainingBlocks,   // ln(blocks + 1 - (blocks started by t)): a sum over block starts
+  LetterBack,           // the letter at t - step (a fetch head and the copy it writes)
   // A parallel prefix (the scan strategy, or a non-solvable level).
   ScanPrefix,   // the running product of transformations (subspace)
   ScanFetch,    // step `step`: the product 2^(step-1) positions back (head, fetched copy)
   ScanCompose,  // step `step`: composition in place (MLP)
   // One level of the Krohn-Rhodes cascade.
-  Transition,          // the level's action from (letter, upper coordinates): lookup (MLP)
-  ResetFlag,           // 1 where the level resets
-  ResetValue,          // the value a reset writes
-  GroupElement,        // the permutation a position applies to a component's tiles
-  CounterIncrement,    // a Z_p counter's increment at the position
-  CounterSum,          // the running sum of increments (head: constant-denominator sum)
-  CounterResidue,      // the sum mod p as a one-hot (MLP comb; step 1: the value at t-1)
-  Memory,              // the latest reset: head, and the values it copies
-  Coordinate,          // the level's coordinate (one-hot over its values)
-  PreviousCoordinate,  // the coordinate at t-1, fetched for the levels below
+  Transition,           // the level's action from (letter, upper coordinates): lookup (MLP)
+  ResetFlag,            // 1 where the level resets
+  ResetValue,           // the value a reset writes
+  GroupElement,         // the permutation a position applies to a component's tiles
+  CounterIncrement,     // a Z_p counter's increment at the position
+  CounterSum,           // the running sum of increments (head: constant-denominator sum)
+  CounterWindowSum,     // the sum over t's block so far (step 1: over the whole block before)
+  CounterBlockResidue,  // at a block start: the block before's sum mod p
+  CounterBlockSum,      // the sum of those residues over the blocks before t's
+  CounterResidue,       // the sum mod p as a one-hot (MLP comb; step 1: the value at t-1)
+  Memory,               // the latest reset: head, and the values it copies
+  Coordinate,           // the level's coordinate (one-hot over its values)
+  PreviousCoordinate,   // the coordinate at t-1, fetched for the levels below
   // One attention layer as a contextual mapping (the onelayer strategy).
   LetterCode,       // the number a letter contributes to the value: a digit, or a count weight
   ContextualValue,  // one number per prefix (head: a weighted mean of the letter codes)

@@ -11,6 +11,7 @@
 // prefix (suffix), which a binary search finds: O(log n) per output instead of O(n). This is
 // the dense formula's sum re-associated (sum_u w a z + w b = z sum w a + sum w b); a unit at
 // exactly z = t_u is worth 0 on either side, so ties need no care.
+#include <algorithm>
 #include <utility>
 #include <vector>
 
@@ -45,6 +46,21 @@ class SharedInputUnits {
   // out[o] += sum_u w_ou ReLU(a_u z + b_u) for every output dim o of these units.
   void add_contribution(double z, double* out) const;
 
+  // f(unit) for every unit that is active somewhere within `slack` of z: a_u > 0 with
+  // threshold t_u < z + slack, a_u < 0 with t_u > z - slack (the Float32 arithmetic evaluates
+  // these one by one).
+  template <typename F>
+  void each_possibly_active(double z, double slack, F f) const {
+    for (const auto& [threshold, unit] : rising_) {
+      if (!(threshold < z + slack)) break;
+      f(unit);
+    }
+    for (auto it = falling_.rbegin(); it != falling_.rend(); ++it) {
+      if (!(it->first > z - slack)) break;
+      f(it->second);
+    }
+  }
+
  private:
   // Units of one side (a_u > 0 or a_u < 0) that write one output, by threshold.
   struct Ramp {
@@ -61,7 +77,8 @@ class SharedInputUnits {
   std::vector<std::pair<int, double>> direction_;
   std::vector<int> units_;
   std::vector<Output> outputs_;
-  bool active_at_zero_ = false;  // some b_u > 0: z = 0 still contributes
+  std::vector<std::pair<double, int>> rising_, falling_;  // (t_u, unit) by a_u's sign, ascending
+  bool active_at_zero_ = false;                           // some b_u > 0: z = 0 still contributes
 };
 
 }  // namespace krc

@@ -21,14 +21,22 @@ struct VerifyProgress {
   long long words_done = 0, words_total = 0;
   long long positions_done = 0, positions_total = 0;
   double seconds = 0;
+  double seconds_left = -1;  // estimated wall time to the end; < 0 while unknown
 };
+
+// The random words of a default run: 1000, or fewer when the network is so large that they
+// would take longer than the time budget, but at least 20 (README "Verifying and running").
+inline constexpr long long kDefaultRandomWords = 1000, kMinRandomWords = 20;
 
 struct VerifyOptions {
   // Length of the exhaustive part; nullopt: the longest length with at most
   // max_exhaustive_words words (and at most max_len); 0 disables it.
   std::optional<int> exhaustive_length;
   long long max_exhaustive_words = 100000;
-  long long random_words = 1000;
+  // nullopt: the default budget, kDefaultRandomWords or as many (at least kMinRandomWords) as
+  // fit into budget_seconds of wall time with the exhaustive part, by the size estimate below.
+  std::optional<long long> random_words;
+  double budget_seconds = 50.0;      // of estimated forward passes: about a minute with loading
   std::optional<int> random_length;  // default: max_len
   std::uint64_t seed = 1;
   ForwardOptions forward;
@@ -56,13 +64,22 @@ struct Counterexample {
 
 struct VerifyReport {
   AttentionKind attention = AttentionKind::Softmax;
-  Precision precision = Precision::Float32;
+  Arithmetic arithmetic = kDefaultArithmetic;
   int threads = 0;
 
   int exhaustive_length = 0;       // 0: no exhaustive part
   long long exhaustive_words = 0;  // letters^L
   long long random_words = 0;
   int random_length = 0;
+  // The default budget at work (random_words left to it): the estimate it used, and whether
+  // it cut the random words below kDefaultRandomWords.
+  struct Budget {
+    double seconds = 0;                  // the budget
+    double estimated_seconds_total = 0;  // wall time estimated for the whole run
+    double estimated_cpu_per_word = 0;   // CPU seconds per random word
+    bool limited = false;
+  };
+  std::optional<Budget> budget;
   std::uint64_t seed = 0;
 
   long long words = 0, positions = 0;  // checked
@@ -79,6 +96,12 @@ struct VerifyReport {
 
 // The default exhaustive length: the longest L <= max_len with letters^L <= max_words.
 int default_exhaustive_length(std::size_t letters, int max_len, long long max_words);
+
+// CPU seconds of a forward pass on one word of `length` letters, and on one more row of a
+// short word (exhaustive words reuse their predecessor's rows), estimated from the prepared
+// network's sizes (verify_budget.cpp says how). Errs towards more, not less.
+double estimated_cpu_seconds_per_word(const ForwardPass& pass, int length);
+double estimated_cpu_seconds_per_row(const ForwardPass& pass);
 
 // Throws std::invalid_argument when the automaton does not fit the network (letters,
 // states), a requested length exceeds max_len, or there is nothing to check.

@@ -61,6 +61,15 @@ struct KrLevelPlan {
   int values = 0;       // coordinate values: the tiles of all components, plus the dummy
   std::vector<KrComponentPlan> components;
   ScanPlan scan;  // when mode == Scan
+  // Counters with resets and a level below: a second memory head finds the latest reset before
+  // t, so the level's coordinate at t-1 comes from its parts (reset value, counters there and
+  // before t) in the same layer, and the level below reads those parts in its transitions
+  // lookup instead of waiting for a fetch. previous_explicit: the levels further down also
+  // need the coordinate at t-1 as a one-hot.
+  bool previous_in_place = false, previous_explicit = false;
+  // The last level of several, with resets and counters: the decoding lookup reads its parts
+  // instead of a combined coordinate.
+  bool coordinate_fused = false;
   // The sublayers (2L: layer L's attention, 2L + 1: its MLP) the level's operations occupy,
   // as the scheduler will place them; -1 when it has none (a constant level).
   int first_sublayer = -1, last_sublayer = -1;
@@ -79,6 +88,11 @@ struct KrOptions {
 struct KrPlan {
   CascadeForm form = CascadeForm::PerLevel;
   int max_len = 0;
+  // How counters sum their increments. 0: over all positions with one head (a layer per
+  // counter), where plain float32 sums stay within the combs' 3/8: T <= 2048 and
+  // (p - 1) T <= 6144 for the largest prime p. B > 0: in blocks of B ~ sqrt(T) positions, a
+  // sum within the block plus a sum of the blocks' residues (two layers per counter).
+  int counter_block = 0;
   std::vector<KrLevelPlan> levels;
   int layers = 0;  // depth of the network built from this plan
 };

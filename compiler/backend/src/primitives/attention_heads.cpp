@@ -67,4 +67,47 @@ HeadOp prefix_sum(Features& f, const Terms& value, int destination, std::string 
   return head;
 }
 
+HeadOp window_sum(Features& f, int block, bool previous, const Terms& value, int destination,
+                  std::string name, Role role) {
+  HeadOp head;
+  head.name = std::move(name);
+  head.role = role;
+  head.kind = HeadKind::Average;
+  const Subspace& query_code = f.block_code(block, previous);
+  const Subspace& key_code = f.block_code(block, false);
+  const int bits = key_code.width;
+  head.key_dim = bits + 1;
+  for (int b = 0; b < bits; ++b) {
+    head.query.push_back({query_code[b], b, kSelectSharpness});
+    head.key.push_back({key_code[b], b, 1.0f});
+  }
+  head.query.push_back({f.one()[0], bits, kSelectSharpness * static_cast<float>(bits)});
+  if (!previous) head.query.push_back({f.log_remaining_in_block(block)[0], bits, 1.0f});
+  head.key.push_back({f.bos()[0], bits, 1.0f});
+  head.value_dim = 1;
+  for (auto [dim, w] : value) head.value.push_back({dim, 0, w});
+  head.output.push_back({0, destination, static_cast<float>(block + 1)});
+  return head;
+}
+
+HeadOp block_sum(Features& f, int block, const Terms& value, int destination, std::string name,
+                 Role role) {
+  constexpr float kOutside = 120.0f;  // e^-120 underflows to 0 in float32
+  HeadOp head;
+  head.name = std::move(name);
+  head.role = role;
+  head.kind = HeadKind::Average;
+  head.key_dim = 2;
+  head.query.push_back({f.one()[0], 0, kOutside});
+  head.key.push_back({f.block_start(block)[0], 0, 1.0f});
+  head.key.push_back({f.bos()[0], 0, 1.0f});
+  head.query.push_back({f.log_remaining_blocks(block)[0], 1, 1.0f});
+  head.key.push_back({f.bos()[0], 1, 1.0f});
+  head.value_dim = 1;
+  for (auto [dim, w] : value) head.value.push_back({dim, 0, w});
+  const long blocks = (static_cast<long>(f.max_len()) + block - 1) / block;
+  head.output.push_back({0, destination, static_cast<float>(blocks + 1)});
+  return head;
+}
+
 }  // namespace krc

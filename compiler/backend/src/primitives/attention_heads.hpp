@@ -31,4 +31,20 @@ HeadOp latest_flagged(Features& f, int flag_dim, const std::vector<Entry>& copy,
 // must be 0 at BOS.
 HeadOp prefix_sum(Features& f, const Terms& value, int destination, std::string name, Role role);
 
+// The same sum over t's block of B positions so far (previous: over the whole block before
+// t's), for counters whose long sums would round in float32. Keys carry their block's +-1
+// code, the query t's (or the previous block's): lambda * (code . code) is lambda * H within
+// the block and at least 2 lambda less outside it. BOS carries no code but scores lambda * H
+// + ln(B + 1 - k) (k: t's place in its block; previous: + 0), so every position of the block
+// gets weight exactly 1/(B + 1) and the output weight B + 1 makes the sum.
+HeadOp window_sum(Features& f, int block, bool previous, const Terms& value, int destination,
+                  std::string name, Role role);
+
+// The sum of `value` over the block starts j <= t (`value` must be 0 elsewhere): the head
+// scores mu on block starts, mu + ln(S + 1 - starts so far) on BOS and 0 elsewhere, with mu =
+// 120 so that the other positions' weights are exact zeros in float32 and the softmax
+// normaliser sums the starts only (at most S + 1 terms, S = ceil(T / B)).
+HeadOp block_sum(Features& f, int block, const Terms& value, int destination, std::string name,
+                 Role role);
+
 }  // namespace krc

@@ -28,6 +28,31 @@ struct Categorical {
 int add_lookup_unit(MlpOp& mlp, const std::vector<const Categorical*>& inputs,
                     const std::vector<int>& values, const Terms& outputs);
 
+// A categorical value known only through a lookup: value v holds exactly when every condition
+// of one of alternatives[v] holds (inputs whose one-hots are exact, so that at most one
+// alternative of all values holds at a time). Lookups over it take one unit per alternative,
+// which fuses "compute the value" and "look it up" into one MLP. A Categorical is the case of
+// one single-condition alternative per value.
+struct Condition {
+  const Categorical* input;
+  int value;
+};
+using Alternative = std::vector<Condition>;
+struct Composite {
+  std::vector<std::vector<Alternative>> alternatives;  // per value
+  std::vector<std::string> labels;
+  int size() const { return static_cast<int>(alternatives.size()); }
+  static Composite of(const Categorical& c);  // c must outlive the composite
+};
+
+// One lookup unit (add_lookup_unit) per combination of alternatives of inputs[i] for
+// values[i]: together they write `outputs` exactly when every input takes its value.
+void add_composite_lookup(MlpOp& mlp, const std::vector<const Composite*>& inputs,
+                          const std::vector<int>& values, const Terms& outputs);
+// The number of units add_composite_lookup adds.
+long long composite_lookup_units(const std::vector<const Composite*>& inputs,
+                                 const std::vector<int>& values);
+
 // Terms that write one-hot value v of a block: {(s[v], weight)}.
 inline Terms write_value(const Subspace& s, int v, float weight = 1.0f) { return {{s[v], weight}}; }
 

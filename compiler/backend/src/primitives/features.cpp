@@ -87,4 +87,66 @@ const Subspace& Features::log_remaining() {
   return allocated_.emplace("log remaining", s).first->second;
 }
 
+const Subspace& Features::cached(const std::string& name, const std::function<Subspace()>& make) {
+  auto it = allocated_.find(name);
+  if (it != allocated_.end()) return it->second;
+  return allocated_.emplace(name, make()).first->second;
+}
+
+int Features::block_bits(int block) const {
+  const long blocks = (static_cast<long>(max_len()) + block - 1) / block;
+  return std::max(1, ceil_log2(blocks));
+}
+
+const Subspace& Features::block_code(int block, bool previous) {
+  const std::string name =
+      std::string("block code") + (previous ? "(prev)" : "") + " B" + std::to_string(block);
+  return cached(name, [&] {
+    Role role{RoleKind::BlockCode};
+    role.step = previous ? 1 : 0;
+    Subspace s = program_.layout().allocate(name, bit_labels(block_bits(block)), role);
+    for (int t = 1; t <= max_len(); ++t) {
+      const long b = (t - 1) / block - (previous ? 1 : 0);
+      if (b < 0) continue;  // no block before the first
+      for (int bit = 0; bit < s.width; ++bit)
+        program_.embed_position(t, s[bit], ((b >> bit) & 1) ? 1.0f : -1.0f);
+    }
+    return s;
+  });
+}
+
+const Subspace& Features::block_start(int block) {
+  const std::string name = "block start B" + std::to_string(block);
+  return cached(name, [&] {
+    Subspace s = program_.layout().allocate_scalar(name, {RoleKind::BlockStart});
+    for (int t = 1; t <= max_len(); t += block) program_.embed_position(t, s[0], 1.0f);
+    return s;
+  });
+}
+
+const Subspace& Features::log_remaining_in_block(int block) {
+  const std::string name = "log remaining in block B" + std::to_string(block);
+  return cached(name, [&] {
+    Subspace s = program_.layout().allocate_scalar(name, {RoleKind::LogRemainingInBlock});
+    for (int t = 0; t <= max_len(); ++t) {
+      const int k = t == 0 ? 0 : (t - 1) % block + 1;
+      program_.embed_position(t, s[0], static_cast<float>(std::log(double(block + 1 - k))));
+    }
+    return s;
+  });
+}
+
+const Subspace& Features::log_remaining_blocks(int block) {
+  const std::string name = "log remaining blocks B" + std::to_string(block);
+  return cached(name, [&] {
+    Subspace s = program_.layout().allocate_scalar(name, {RoleKind::LogRemainingBlocks});
+    const long blocks = (static_cast<long>(max_len()) + block - 1) / block;
+    for (int t = 0; t <= max_len(); ++t) {
+      const long started = t == 0 ? 0 : (t - 1) / block + 1;
+      program_.embed_position(t, s[0], static_cast<float>(std::log(double(blocks + 1 - started))));
+    }
+    return s;
+  });
+}
+
 }  // namespace krc

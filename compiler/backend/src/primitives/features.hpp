@@ -8,7 +8,16 @@
 //   position code(t-k):<bit> +-1 code of max(t-k, 0): queries that fetch from k positions back
 //   position                t itself: keys of "latest marked position" heads
 //   log remaining           ln(max_len + 1 - t): the query that makes a head sum, not average
+// and, for counters that sum in blocks of B positions (block of t: (t-1)/B for t >= 1,
+// S = ceil(max_len / B) blocks):
+//   block code:<bit>        +-1 bits of t's block (0 at BOS); block code(prev): of the block
+//                           before t's (0 where there is none)
+//   block start             1 at the first position of every block
+//   log remaining in block  ln(B + 1 - k), k = t's place in its block (1..B)
+//   log remaining blocks    ln(S - block of t): with the starts so far, S + 1 in all
+#include <functional>
 #include <map>
+#include <string>
 
 #include "ir/program.hpp"
 
@@ -30,9 +39,16 @@ class Features {
   const Subspace& position_code_back(int k);
   const Subspace& position();
   const Subspace& log_remaining();
+  int block_bits(int block) const;  // bits of a block code
+  const Subspace& block_code(int block, bool previous);
+  const Subspace& block_start(int block);
+  const Subspace& log_remaining_in_block(int block);
+  const Subspace& log_remaining_blocks(int block);
 
  private:
   void write_code(const Subspace& s, int shift);
+  // The subspace called `name`, allocated and written by `make` on first use.
+  const Subspace& cached(const std::string& name, const std::function<Subspace()>& make);
   Program& program_;
   std::map<std::string, Subspace> allocated_;
   std::map<int, Subspace> code_back_;

@@ -6,6 +6,8 @@
 #include <functional>
 #include <string>
 
+#include "krc/input_error.hpp"
+
 namespace krc {
 
 struct DecomposeOptions {
@@ -27,6 +29,21 @@ struct DecomposeOptions {
   std::uint64_t max_enumerated_group_order = 100'000;
   // Called with a one-line message when a stage is expected to take long, and as it goes.
   std::function<void(const std::string&)> progress;
+};
+
+// A limit of DecomposeOptions was reached. It says which one and its setting, so that a
+// command can name the option that lifts it (README, "Errors": every limit error does).
+class DecomposeLimitError : public LimitError {
+ public:
+  enum class Limit { MaxImages, MaxImageBytes, MaxTuples, MaxTableCells };
+  DecomposeLimitError(const std::string& message, Limit limit, std::size_t value)
+      : LimitError(message), limit_(limit), value_(value) {}
+  Limit limit() const { return limit_; }
+  std::size_t value() const { return value_; }
+
+ private:
+  Limit limit_;
+  std::size_t value_;
 };
 
 }  // namespace krc

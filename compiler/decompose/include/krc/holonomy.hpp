@@ -1,5 +1,5 @@
 #pragma once
-// The Krohn-Rhodes holonomy decomposition of a semiautomaton (DESIGN.md §3, what SgpDec
+// The Krohn-Rhodes holonomy decomposition of a semiautomaton (compiler/README.md §4, what SgpDec
 // computes): a cascade of permutation-reset levels whose product emulates the automaton.
 //
 // Levels are indexed from 0 here (level 1 of the printed output is index 0, the level whose

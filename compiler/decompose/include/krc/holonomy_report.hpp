@@ -12,7 +12,7 @@
 //        "cascade": {"reachable_tuples"} (only when the action tables were built)}
 // "states" of a level is the number of its coordinate values (tiles of all its slots, plus
 // the dummy when some chain skips the level). "semigroup.size" and "aperiodic" are null here:
-// the caller fills them from the transformation semigroup when it can enumerate it.
+// add_semigroup_facts fills them.
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -21,6 +21,18 @@
 namespace krc {
 
 nlohmann::json decomposition_to_json(const HolonomyDecomposition& decomposition);
+
+// The semigroup facts of the summary, computed the one way `krc decompose` and `krc info` both
+// use, so that they never disagree: "size" = |S| when S has at most
+// semigroup_enumeration_limit() elements, else null; "aperiodic" from that enumeration, else
+// from the holonomy groups (all trivial exactly when S is aperiodic; "aperiodic_from":
+// "holonomy groups"); "solvable" from the holonomy groups; "size_limit" the limit used.
+inline constexpr std::size_t kDefaultReportElements = 100'000;
+void add_semigroup_facts(nlohmann::json& summary, const HolonomyDecomposition& decomposition,
+                         std::size_t max_elements = kDefaultReportElements);
+// max_elements, lowered so that enumeration (about elements x letters x states steps) stays
+// within 2·10^8 steps: a report the decomposition answers fast must not stall on it.
+std::size_t semigroup_enumeration_limit(const Automaton& automaton, std::size_t max_elements);
 
 // Text from the JSON summary (so that fields the caller filled in show up):
 //   automaton NAME: N states, K letters

@@ -1,5 +1,6 @@
 #pragma once
-// The holonomy skeleton of a semiautomaton (DESIGN.md §3 steps 1-7, as SgpDec computes it):
+// The holonomy skeleton of a semiautomaton (README "Decomposition"; steps 1-7 as SgpDec 1.2
+// computes them):
 // the image orbit of the state set, the extended image set E (images plus the singletons that
 // are not images), tiles, subduction classes (strongly connected components of the orbit
 // graph), their depths, and the transport of tiles along each class (fromRep / toRep).
@@ -46,7 +47,9 @@ class Skeleton {
   // Classes directly below a class: images and image tiles of its members (no self loops).
   const std::vector<int>& class_children(int cls) const { return children_[cls]; }
 
-  // Depth 1 is the class of Q. Singletons (images or not) have depth depth_of_skeleton().
+  // Depth 1 is the class of Q; a class lies at 1 + the longest path to it from there in the
+  // class order (SgpDec 1.2). Singletons (images or not) have depth depth_of_skeleton(), one
+  // below the deepest class.
   int class_depth(int cls) const { return class_depth_[cls]; }
   int depth(std::size_t e) const;
   int depth_of_skeleton() const { return skeleton_depth_; }

@@ -7,9 +7,13 @@
 //     __start0 [label="" shape="none"];
 //     __start0 -> s0;                          // the initial state (any node named __start*)
 //   }
-// Parsed by Boost.Graph's read_graphviz. States are named by their labels when those are all
+//     s1 -> s0 [label=<a | b<br />x>];          // HTML (AALpy's TLS models): inputs a and b
+// Parsed by Boost.Graph's read_graphviz after a grammar check that names the line of a syntax
+// error and bounds brace nesting at 100. States are named by their labels when those are all
 // present and distinct, else by their node ids, and listed in order of first appearance;
-// letters in order of first appearance. Errors name the line.
+// letters in order of first appearance. No start marker: options.initial names the initial
+// state. Probabilistic files (AALpy MDPs "d:0.9", Markov chains) are refused. Errors name the
+// line.
 #include <string>
 
 #include "krc/automaton.hpp"

@@ -1,8 +1,10 @@
 #pragma once
-// JFLAP .jff finite automata (<type>fa</type>, JFLAP 4 to 7 layouts, with or without the
-// <automaton> element), parsed by Boost.PropertyTree's XML reader. The automaton must be a DFA:
-// an empty <read/> (epsilon) or two targets for one state and letter are errors. Each <read>
-// is one letter, whatever its length (JFLAP would read "10" as two symbols; files that use
+// JFLAP .jff finite automata: <type>fa</type> in the JFLAP 4 to 7 layouts (with or without
+// the <automaton> element), and JFLAP 8's nested <structure type="fsa"> (also "mealy_machine"
+// and "moore_machine", read for their inputs), parsed by Boost.PropertyTree's XML reader after
+// a check that elements nest at most 100 deep. The automaton must be a DFA:
+// an empty <read/> or <input/> (epsilon) or two targets for one state and letter are errors. Each
+// <read> is one letter, whatever its length (JFLAP would read "10" as two symbols; files that use
 // such labels mean one). States are named by their "name" attributes when those are distinct,
 // else by their ids; letters are listed in order of first appearance. Errors name the line.
 #include <string>

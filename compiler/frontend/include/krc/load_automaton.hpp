@@ -1,7 +1,8 @@
 #pragma once
-// Reading description files: krc's native JSON, Graphviz DOT as AALpy and LearnLib/AutomataLib
-// write it, and JFLAP .jff (see README, "Input formats"). Every problem is an InputError naming
-// the file, the place (line and column, line, or JSON pointer) and what is wrong.
+// Reading description files: krc's native JSON, Graphviz DOT as AALpy, LearnLib/AutomataLib,
+// FlexFringe and the Automata Wiki write it, and JFLAP .jff 4-8 (see README, "Input formats").
+// Every problem is an InputError naming the file, the place (line and column, line, or JSON
+// pointer) and what is wrong; a weights file is refused as one.
 #include <string>
 
 #include "krc/automaton.hpp"
@@ -10,8 +11,10 @@
 namespace krc {
 
 struct LoadOptions {
-  CompletionOptions completion;  // add_sink: complete a partial DFA with a sink state
-  std::string format;            // "", "json", "dot" or "jff"; "" = from the extension or content
+  // add_sink: complete a partial DFA with a sink state (--complete); initial: the initial
+  // state by name (--initial), for files without a start marker or to override theirs.
+  CompletionOptions completion;
+  std::string format;  // "", "json", "dot" or "jff" (--input-format); "" = extension, content
 };
 
 // Reads `path` ("-" = standard input). The format comes from options.format, else the

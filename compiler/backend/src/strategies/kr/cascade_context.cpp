@@ -45,6 +45,37 @@ Categorical CascadeContext::constant_coordinate(int d) {
   return x;
 }
 
+namespace {
+
+// The inputs of level d's transitions lookup: the letter, then levels 0..d-1 at t-1.
+std::vector<Composite> transition_inputs(const CascadeContext& ctx, int d) {
+  std::vector<Composite> inputs{Composite::of(ctx.tokens)};
+  for (int j = 0; j < d; ++j)
+    inputs.push_back(j + 1 == d && ctx.previous_parts[j] ? *ctx.previous_parts[j]
+                                                         : Composite::of(ctx.previous[j]));
+  return inputs;
+}
+
+}  // namespace
+
+long long CascadeContext::transition_units(int d,
+                                           const std::function<bool(const LevelAction&)>& writes) {
+  if (d == 0) return 0;
+  const auto inputs = transition_inputs(*this, d);
+  std::vector<const Composite*> pointers;
+  for (const auto& c : inputs) pointers.push_back(&c);
+  const auto& table = dec.table(d);
+  long long units = 0;
+  for (std::size_t u = 0; u < table.upper.size(); ++u)
+    for (LetterId a = 0; a < automaton.letter_count(); ++a) {
+      if (!writes(table.action[u][a])) continue;
+      std::vector<int> values{static_cast<int>(a)};
+      values.insert(values.end(), table.upper[u].begin(), table.upper[u].end());
+      units += composite_lookup_units(pointers, values);
+    }
+  return units;
+}
+
 void CascadeContext::add_transitions(int d, const ActionTerms& outputs, const Terms& at_bos) {
   for (auto [dim, w] : at_bos) program.embed_token(0, dim, w);
   const auto& table = dec.table(d);
@@ -57,15 +88,16 @@ void CascadeContext::add_transitions(int d, const ActionTerms& outputs, const Te
   MlpOp lookup;
   lookup.name = tag(d) + ": action of (letter, upper coordinates at t-1)";
   lookup.role = role(RoleKind::Transition, d);
-  std::vector<const Categorical*> inputs{&tokens};
-  for (int j = 0; j < d; ++j) inputs.push_back(&previous[j]);
+  const auto inputs = transition_inputs(*this, d);
+  std::vector<const Composite*> pointers;
+  for (const auto& c : inputs) pointers.push_back(&c);
   for (std::size_t u = 0; u < table.upper.size(); ++u)
     for (LetterId a = 0; a < letters; ++a) {
       Terms out = outputs(table.action[u][a]);
       if (out.empty()) continue;
       std::vector<int> values{static_cast<int>(a)};
       values.insert(values.end(), table.upper[u].begin(), table.upper[u].end());
-      add_lookup_unit(lookup, inputs, values, out);
+      add_composite_lookup(lookup, pointers, values, out);
     }
   if (lookup.units > 0) program.add(std::move(lookup), tag(d) + ": transitions");
 }

@@ -4,8 +4,10 @@
 //
 // Legend: d a level (0-based; printed as d + 1), x_d(t) level d's coordinate after t letters,
 // "upper coordinates" the coordinates of levels 0..d-1, T = max_len.
+#include <deque>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,10 +31,14 @@ struct CascadeContext {
   const Automaton& automaton;
   Program program;
   Features features;
-  Categorical tokens;                   // the current letter
-  Coordinates initial;                  // x(0): the encoding of the initial state
-  std::vector<Categorical> coordinate;  // x_d(t), per level built so far
-  std::vector<Categorical> previous;    // x_d(t-1), per level fetched so far
+  Categorical tokens;   // the current letter
+  Coordinates initial;  // x(0): the encoding of the initial state
+  // Per level built so far: x_d(t) and x_d(t-1) as categoricals (one-hot or linear; empty
+  // where no later operation needs them), and the same as lookups over the level's parts
+  // (composites) where the level computes them without a combining MLP.
+  std::vector<Categorical> coordinate, previous;
+  std::vector<std::optional<Composite>> coordinate_parts, previous_parts;
+  std::deque<Categorical> parts;  // what the composites refer to (stable addresses)
 
   // "level 3"
   std::string tag(int d) const { return "level " + std::to_string(d + 1); }
@@ -47,14 +53,19 @@ struct CascadeContext {
   // The lookup from (letter, upper coordinates at t-1) to what level d needs to know about
   // its action: `outputs` maps each action to terms (none for actions that write nothing),
   // `at_bos` is what BOS holds. Level 1 depends on the letter alone: its lookup is the token
-  // embedding.
+  // embedding. Level d-1's coordinate at t-1 is read as a composite when it has one (the
+  // lookup then fuses with that level's combination of its parts).
   using ActionTerms = std::function<Terms(const LevelAction&)>;
   void add_transitions(int d, const ActionTerms& outputs, const Terms& at_bos);
+  // The number of units add_transitions(d, ...) will add for actions that write something.
+  long long transition_units(int d, const std::function<bool(const LevelAction&)>& writes);
+  // A categorical stored with the context, for composites to refer to.
+  const Categorical* keep(Categorical c) { return &parts.emplace_back(std::move(c)); }
 };
 
 // The level builders (one file each). Each appends level d's operations to the program and
 // its coordinate to ctx.coordinate.
-void build_counter_level(CascadeContext& ctx, int d, LevelAnalysis analysis);
+void build_counter_level(CascadeContext& ctx, int d, const KrPlan& plan, LevelAnalysis analysis);
 void build_scan_level(CascadeContext& ctx, int d);
 // The parallel prefix a scan level runs (symbol_of: each transformation's symbol index).
 PrefixScanSpec level_scan_spec(const HolonomyDecomposition& dec, int d,

@@ -7,23 +7,23 @@ namespace krc {
 
 namespace {
 
-// The levels below read level d's coordinate at t-1.
+// The levels below read level d's coordinate at t-1: a fetch head copies it.
 void fetch_previous(CascadeContext& ctx, int d) {
   const auto& x = ctx.coordinate[d];
   const Role role = ctx.role(RoleKind::PreviousCoordinate, d);
-  Subspace prev =
-      ctx.program.layout().allocate(ctx.tag(d) + " coordinate at t-1", x.labels, role);
+  Subspace prev = ctx.program.layout().allocate(ctx.tag(d) + " coordinate at t-1", x.labels, role);
   std::vector<Entry> copy;
   for (int v = 0; v < x.size(); ++v)
     for (auto [dim, w] : x.indicator[v]) copy.push_back({dim, prev[v], w});
-  ctx.program.add(fetch_from_offset(ctx.features, 1, copy,
-                                    ctx.tag(d) + ": fetch coordinate from t-1", role),
-                  ctx.tag(d + 1) + ": upper coordinates at t-1");
-  ctx.previous.push_back(Categorical::one_hot(prev, x.labels));
+  ctx.program.add(
+      fetch_from_offset(ctx.features, 1, copy, ctx.tag(d) + ": fetch coordinate from t-1", role),
+      ctx.tag(d + 1) + ": upper coordinates at t-1");
+  ctx.previous[d] = Categorical::one_hot(prev, x.labels);
 }
 
 // The state from the coordinates: with one level a linear readout into the logits, otherwise
-// a lookup over every reachable coordinate tuple.
+// a lookup over every reachable coordinate tuple (reading the last level's parts directly
+// when its coordinate is fused into the decoding).
 void decode(CascadeContext& ctx) {
   const auto& dec = ctx.dec;
   const int levels = dec.level_count();
@@ -46,25 +46,31 @@ void decode(CascadeContext& ctx) {
   MlpOp lookup;
   lookup.name = "decode coordinates into the state";
   lookup.role = Role{RoleKind::Decode};
-  std::vector<const Categorical*> inputs;
-  for (const auto& x : ctx.coordinate) inputs.push_back(&x);
+  std::vector<Composite> inputs;
+  for (int d = 0; d < levels; ++d)
+    inputs.push_back(ctx.coordinate_parts[d] ? *ctx.coordinate_parts[d]
+                                             : Composite::of(ctx.coordinate[d]));
+  std::vector<const Composite*> pointers;
+  for (const auto& c : inputs) pointers.push_back(&c);
   for (const auto& c : dec.reachable())
-    add_lookup_unit(lookup, inputs, c, {{state[static_cast<int>(dec.decode(c))], 1.0f}});
+    add_composite_lookup(lookup, pointers, c, {{state[static_cast<int>(dec.decode(c))], 1.0f}});
   ctx.program.add(std::move(lookup), "decode");
   for (int q = 0; q < state.width; ++q) ctx.program.unembed(state[q], q, 1.0f);
 }
 
-void build_level(CascadeContext& ctx, int d, const KrLevelPlan& plan, const KrOptions& options) {
+void build_level(CascadeContext& ctx, int d, const KrPlan& kr, const KrOptions& options) {
+  const KrLevelPlan& plan = kr.levels[d];
   switch (plan.mode) {
     case LevelMode::Scan:
       build_scan_level(ctx, d);
       return;
     case LevelMode::Constant:
-      ctx.coordinate.push_back(ctx.constant_coordinate(d));
+      ctx.coordinate[d] = ctx.constant_coordinate(d);
+      ctx.previous[d] = ctx.coordinate[d];  // the same at every time
       return;
     case LevelMode::Memory:
     case LevelMode::Counters:
-      build_counter_level(ctx, d, analyze_level(ctx.dec, d, options));
+      build_counter_level(ctx, d, kr, analyze_level(ctx.dec, d, options));
       return;
   }
 }
@@ -74,12 +80,19 @@ void build_level(CascadeContext& ctx, int d, const KrLevelPlan& plan, const KrOp
 Program build_kr(const HolonomyDecomposition& decomposition, const KrPlan& plan,
                  const KrOptions& options) {
   CascadeContext ctx(decomposition, plan.max_len);
+  const int levels = decomposition.level_count();
+  ctx.coordinate.resize(levels);
+  ctx.previous.resize(levels);
+  ctx.coordinate_parts.resize(levels);
+  ctx.previous_parts.resize(levels);
   if (plan.form == CascadeForm::TimeShiftedMemory) {
     build_memory_cascade(ctx, plan);
   } else {
-    for (int d = 0; d < decomposition.level_count(); ++d) {
-      build_level(ctx, d, plan.levels[d], options);
-      if (d + 1 < decomposition.level_count()) fetch_previous(ctx, d);
+    for (int d = 0; d < levels; ++d) {
+      const KrLevelPlan& level = plan.levels[d];
+      build_level(ctx, d, plan, options);
+      if (d + 1 < levels && level.mode != LevelMode::Constant && !level.previous_in_place)
+        fetch_previous(ctx, d);
     }
   }
   decode(ctx);

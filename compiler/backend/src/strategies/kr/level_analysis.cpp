@@ -30,12 +30,12 @@ LevelAnalysis analyze_level(const HolonomyDecomposition& decomposition, int d,
       }
     }
   for (std::size_t s = 0; s < slots; ++s) {
-    a.active[s] = a.resets || (a.initial != level.dummy &&
-                               level.slot_of[a.initial] == static_cast<int>(s));
+    a.active[s] =
+        a.resets || (a.initial != level.dummy && level.slot_of[a.initial] == static_cast<int>(s));
     if (!a.active[s] || a.permutations[s].empty()) continue;
-    a.groups[s] = PolycyclicGroup::build(a.permutations[s],
-                                         static_cast<int>(level.slots[s].tiles.size()),
-                                         static_cast<std::size_t>(options.max_counter_group_order));
+    a.groups[s] =
+        PolycyclicGroup::build(a.permutations[s], static_cast<int>(level.slots[s].tiles.size()),
+                               static_cast<std::size_t>(options.max_counter_group_order));
     if (!a.groups[s]) a.needs_scan = true;
   }
   return a;

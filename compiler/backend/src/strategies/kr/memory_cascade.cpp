@@ -42,13 +42,11 @@ class MemoryCascadeBuilder {
                          "letters at t-1.." + std::to_string(levels_ - 1));
     for (int d = 0; d < levels_; ++d)
       for (const auto& m : memories_[d]) add_memory(d, m);
-    for (int d = 0; d < levels_; ++d) ctx_.coordinate.push_back(value_at_[d][0]);
+    for (int d = 0; d < levels_; ++d) ctx_.coordinate[d] = value_at_[d][0];
   }
 
  private:
-  static std::string when(int shift) {
-    return shift == 0 ? "" : " at t-" + std::to_string(shift);
-  }
+  static std::string when(int shift) { return shift == 0 ? "" : " at t-" + std::to_string(shift); }
 
   // The letter at t-s (s >= 1) with a BOS category for t-s <= 0, fetched in layer 0. The
   // lookups of levels 2.. read it up to s = K - 2; the fetch from t-(K-1) only carries level
@@ -137,7 +135,8 @@ class MemoryCascadeBuilder {
   void add_reset_lookup(int d, const Memory& m) {
     const auto& table = ctx_.dec.table(d);
     MlpOp lookup;
-    lookup.name = ctx_.tag(d) + when(m.shift) + ": action of (letter, upper values one step earlier)";
+    lookup.name =
+        ctx_.tag(d) + when(m.shift) + ": action of (letter, upper values one step earlier)";
     lookup.role = ctx_.role(RoleKind::Transition, d, 0, 0, m.shift);
     std::vector<const Categorical*> inputs{&letter_at_[m.shift]};
     for (int j = 0; j < d; ++j) inputs.push_back(&value_at_[j][m.shift + 1]);

@@ -62,7 +62,7 @@ void build_scan_level(CascadeContext& ctx, int d) {
       },
       scan.identity_terms());
   scan.build(ctx.tag(d) + " scan step");
-  ctx.coordinate.push_back(scan.result());
+  ctx.coordinate[d] = scan.result();
 }
 
 }  // namespace krc

@@ -1,0 +1,36 @@
+#pragma once
+// Internal header. What an edge label of a DOT automaton means, for the tools that write them:
+//   "a"                      a letter (DFA)
+//   "a/x", "a / x"           a Mealy transition: the input a (the output is not kept)
+//   <a | b<br />x / y>       an HTML label (AALpy's TLS models, from StateLearner): the input
+//                            part is what comes before the first <br>, and inputs joined by
+//                            '|' are one edge each; tags are dropped, entities decoded. An HTML
+//                            label without <br> reads like a quoted one.
+//   "d:0.9"                  AALpy MDP ("input:probability"), "a/x:0.5" a stochastic Mealy
+//                            machine, "0.5" a Markov chain: not deterministic automata.
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace krc::frontend {
+
+// The inputs an edge label stands for (one for plain and Mealy labels); `html`: the label
+// was written <...> (Boost gives it with its brackets). Empty inputs are returned as "".
+std::vector<std::string> edge_inputs(const std::string& label, bool html);
+
+// The text of an HTML label <...>: tags dropped, entities decoded, trimmed.
+std::string html_label_text(const std::string& label);
+
+enum class ProbabilisticLabel { None, Mdp, StochasticMealy, MarkovChain };
+
+// How `label` reads as a probabilistic label, and its probability (in [0, 1]) if it does.
+struct ProbabilityReading {
+  ProbabilisticLabel kind = ProbabilisticLabel::None;
+  double probability = 0;
+};
+ProbabilityReading read_probability_label(const std::string& label);
+
+// "an AALpy MDP (labels 'input:probability')" and the like, for messages.
+std::string describe(ProbabilisticLabel kind);
+
+}  // namespace krc::frontend

@@ -1,0 +1,149 @@
+#pragma once
+// Internal to the runtime (forward_kernels.hpp uses it). Bounds on attention scores over blocks of
+// keys, so that a query row of a select head visits only the keys whose softmax weight can be
+// nonzero instead of every causal key: O(T log T)-like per head for position-code lookups and
+// memory heads, where the dense scores cost O(T^2).
+//
+// Legend: qd = query dims; a leaf = 16 consecutive keys; a node of level l covers 8^l leaves;
+// lo/hi = the per-dimension minimum/maximum of the keys under a node.
+//
+// Why the result is bitwise the dense one: the row maximum is found exactly (branch and bound:
+// a node whose bound cannot beat the best score so far holds no larger score), and a node whose
+// bound lies below the row's cutoff holds only scores below it, i.e. softmax terms that are
+// exact zeros and that the dense path skips too. Every score that is computed comes from the
+// caller's leaf kernel, the same arithmetic as the dense scores. A bound is
+// scale * sum_k max(q_k lo_k, q_k hi_k), an upper bound of the exact score; `margin` covers the
+// rounding of both the bound and the computed score, so pruning is conservative.
+#include <Eigen/Dense>
+#include <algorithm>
+#include <limits>
+#include <vector>
+
+namespace krc::kernels {
+
+class KeyTree {
+ public:
+  static constexpr int kLeaf = 16, kFan = 8;
+
+  // The bounds of keys [0, n) of kt [qd, >= n]: rebuilt from key `from` on (keys before it
+  // are unchanged since the last build), or entirely when the shape changed.
+  template <typename S>
+  void build(const Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>& kt, int from,
+             int n);
+  int keys() const { return keys_; }
+
+  // One query row as the bounds read it: scores scale * (q . k_j) for keys j <= last.
+  class Query {
+   public:
+    // unit: the relative rounding error of one operation of the score arithmetic (2^-53 for
+    // double, 2^-24 for float32 scores).
+    Query(const KeyTree& tree, const double* q, int qd, double scale, int last, double unit);
+    int last() const { return last_; }
+
+   private:
+    friend class KeyTree;
+    std::vector<double> positive_, negative_;  // sign(scale) q split by sign
+    double scale_ = 1, margin_ = 0;
+    int last_ = 0;
+  };
+
+  // Scores(leaf, out): out[0, 16) = the scores of keys 16 leaf .. 16 leaf + 15 as the dense
+  // kernel computes them (entries past `last` are ignored).
+  template <typename Scores>
+  double max_score(const Query& query, Scores scores) const;
+  // emit(j, score) for every key j <= last whose score is >= floor, in ascending j; keys of
+  // pruned nodes have scores below floor.
+  template <typename Scores, typename Emit>
+  void each_at_least(const Query& query, double floor, Scores scores, Emit emit) const;
+  // The latest key j <= last whose score equals `value`, or -1.
+  template <typename Scores>
+  int latest_equal(const Query& query, double value, Scores scores) const;
+
+ private:
+  // bound[c] for the children of node p of level l (level l - 1, indices kFan p + c).
+  void child_bounds(const Query& query, int l, int p, double* bound) const;
+  int first_key(int l, int p) const { return p * leaf_keys_[l]; }
+  int children(const Query& query, int l, int p) const;  // the causal ones
+
+  int qd_ = 0, keys_ = 0;
+  std::vector<int> count_, stride_, leaf_keys_;  // per level: nodes, padded width, keys per node
+  std::vector<std::vector<double>> lo_, hi_;     // per level: [qd][stride]
+};
+
+inline int KeyTree::children(const Query& query, int l, int p) const {
+  const int first = kFan * p, child_keys = leaf_keys_[l - 1];
+  int c = 0;
+  while (c < kFan && first + c < count_[l - 1] && (first + c) * child_keys <= query.last_) ++c;
+  return c;
+}
+
+template <typename Scores>
+double KeyTree::max_score(const Query& query, Scores scores) const {
+  double best = -std::numeric_limits<double>::infinity();
+  double leaf[kLeaf];
+  auto visit = [&](auto& self, int l, int p) -> void {
+    if (l == 0) {
+      scores(p, leaf);
+      const int end = std::min(kLeaf, query.last_ - p * kLeaf + 1);
+      for (int j = 0; j < end; ++j) best = std::max(best, leaf[j]);
+      return;
+    }
+    double bound[kFan];
+    child_bounds(query, l, p, bound);
+    const int count = children(query, l, p);
+    int order[kFan];  // the children by bound, best first (insertion sort of at most 8)
+    for (int c = 0; c < count; ++c) {
+      int k = c;
+      for (; k > 0 && bound[order[k - 1]] < bound[c]; --k) order[k] = order[k - 1];
+      order[k] = c;
+    }
+    for (int k = 0; k < count; ++k) {
+      if (bound[order[k]] + query.margin_ < best) break;  // nothing below beats best
+      self(self, l - 1, kFan * p + order[k]);
+    }
+  };
+  visit(visit, static_cast<int>(count_.size()) - 1, 0);
+  return best;
+}
+
+template <typename Scores, typename Emit>
+void KeyTree::each_at_least(const Query& query, double floor, Scores scores, Emit emit) const {
+  double leaf[kLeaf];
+  auto visit = [&](auto& self, int l, int p) -> void {
+    if (l == 0) {
+      scores(p, leaf);
+      const int end = std::min(kLeaf, query.last_ - p * kLeaf + 1);
+      for (int j = 0; j < end; ++j)
+        if (leaf[j] >= floor) emit(p * kLeaf + j, leaf[j]);
+      return;
+    }
+    double bound[kFan];
+    child_bounds(query, l, p, bound);
+    const int count = children(query, l, p);
+    for (int c = 0; c < count; ++c)
+      if (bound[c] + query.margin_ >= floor) self(self, l - 1, kFan * p + c);
+  };
+  visit(visit, static_cast<int>(count_.size()) - 1, 0);
+}
+
+template <typename Scores>
+int KeyTree::latest_equal(const Query& query, double value, Scores scores) const {
+  double leaf[kLeaf];
+  auto visit = [&](auto& self, int l, int p) -> int {
+    if (l == 0) {
+      scores(p, leaf);
+      for (int j = std::min(kLeaf, query.last_ - p * kLeaf + 1) - 1; j >= 0; --j)
+        if (leaf[j] == value) return p * kLeaf + j;
+      return -1;
+    }
+    double bound[kFan];
+    child_bounds(query, l, p, bound);
+    for (int c = children(query, l, p) - 1; c >= 0; --c)
+      if (bound[c] + query.margin_ >= value)
+        if (const int j = self(self, l - 1, kFan * p + c); j >= 0) return j;
+    return -1;
+  };
+  return visit(visit, static_cast<int>(count_.size()) - 1, 0);
+}
+
+}  // namespace krc::kernels

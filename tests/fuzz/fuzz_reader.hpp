@@ -1,0 +1,33 @@
+#pragma once
+// The shared body of the three description-format fuzz targets: any bytes must either give an
+// automaton or fail as bad input (InputError) or over a limit (LimitError). Anything else that
+// escapes (another exception, a crash, a sanitizer report) is a bug libFuzzer reports.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "krc/input_error.hpp"
+#include "krc/load_automaton.hpp"
+#include "krc/memory_budget.hpp"
+
+namespace krc::fuzz {
+
+// A budget well under libFuzzer's default RSS limit (2 GB), so that every size check is
+// reachable by a small input.
+inline void set_fuzz_budget() { set_memory_budget(std::uint64_t{256} << 20); }
+
+inline int read_description(const std::uint8_t* data, std::size_t size, const char* format) {
+  const std::string text(reinterpret_cast<const char*>(data), size);
+  LoadOptions options;
+  options.format = format;
+  options.completion.add_sink = size % 2 == 1;  // both the partial and the completing path
+  try {
+    const Automaton automaton = parse_automaton(text, std::string("fuzz.") + format, options);
+    if (automaton.state_count() == 0 || automaton.letter_count() == 0) __builtin_trap();
+  } catch (const InputError&) {
+  } catch (const LimitError&) {
+  }
+  return 0;
+}
+
+}  // namespace krc::fuzz

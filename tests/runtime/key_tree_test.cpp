@@ -1,0 +1,138 @@
+// Bounds on blocks of keys (key_tree.hpp): the searches against brute force over every key,
+// and forward passes whose select heads use the tree against the same passes scoring every key
+// (bitwise), on random and compiled networks, in every arithmetic.
+#include "krc/key_tree.hpp"
+
+#include <doctest/doctest.h>
+
+#include <climits>
+#include <cmath>
+
+#include "krc/compile.hpp"
+#include "krc/forward.hpp"
+#include "random_network.hpp"
+#include "test_support.hpp"
+
+using namespace krc;
+
+namespace {
+
+using Rows = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+ForwardPass pass_with_tree_from(const Network& n, AttentionKind attention, Arithmetic arithmetic,
+                                int tree_from) {
+  ForwardOptions options{attention, arithmetic, 1};
+  options.key_tree_from_row = tree_from;
+  return ForwardPass(n, options);
+}
+
+constexpr Arithmetic kArithmetics[] = {Arithmetic::Float32, Arithmetic::Float64Accumulate,
+                                       Arithmetic::Float64};
+constexpr AttentionKind kAttentions[] = {AttentionKind::Softmax, AttentionKind::Hard,
+                                         AttentionKind::Hardmax};
+
+}  // namespace
+
+TEST_CASE("key tree: maximum, keys above a floor and the latest maximum equal brute force") {
+  std::mt19937_64 rng(401);
+  int rows = 0;
+  for (int round = 0; round < 60; ++round) {
+    const int qd = 1 + static_cast<int>(rng() % 6);
+    const int n = 1 + static_cast<int>(rng() % 3000);
+    // Keys from a few values per dim (ties and repeated scores), or ±1 codes, or anything.
+    Rows kt(qd, (n + 15) / 16 * 16);
+    kt.setZero();
+    for (int k = 0; k < qd; ++k)
+      for (int j = 0; j < n; ++j)
+        kt(k, j) = round % 3 == 0   ? static_cast<double>(rng() % 3)
+                   : round % 3 == 1 ? ((j >> k) & 1 ? 1.0 : -1.0)
+                                    : std::uniform_real_distribution<double>(-5, 5)(rng);
+    kernels::KeyTree tree;
+    tree.build(kt, 0, n);
+    const double scale = round % 4 == 0 ? -1.5 : 20.0;
+    for (int trial = 0; trial < 10; ++trial) {
+      std::vector<double> q(qd);
+      for (auto& v : q) v = static_cast<double>(static_cast<int>(rng() % 5) - 2);
+      const int last = static_cast<int>(rng() % n);
+      auto score = [&](int j) {
+        double dot = 0.0;
+        for (int k = 0; k < qd; ++k) dot += q[k] * kt(k, j);
+        return scale * dot;
+      };
+      auto leaf = [&](int p, double* out) {
+        for (int t = 0; t < kernels::KeyTree::kLeaf; ++t) out[t] = score(16 * p + t);
+      };
+      const kernels::KeyTree::Query query(tree, q.data(), qd, scale, last, 0x1p-53);
+      double max = score(0);
+      int latest = 0;
+      for (int j = 1; j <= last; ++j)
+        if (score(j) >= max) {
+          max = score(j);
+          latest = j;
+        }
+      CHECK(tree.max_score(query, leaf) == max);
+      CHECK(tree.latest_equal(query, max, leaf) == latest);
+      const double floor = max - 2.0 * std::abs(scale);
+      std::vector<int> expected, found;
+      for (int j = 0; j <= last; ++j)
+        if (score(j) >= floor) expected.push_back(j);
+      tree.each_at_least(query, floor, leaf, [&](int j, double s) {
+        CHECK(s == score(j));
+        found.push_back(j);
+      });
+      CHECK(found == expected);
+      ++rows;
+    }
+  }
+  CHECK(rows == 600);
+}
+
+TEST_CASE("key tree: random networks give bitwise the logits of scoring every key") {
+  std::mt19937_64 rng(402);
+  int compared = 0;
+  for (int i = 0; i < 20; ++i) {
+    test::RandomNetworkShape shape;
+    shape.max_len = 300;
+    if (i % 4 == 3) shape.scale = 60.0f;
+    const Automaton a = test::random_automaton(rng, 4, 3);
+    const Network n = test::random_network(rng, a, shape);
+    const auto word = test::random_word(rng, static_cast<int>(a.letter_count()), 300);
+    for (Arithmetic arithmetic : kArithmetics)
+      for (AttentionKind attention : kAttentions) {
+        const Eigen::MatrixXd dense =
+            pass_with_tree_from(n, attention, arithmetic, INT_MAX).run(word);
+        CHECK(pass_with_tree_from(n, attention, arithmetic, 0).run(word) == dense);
+        CHECK(pass_with_tree_from(n, attention, arithmetic, 100).run(word) == dense);
+        ++compared;
+      }
+  }
+  CHECK(compared == 20 * 3 * 3);
+}
+
+TEST_CASE("key tree: compiled networks (both strategies) give bitwise the logits of every key") {
+  // Position-code lookups (scan steps, kr's fetches from t-1) and memory heads (latest
+  // reset), the heads the tree exists for, at a length where the default uses it.
+  std::mt19937_64 rng(403);
+  for (const char* name : {"gridworld_9", "symmetric_4", "flipflop_3", "abab", "cyclic_3"}) {
+    for (Strategy strategy : {Strategy::Kr, Strategy::Scan}) {
+      CAPTURE(name);
+      CAPTURE(static_cast<int>(strategy));
+      const Automaton a = test::reference_automaton(name);
+      CompileOptions options;
+      options.strategy = strategy;
+      options.max_len = 1500;
+      const Network net = compile(a, options).network;
+      const int letters = static_cast<int>(a.letter_count());
+      for (const auto& word : {test::random_word(rng, letters, 1500),
+                               std::vector<LetterId>(1500, static_cast<LetterId>(letters - 1))}) {
+        for (Arithmetic arithmetic : kArithmetics)
+          for (AttentionKind attention : {AttentionKind::Softmax, AttentionKind::Hard}) {
+            const Eigen::MatrixXd dense =
+                pass_with_tree_from(net, attention, arithmetic, INT_MAX).run(word);
+            CHECK(pass_with_tree_from(net, attention, arithmetic, 1024).run(word) == dense);
+            CHECK(pass_with_tree_from(net, attention, arithmetic, 0).run(word) == dense);
+          }
+      }
+    }
+  }
+}

@@ -1,0 +1,199 @@
+// Hostile description files through the krc command (issue 9): endless or huge inputs, an
+// automaton too large to decompose, one too large to compile, and reserved names. Each ends in
+// exit status 2 with a message naming the file and the place or the budget, the child's peak
+// memory (wait4) under the budget, no output file, and an existing output unchanged.
+#include <doctest/doctest.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <thread>
+
+#include "child_process.hpp"
+#include "hostile_support.hpp"
+#include "test_support.hpp"
+
+using namespace krc;
+using test::contains;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::uint64_t kBudget = std::uint64_t{512} << 20;
+
+// `krc compile INPUT -o OUT ARGS --max-memory 512M` twice, as cli_errors_test does: once with
+// no OUT (none may appear), once over an existing OUT (its bytes must stay); returns the run.
+test::ChildResult compile_refused(const std::string& input, std::vector<std::string> args = {},
+                                  const std::string& stdin_path = "/dev/null") {
+  test::TempDir out_dir;
+  const std::string out = (out_dir / "out.safetensors").string();
+  const std::string previous = "an earlier output, not to be touched\n";
+  test::ChildResult first;
+  for (bool existing : {false, true}) {
+    if (existing) test::write_file(out_dir, "out.safetensors", previous);
+    std::vector<std::string> all{"compile", input, "-o", out};
+    all.insert(all.end(), args.begin(), args.end());
+    all.insert(all.end(), {"--max-memory", std::to_string(kBudget)});
+    test::ChildSpec spec(all);
+    spec.stdin_path = stdin_path;
+    if (!test::kSanitized) spec.address_space = kBudget + (std::uint64_t{1} << 30);
+    const auto r = test::run_child(spec);
+    CAPTURE(r.err);
+    CHECK(r.status == 2);
+    CHECK(r.out.empty());
+    test::check_peak_under(r, kBudget);
+    if (existing)
+      CHECK(test::read_text(out) == previous);
+    else
+      CHECK_FALSE(fs::exists(out));
+    CHECK(std::distance(fs::directory_iterator(out_dir.path()), fs::directory_iterator()) ==
+          (existing ? 1 : 0));
+    if (!existing) first = r;
+  }
+  return first;
+}
+
+// A permutation automaton: letter a rotates n states, letter b swaps neighbours.
+std::string permutation_automaton(int n) {
+  std::string states, rotate, swap;
+  for (int i = 0; i < n; ++i) {
+    const std::string sep = i ? "," : "";
+    states += sep + "\"s" + std::to_string(i) + "\"";
+    rotate += sep + std::to_string((i + 1) % n);
+    swap += sep + std::to_string((i ^ 1) < n ? (i ^ 1) : i);
+  }
+  return "{\"states\":[" + states + "],\"alphabet\":[\"a\",\"b\"],\"initial\":0," +
+         "\"transitions\":{\"a\":[" + rotate + "],\"b\":[" + swap + "]}}";
+}
+
+}  // namespace
+
+TEST_CASE("hostile descriptions: /dev/zero and binary files stop at the first NUL byte") {
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{}, {"--format", "json"}, {"--format", "dot"}}) {
+    auto r = compile_refused("/dev/zero", args);
+    CHECK(contains(r.err, "krc: error: /dev/zero: line 1: a NUL byte (at byte 0)"));
+    r = compile_refused("-", args, "/dev/zero");
+    CHECK(contains(r.err, "krc: error: <stdin>: line 1: a NUL byte (at byte 0)"));
+  }
+}
+
+TEST_CASE("hostile descriptions: a huge file or an endless stream stops at the read limit") {
+  test::TempDir dir;
+  // 20 GB, sparse: refused by its size, before a byte is read.
+  const std::string huge = (dir / "huge.json").string();
+  std::ofstream(huge) << "{";
+  fs::resize_file(huge, std::uint64_t{20} << 30);
+  auto r = compile_refused(huge);
+  CHECK(contains(r.err, "krc: error: " + huge +
+                            ": 20.0 GiB, more than the 16.0 MiB a "
+                            "description file may have (1/32 of the memory "
+                            "budget, --max-memory 512 MiB"));
+  CHECK(r.peak_bytes < (std::uint64_t{64} << 20));
+  // An endless stream of text (a FIFO fed by a thread until krc closes it).
+  const std::string fifo = (dir / "endless.json").string();
+  REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+  std::thread feeder([&] {
+    const int fd = open(fifo.c_str(), O_WRONLY);
+    const std::string chunk(65536, '[');
+    while (fd >= 0 && write(fd, chunk.data(), chunk.size()) > 0) {
+    }
+    if (fd >= 0) close(fd);
+  });
+  signal(SIGPIPE, SIG_IGN);
+  test::ChildSpec spec({"compile", fifo, "-o", (dir / "out.safetensors").string(), "--max-memory",
+                        std::to_string(kBudget)});
+  r = test::run_child(spec);
+  feeder.join();
+  CAPTURE(r.err);
+  CHECK(r.status == 2);
+  CHECK(contains(r.err, fifo + ": more than the 16.0 MiB a description file may have"));
+  test::check_peak_under(r, kBudget);
+  CHECK_FALSE(fs::exists(dir / "out.safetensors"));
+}
+
+TEST_CASE(
+    "hostile descriptions: krc info on a 300,000-state permutation automaton stays in budget") {
+  test::TempDir dir;
+  const std::string file = test::write_file(
+      dir, "perm.json", permutation_automaton(test::test_scale() < 1.0 ? 100000 : 300000));
+  const auto r = test::run_budgeted({"info", file}, kBudget);
+  CAPTURE(r.err);
+  CHECK(r.status == 2);
+  // The semigroup is left unknown over the budget; the skeleton's singletons (n bits each for
+  // n states) are what cannot be held.
+  CHECK(contains(r.err, "krc: error: the extended image set of 'perm'"));
+  CHECK(contains(r.err, "more than the memory budget (--max-memory 512 MiB)"));
+  test::check_peak_under(r, kBudget);
+}
+
+TEST_CASE("hostile descriptions: compiling a 5,000-state random automaton stops at the budget") {
+  test::TempDir dir;
+  std::mt19937_64 rng(9);
+  const int n = test::test_scale() < 1.0 ? 2000 : 5000;  // the sanitizer build is slower
+  std::string states, a, b;
+  std::uniform_int_distribution<int> target(0, n - 1);
+  for (int i = 0; i < n; ++i) {
+    const std::string sep = i ? "," : "";
+    states += sep + "\"q" + std::to_string(i) + "\"";
+    a += sep + std::to_string(target(rng));
+    b += sep + std::to_string(target(rng));
+  }
+  const std::string file = test::write_file(
+      dir, "random.json",
+      "{\"states\":[" + states + "],\"alphabet\":[\"a\",\"b\"],\"initial\":0,\"transitions\":{" +
+          "\"a\":[" + a + "],\"b\":[" + b + "]}}");
+  const auto r = compile_refused(file, {"--max-len", "8"});
+  CHECK(contains(r.err, "krc: error: neither strategy fits"));
+  CHECK(contains(r.err, "memory budget (--max-memory 512 MiB)"));
+}
+
+TEST_CASE("hostile descriptions: the letter <bos> is refused where it is written") {
+  test::TempDir dir;
+  const std::string json =
+      test::write_file(dir, "bos.json",
+                       R"({"states": ["p"], "alphabet": ["a", "<bos>"], "initial": "p",
+          "transitions": {"a": ["p"], "<bos>": ["p"]}})");
+  auto r = compile_refused(json);
+  CHECK(contains(r.err,
+                 "krc: error: " + json + ": /alphabet/1: the letter name '<bos>' is reserved"));
+  const std::string dot = test::write_file(dir, "bos.dot",
+                                           "digraph g {\n  s0 [label=\"0\"];\n"
+                                           "  s0 -> s0 [label=\"a\"];\n"
+                                           "  s0 -> s0 [label=\"<bos>\"];\n"
+                                           "  __start0 -> s0;\n}\n");
+  r = compile_refused(dot);
+  CHECK(contains(r.err, "krc: error: " + dot + ": line 4: the letter name '<bos>' is reserved"));
+  const std::string jff =
+      test::write_file(dir, "bos.jff",
+                       "<structure><type>fa</type><automaton>\n"
+                       "<state id=\"0\" name=\"q0\"><initial/></state>\n"
+                       "<transition><from>0</from><to>0</to><read>&lt;bos&gt;</read></transition>\n"
+                       "</automaton></structure>\n");
+  r = compile_refused(jff);
+  CHECK(contains(r.err, "krc: error: " + jff + ": line 3: the letter name '<bos>' is reserved"));
+}
+
+TEST_CASE("hostile descriptions: JSON nested 100,000 deep is refused at its line and column") {
+  test::TempDir dir;
+  // An ignored member, on line 2: the bracket opening level 513 is refused (the document
+  // itself is level 1), not copied or printed by anything recursive.
+  const std::string prefix =
+      "{\"states\": [\"a\"], \"alphabet\": [\"x\"], \"initial\": \"a\",\n"
+      " \"transitions\": {\"x\": [\"a\"]}, \"notes\": ";
+  const std::string file = test::write_file(
+      dir, "deep.json", prefix + std::string(100000, '[') + std::string(100000, ']') + "}\n");
+  const std::size_t column = prefix.size() - prefix.find('\n') - 1 + 511 + 1;
+  const auto r = compile_refused(file);
+  CHECK(contains(r.err, "krc: error: " + file + ": line 2, column " + std::to_string(column) +
+                            ": JSON nested deeper than 512 levels"));
+  for (const char* command : {"info", "decompose"}) {
+    const auto other = test::run_child({command, file});
+    CHECK(other.status == 2);
+    CHECK(other.err == r.err);
+  }
+}

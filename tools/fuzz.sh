@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Fuzzes krc's readers with clang's libFuzzer under AddressSanitizer and UBSan: builds the
+# targets of tests/fuzz in build-fuzz (-DKRC_FUZZ=ON) and runs each for SECONDS seconds, one
+# after the other, on its seed corpus (tests/fuzz/seeds/TARGET) and dictionary.
+#   tools/fuzz.sh [SECONDS] [TARGET...]     SECONDS default 60; TARGETs: json dot jflap weights
+# The growing corpus stays in build-fuzz/corpus/TARGET, crashes go to build-fuzz/findings/TARGET.
+# Prints each target's figures (executions, coverage); exits 1 when a target failed, 2 when no
+# clang is installed (Debian: clang-14 libclang-rt-14-dev).
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+seconds=${1:-60}
+shift || true
+targets=("$@")
+((${#targets[@]})) || targets=(json dot jflap weights)
+
+clang=""
+for candidate in clang++-14 clang++; do
+  command -v "$candidate" >/dev/null && { clang=$candidate; break; }
+done
+probe='extern "C" int LLVMFuzzerTestOneInput(const unsigned char*, unsigned long) { return 0; }'
+if [ -z "$clang" ] || ! echo "$probe" | "$clang" -x c++ -fsanitize=fuzzer - -o /dev/null 2>/dev/null; then
+  echo "fuzz.sh: no clang++ with libFuzzer (apt-get install clang-14 libclang-rt-14-dev)" >&2
+  exit 2
+fi
+build="$here/build-fuzz"
+cmake -S "$here" -B "$build" -DCMAKE_CXX_COMPILER="$clang" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DKRC_FUZZ=ON >/dev/null
+cmake --build "$build" -j"$(nproc)" --target "${targets[@]/#/fuzz_}" >/dev/null
+
+failed=0
+for target in "${targets[@]}"; do
+  corpus="$build/corpus/$target" findings="$build/findings/$target"
+  mkdir -p "$corpus" "$findings"
+  log="$build/fuzz_$target.log"
+  echo "fuzz.sh: $target for ${seconds} s" >&2
+  # -rss_limit_mb: krc's own budget in the targets is 256 MiB; anything near 2 GB is a bug.
+  if ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    "$build/tests/fuzz/fuzz_$target" "$corpus" "$here/tests/fuzz/seeds/$target" \
+    -dict="$here/tests/fuzz/dictionaries/$target.dict" -max_total_time="$seconds" \
+    -rss_limit_mb=2048 -timeout=30 -max_len=65536 -print_final_stats=1 \
+    -artifact_prefix="$findings/" >"$log" 2>&1; then
+    status=ok
+  else
+    status=FAILED
+    failed=1
+  fi
+  runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo "?")
+  coverage=$(grep -o 'cov: [0-9]* ft: [0-9]*' "$log" | tail -1 || echo "cov: ?")
+  corpus_size=$(grep -o 'corp: [0-9]*/[0-9]*[a-zA-Z]*' "$log" | tail -1 || echo "corp: ?")
+  echo "$target: $status, $runs executions, $coverage, $corpus_size (log: $log)"
+  [ "$status" = ok ] || tail -40 "$log" >&2
+done
+exit $failed

@@ -1,0 +1,22 @@
+#pragma once
+// The options of every command that reads an automaton description (compile, decompose,
+// info), declared once so that they are one vocabulary: --input-format, --complete and
+// --initial. `--format` stays the output format of `krc decompose`; on the other commands it
+// is refused with a pointer to --input-format.
+#include <CLI/CLI.hpp>
+
+#include "krc/decompose_options.hpp"
+#include "krc/load_automaton.hpp"
+
+namespace krc::cli {
+
+void add_automaton_input_options(CLI::App& sub, LoadOptions& load);
+
+// For commands without an output format: `--format` names --input-format in its error.
+void refuse_format_option(CLI::App& sub);
+
+// "--max-images (now 4,194,304) raises the limit": the option of a decomposition limit and
+// its current value, for the error message.
+std::string decompose_limit_hint(const DecomposeLimitError& e);
+
+}  // namespace krc::cli

@@ -1,0 +1,70 @@
+#include "option_checks.hpp"
+
+#include <charconv>
+#include <filesystem>
+
+#include "krc/input_error.hpp"
+#include "krc/memory_budget.hpp"
+#include "krc/verifier.hpp"
+
+namespace krc::cli {
+
+namespace {
+
+std::string range_text(long long min, long long max) {
+  return "[" + with_thousands(min) + ", " + with_thousands(max) + "]";
+}
+
+}  // namespace
+
+CLI::Validator integer_in(long long min, long long max) {
+  return CLI::Validator(
+      [min, max](std::string& value) -> std::string {
+        long long parsed = 0;
+        const char* end = value.data() + value.size();
+        auto [ptr, error] = std::from_chars(value.data(), end, parsed);
+        if (error == std::errc() && ptr == end && parsed >= min && parsed <= max) return "";
+        return value + " is not an integer in " + range_text(min, max);
+      },
+      "INT in " + range_text(min, max));
+}
+
+CLI::Validator unsigned_64() {
+  return CLI::Validator(
+      [](std::string& value) -> std::string {
+        std::uint64_t parsed = 0;
+        const char* end = value.data() + value.size();
+        auto [ptr, error] = std::from_chars(value.data(), end, parsed);
+        if (error == std::errc() && ptr == end) return "";
+        return value + " is not an integer in [0, 18,446,744,073,709,551,615] (2^64 - 1)";
+      },
+      "UINT64");
+}
+
+CLI::Validator nonempty_path() {
+  return CLI::Validator(
+      [](std::string& value) -> std::string {
+        return value.empty() ? "the path is empty (give a file name, or - for standard output)"
+                             : "";
+      },
+      "PATH");
+}
+
+CLI::Validator byte_size() {
+  return CLI::Validator(
+      [](std::string& value) -> std::string {
+        if (parse_byte_size(value)) return "";
+        return "'" + value + "' is not a size (examples: 512M, 4G, 1.5GiB, 1000000)";
+      },
+      "SIZE");
+}
+
+void refuse_output_over_input(const std::string& output, const std::string& input) {
+  if (output == "-" || input == "-") return;
+  std::error_code ec;
+  if (std::filesystem::equivalent(output, input, ec) && !ec)
+    throw InputError(output, "-o",
+                     "is the input file; krc will not replace its input with its output");
+}
+
+}  // namespace krc::cli
