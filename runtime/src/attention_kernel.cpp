@@ -13,8 +13,8 @@
 #include <cstring>
 #include <limits>
 
-#include "krc/forward_kernels.hpp"
-#include "krc/key_tree.hpp"
+#include "forward_kernels.hpp"
+#include "key_tree.hpp"
 
 #if defined(__AVX__)
 #include <immintrin.h>

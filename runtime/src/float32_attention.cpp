@@ -11,9 +11,9 @@
 #include <cmath>
 #include <cstring>
 
-#include "krc/float32_kernels.hpp"
-#include "krc/forward_kernels.hpp"
-#include "krc/identical_sum.hpp"
+#include "float32_kernels.hpp"
+#include "forward_kernels.hpp"
+#include "identical_sum.hpp"
 
 namespace krc::kernels::f32 {
 

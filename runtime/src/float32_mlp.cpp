@@ -9,8 +9,8 @@
 #include <bit>
 #include <cmath>
 
-#include "krc/float32_kernels.hpp"
-#include "krc/forward_kernels.hpp"
+#include "float32_kernels.hpp"
+#include "forward_kernels.hpp"
 
 namespace krc::kernels::f32 {
 

@@ -7,10 +7,10 @@
 #include <stdexcept>
 #include <thread>
 
-#include "krc/float32_kernels.hpp"
-#include "krc/forward_kernels.hpp"
+#include "float32_kernels.hpp"
+#include "forward_kernels.hpp"
 #include "krc/network_memory.hpp"
-#include "krc/prepared_network.hpp"
+#include "prepared_network.hpp"
 
 namespace krc {
 

@@ -1,4 +1,4 @@
-#include "krc/identical_sum.hpp"
+#include "identical_sum.hpp"
 
 #include <algorithm>
 #include <cmath>

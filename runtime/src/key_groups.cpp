@@ -6,7 +6,7 @@
 // argmax ties go to the latest member of the best groups, as they go to the latest position.
 #include <cstring>
 
-#include "krc/forward_kernels.hpp"
+#include "forward_kernels.hpp"
 
 namespace krc::kernels {
 

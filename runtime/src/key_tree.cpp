@@ -1,4 +1,4 @@
-#include "krc/key_tree.hpp"
+#include "key_tree.hpp"
 
 #include <cmath>
 #include <cstring>

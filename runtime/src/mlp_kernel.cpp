@@ -16,7 +16,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "krc/forward_kernels.hpp"
+#include "forward_kernels.hpp"
 
 namespace krc::kernels {
 

@@ -1,4 +1,4 @@
-#include "krc/prepared_network.hpp"
+#include "prepared_network.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -41,6 +41,12 @@ constexpr const char* kRoleNames[] = {
     "memory",
     "coordinate",
     "previous coordinate",
+    "walk sum",
+    "walk residue",
+    "latest visit",
+    "departure",
+    "departure up",
+    "latest departure",
     "letter code",
     "contextual value",
     "value threshold",
@@ -115,6 +121,13 @@ std::string role_part(const Role& role) {
     case RoleKind::Decode:
     case RoleKind::State:
       return "decode";
+    case RoleKind::WalkSum:
+    case RoleKind::WalkResidue:
+    case RoleKind::LatestVisit:
+    case RoleKind::Departure:
+    case RoleKind::DepartureUp:
+    case RoleKind::LatestDeparture:
+      return "clamped walk";
     default:
       return "input";
   }
@@ -123,7 +136,14 @@ std::string role_part(const Role& role) {
 std::string describe(const Role& role) {
   std::string where;
   if (role.level > 0) where += "level " + std::to_string(role.level);
-  if (role.component > 0) where += " component " + std::to_string(role.component);
+  if (role.component > 0) {
+    // A clamped walk's per-class parts count classes from 0, its per-letter combs letters.
+    const bool per_class =
+        role.kind == RoleKind::LatestVisit || role.kind == RoleKind::LatestDeparture;
+    where += per_class                          ? " class " + std::to_string(role.component - 1)
+             : role.kind == RoleKind::Departure ? " letter " + std::to_string(role.component)
+                                                : " component " + std::to_string(role.component);
+  }
   if (role.counter > 0) where += " counter " + std::to_string(role.counter);
   if (role.step > 0)
     where += (where.empty() ? "" : " ") + std::string("step ") + std::to_string(role.step);

@@ -1,9 +1,9 @@
-#include "krc/shared_input_units.hpp"
+#include "shared_input_units.hpp"
 
 #include <algorithm>
 #include <map>
 
-#include "krc/prepared_network.hpp"
+#include "prepared_network.hpp"
 
 namespace krc {
 

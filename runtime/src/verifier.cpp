@@ -170,6 +170,26 @@ double seconds_left(const VerifyReport& report, double random_cpu_per_word, doub
   return left;
 }
 
+// The default budget re-planned from the measured pace: the size estimate can be low (a
+// network whose weights are all active, like the integer scan form's compose units), so after
+// each batch of random words the words left are cut to what fits the budget's wall time at the
+// pace measured so far (never below kMinRandomWords, never more than planned). The words
+// checked stay the first K of the seeded sequence.
+long long keep_to_budget(VerifyReport& report, VerifyReport::Budget& budget, double seconds,
+                         double part_seconds, long long done) {
+  if (done <= 0 || part_seconds <= 0) return report.random_words;
+  const double per_word = part_seconds / static_cast<double>(done);  // wall, threads together
+  const double more = std::floor(std::max(0.0, budget.seconds - seconds) / per_word);
+  const long long fit = std::max<long long>(kMinRandomWords, done + static_cast<long long>(more));
+  if (fit >= report.random_words) return report.random_words;
+  report.random_words = std::max(fit, done);
+  budget.estimated_cpu_per_word =
+      std::max(budget.estimated_cpu_per_word, per_word * report.threads);
+  budget.estimated_seconds_total = seconds + per_word * (report.random_words - done);
+  budget.limited = report.random_words < kDefaultRandomWords;
+  return report.random_words;
+}
+
 }  // namespace
 
 VerifyReport verify(const Network& network, const Automaton& automaton,
@@ -202,7 +222,7 @@ VerifyReport verify(const Network& network, const Automaton& automaton,
 
   // Batches hold about 64K positions (at least one word per thread), so that threads stay
   // busy and progress comes often.
-  auto run_part = [&](VerifyPart part, long long count, int length, auto make_word) {
+  auto run_part = [&](VerifyPart part, long long& count, int length, auto make_word) {
     const auto part_start = Clock::now();
     const long long per_batch = std::max<long long>(report.threads, 65536 / (length + 1));
     for (long long first = 0; first < count; first += per_batch) {
@@ -212,6 +232,12 @@ VerifyReport verify(const Network& network, const Automaton& automaton,
       const auto logits = pass.run(words);
       for (long long i = first; i < last; ++i)
         checker.check(part, i, words[i - first], logits[i - first]);
+      if (part == VerifyPart::Random && report.budget) {
+        count = keep_to_budget(report, *report.budget, since(start), since(part_start), last);
+        progress.words_total = report.exhaustive_words + count;
+        progress.positions_total = report.exhaustive_words * (report.exhaustive_length + 1) +
+                                   count * (report.random_length + 1);
+      }
       if (options.progress) {
         progress.words_done = report.words;
         progress.positions_done = report.positions;

@@ -25,8 +25,8 @@
 #include <cmath>
 #include <set>
 
-#include "krc/prepared_network.hpp"
 #include "krc/verifier.hpp"
+#include "prepared_network.hpp"
 
 namespace krc {
 

@@ -54,6 +54,7 @@ CompileResult compile_memory_cascade(const Automaton& a, int max_len, bool time_
   options.strategy = Strategy::Kr;
   options.max_len = max_len;
   options.kr.time_shifted_memory = time_shifted;
+  options.kr.clamped_walk = false;  // gridworld as a cascade, not as a walk
   return compile(a, options);
 }
 

@@ -303,5 +303,5 @@ TEST_CASE("onelayer: auto keeps it where its two layers are the fewest") {
   }
   CompileOptions options;
   options.max_len = 8;
-  CHECK(compile(test::reference_automaton("gridworld_9"), options).strategy == Strategy::OneLayer);
+  CHECK(compile(test::reference_automaton("abab"), options).strategy == Strategy::OneLayer);
 }

@@ -6,40 +6,20 @@
 #include <cmath>
 #include <random>
 
+#include "chamber.hpp"
 #include "ir/assemble.hpp"
 #include "ir/schedule.hpp"
-#include "naive_forward.hpp"
 #include "primitives/attention_heads.hpp"
 #include "primitives/categorical.hpp"
 #include "primitives/features.hpp"
-#include "primitives/prefix_scan.hpp"
 #include "primitives/residue.hpp"
 
 using namespace krc;
 
 namespace {
 
-// A program over the letters a, b, c (tokens 1, 2, 3) with one dummy state.
-struct Chamber {
-  explicit Chamber(int max_len)
-      : program({"<bos>", "a", "b", "c"}, {"q"}, max_len), features(program) {}
-  Program program;
-  Features features;
-
-  // The final residual stream on `word`, under softmax or hard attention.
-  Eigen::MatrixXd run(const std::vector<LetterId>& word,
-                      AttentionKind attention = AttentionKind::Softmax) const {
-    const Network net = assemble(program, schedule(program));
-    return test::naive_residual(net, word, attention);
-  }
-};
-
-std::vector<LetterId> random_word(std::mt19937_64& rng, int length) {
-  std::uniform_int_distribution<LetterId> letter(0, 2);
-  std::vector<LetterId> w(length);
-  for (auto& l : w) l = letter(rng);
-  return w;
-}
+using test::Chamber;
+using test::random_word;
 
 constexpr double kTolerance = 1e-6;
 
@@ -187,46 +167,6 @@ TEST_CASE("primitives: a residue comb turns a count into the one-hot of count mo
     for (int t = 0; t <= 120; ++t) {
       if (t > 0 && word[t - 1] != 2) ++n;
       for (int r = 0; r < p; ++r) CHECK(std::abs(x(t, residue[r]) - (n % p == r)) < 1e-5);
-    }
-  }
-}
-
-TEST_CASE("primitives: a prefix scan computes the state of its set in both element forms") {
-  // X = {0, 1, 2}; a = rotate, b = swap 0 and 1, c = the identity (S3: 6 elements, 6^2 + 6
-  // units <= 3^3 + 2 * 3^2, so the element form) or c = reset to 2 (T3: 27 elements, so the
-  // state-map form).
-  PrefixScanSpec spec;
-  spec.name = "scan";
-  spec.set_labels = {"0", "1", "2"};
-  spec.symbol_labels = {"a", "b", "c"};
-  for (const Transformation& c_action : {Transformation{0, 1, 2}, Transformation{2, 2, 2}}) {
-    spec.symbols = {{1, 2, 0}, {1, 0, 2}, c_action};
-    const bool reset = c_action[0] == 2;
-    CAPTURE(reset);
-    Chamber c(40);
-    const ScanChoice choice = plan_prefix_scan(spec, 40);
-    CHECK(choice.plan.steps == 6);
-    CHECK(choice.plan.form == (reset ? ScanForm::StateMapOneHot : ScanForm::ElementOneHot));
-    CHECK(choice.plan.monoid_size == (reset ? 0u : 6u));
-    PrefixScan scan(c.features, spec, choice);
-    for (auto [dim, w] : scan.identity_terms()) c.program.embed_token(0, dim, w);
-    for (int s = 0; s < 3; ++s)
-      for (auto [dim, w] : scan.symbol_terms(s)) c.program.embed_token(s + 1, dim, w);
-    scan.build("scan");
-    const Categorical state = scan.result();
-    std::mt19937_64 rng(7);
-    for (int trial = 0; trial < 3; ++trial) {
-      const auto word = random_word(rng, 40);
-      const Eigen::MatrixXd x = c.run(word);
-      StateId q = 0;
-      for (int t = 0; t <= 40; ++t) {
-        if (t > 0) q = spec.symbols[word[t - 1]][q];
-        for (int v = 0; v < 3; ++v) {
-          double indicator = 0;
-          for (auto [dim, w] : state.indicator[v]) indicator += w * x(t, dim);
-          CHECK(std::abs(indicator - (v == static_cast<int>(q))) < 1e-5);
-        }
-      }
     }
   }
 }

@@ -1,4 +1,4 @@
-// End to end: compiled networks, run by the runtime under float32 softmax attention, give the
+// End to end: compiled networks, run by the runtime under softmax attention, give the
 // automaton's state at every position of every tested word (the verifier's oracle is the
 // automaton itself).
 #include <doctest/doctest.h>
@@ -21,10 +21,14 @@ Network build(const Automaton& a, Strategy strategy, int max_len) {
 }
 
 // All words of length `exhaustive` (hence every shorter word, as prefixes) and `words`
-// random words of length `length` (scaled by KRC_TEST_SCALE).
+// random words of length `length` (scaled by KRC_TEST_SCALE). These tests check the
+// constructions on thousands of networks, in float64-accumulate arithmetic for speed (a
+// plain float32 framework evaluates every active comb unit); "float32:" below and the heavy
+// tests check what a float32 framework computes.
 void require_verified(const Network& net, const Automaton& a, int exhaustive, long long words,
                       int length) {
   VerifyOptions options;
+  options.forward.arithmetic = Arithmetic::Float64Accumulate;
   options.exhaustive_length = std::min(exhaustive, net.max_len);
   options.max_exhaustive_words = 1LL << 40;
   options.random_words = test::scaled(words);

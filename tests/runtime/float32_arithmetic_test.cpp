@@ -8,12 +8,12 @@
 #include <cmath>
 #include <cstring>
 
+#include "float32_kernels.hpp"
+#include "identical_sum.hpp"
 #include "krc/compile.hpp"
-#include "krc/float32_kernels.hpp"
 #include "krc/forward.hpp"
-#include "krc/identical_sum.hpp"
-#include "krc/prepared_network.hpp"
 #include "naive_forward.hpp"
+#include "prepared_network.hpp"
 #include "random_network.hpp"
 #include "test_support.hpp"
 

@@ -5,11 +5,11 @@
 
 #include <cmath>
 
+#include "forward_kernels.hpp"
 #include "krc/compile.hpp"
 #include "krc/forward.hpp"
-#include "krc/forward_kernels.hpp"
-#include "krc/prepared_network.hpp"
 #include "naive_forward.hpp"
+#include "prepared_network.hpp"
 #include "random_network.hpp"
 #include "reset_network.hpp"
 #include "test_support.hpp"

@@ -6,11 +6,11 @@
 #include <algorithm>
 #include <set>
 
+#include "forward_kernels.hpp"
 #include "krc/compile.hpp"
 #include "krc/forward.hpp"
-#include "krc/forward_kernels.hpp"
-#include "krc/prepared_network.hpp"
 #include "naive_forward.hpp"
+#include "prepared_network.hpp"
 #include "random_network.hpp"
 #include "test_support.hpp"
 

@@ -151,4 +151,31 @@ long long scaled(long long n) {
   return std::max(1LL, static_cast<long long>(std::ceil(static_cast<double>(n) * test_scale())));
 }
 
+double heavy_scale() {
+  static const double scale = [] {
+    const char* text = std::getenv("KRC_HEAVY_SCALE");
+    if (!text || !*text) return 0.05;
+    char* end = nullptr;
+    const double value = std::strtod(text, &end);
+    if (*end != '\0' || !(value > 0.0) || value > 1.0)
+      throw std::runtime_error(std::string("KRC_HEAVY_SCALE must be a number in (0, 1], not '") +
+                               text + "'");
+    return value;
+  }();
+  return scale;
+}
+
+long long heavy_scaled(long long n) {
+  return std::max(1LL, std::llround(static_cast<double>(n) * heavy_scale()));
+}
+
+std::vector<std::string> heavy_sample(const std::vector<std::string>& names) {
+  const auto stride = std::max(1LL, std::llround(1.0 / heavy_scale()));
+  std::vector<std::string> sample;
+  for (std::size_t i = 0; i < names.size(); ++i)
+    if (static_cast<long long>(i) % stride == 0 || names[i] == "symmetric_4")
+      sample.push_back(names[i]);
+  return sample;
+}
+
 }  // namespace krc::test

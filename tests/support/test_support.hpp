@@ -61,4 +61,13 @@ Automaton random_automaton(std::mt19937_64& rng, int max_states, int max_letters
 double test_scale();
 long long scaled(long long n);
 
+// The heavy tests (ctest label "heavy": every reference automaton at max-len 16384 and 65536,
+// both strategies) take hours of CPU at the issues' full size. KRC_HEAVY_SCALE, a number in
+// (0, 1] (default 0.05), is the fraction they run: heavy_sample() keeps every (1/scale)-th
+// reference automaton plus symmetric_4 (the deepest counter cascade of the zoo), and
+// heavy_scaled(n) scales a word count. KRC_HEAVY_SCALE=1 runs the full tables.
+double heavy_scale();
+long long heavy_scaled(long long n);
+std::vector<std::string> heavy_sample(const std::vector<std::string>& names);
+
 }  // namespace krc::test

@@ -3,6 +3,7 @@
 // krc::verify) must give the sizes, file bytes and verification figures the command reports.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -236,4 +237,35 @@ TEST_CASE("bench compile: a missing directory or a broken file exits 2 and names
   CHECK(broken.status == 2);
   CHECK(contains(broken.err, "broken.json"));
   CHECK(broken.out.empty());  // no half table
+}
+
+TEST_CASE(
+    "bench compile --zoo FAMILY --n: one row per size, with states, the widest layer and the "
+    "scan form") {
+  const json rows = run_json({"bench", "compile", "--zoo", "gridworld", "--n", "4", "9",
+                              "--max-len", "32", "--strategy", "both", "--json", "-q"});
+  REQUIRE(rows.size() == 4);
+  for (const auto& row : rows) {
+    const int n = row.at("states");
+    const std::string strategy = row.at("strategy");
+    CAPTURE(n);
+    CAPTURE(strategy);
+    const CompileResult expected =
+        compile_with(zoo_automaton("gridworld", n), strategy_from_string(strategy), 32);
+    const NetworkSize size = expected.network.size();
+    CHECK(row.at("automaton") == "gridworld_" + std::to_string(n));
+    CHECK(row.at("d_model") == size.d_model);
+    CHECK(row.at("mlp_hidden_max") ==
+          *std::max_element(size.mlp_hidden.begin(), size.mlp_hidden.end()));
+    CHECK(row.at("scan_form") ==
+          (expected.scan ? std::string(to_string(expected.scan->form)) : std::string("-")));
+  }
+  const auto text = test::run_krc({"bench", "compile", "--zoo", "gridworld", "--n", "9",
+                                   "--max-len", "32", "--strategy", "scan"});
+  REQUIRE(text.status == 0);
+  CHECK(contains(text.out, "per layer"));
+  CHECK(contains(text.out, "integer coordinates"));
+  const auto unknown = test::run_krc({"bench", "compile", "--zoo", "nosuch", "--max-len", "4"});
+  CHECK(unknown.status == 2);
+  CHECK(contains(unknown.err, "nosuch"));
 }

@@ -355,13 +355,19 @@ TEST_CASE("damaged weights files: a shape that disagrees with the bytes or with 
   check_commands_reject(dir, join(transposed), "tensor 'embed.token'", {"info", "verify", "run"});
 }
 
-// gridworld_25's cascade has 24 levels and more reachable coordinate tuples than the default
-// table limits allow: kr alone stops with exit 2 and points at scan; auto keeps scan and says
-// why.
+// gridworld_25 with a letter that jumps from cell 0 to cell 2 (so that it is no clamped walk,
+// which kr builds in two layers): its cascade has 24 levels and more reachable coordinate
+// tuples than the default table limits allow. kr alone stops with exit 2 and points at scan;
+// auto keeps scan and says why.
 TEST_CASE("krc compile: a cascade over the table limits") {
   test::TempDir dir;
-  const std::string input = (dir / "gridworld_25.json").string();
-  REQUIRE(test::run_krc({"zoo", "gridworld", "--n", "25", "-o", input}).status == 0);
+  const std::string grid_file = (dir / "gridworld_25.json").string();
+  REQUIRE(test::run_krc({"zoo", "gridworld", "--n", "25", "-o", grid_file}).status == 0);
+  json grid = json::parse(test::read_text(grid_file));
+  grid["alphabet"].push_back("J");
+  grid["transitions"]["J"] = grid["states"];
+  grid["transitions"]["J"][0] = grid["states"][2];
+  const std::string input = write_file(dir, "gridworld_25_jump.json", grid.dump());
   const std::string out = (dir / "out.safetensors").string();
   auto kr = test::run_krc({"compile", input, "--strategy", "kr", "--max-len", "16", "-o", out});
   CHECK(kr.status == 2);

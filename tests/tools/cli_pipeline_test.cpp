@@ -343,7 +343,15 @@ TEST_CASE("krc compile --strategy kr: the cascade lines name counters and memory
 
   // The components of each level read as krc decompose prints them ("k: (tiles,group) ...",
   // the tile count alone for a trivial group).
-  for (const char* stem : {"flipflop_2", "abab", "full_transformations_3", "gridworld_4"}) {
+  // (gridworld_4 is no cascade any more: kr builds it as a clamped walk, its one plan line
+  // naming the path's cells and the letters' moves.)
+  auto walk = test::run_krc({"compile", zoo_file("gridworld_4").string(), "--strategy", "kr",
+                             "--max-len", "16", "-o", (dir / "gridworld_4.safetensors").string()});
+  REQUIRE(walk.status == 0);
+  CHECK(contains(walk.out, "cascade: clamped walk, 2 layers"));
+  CHECK(contains(walk.out, "clamped walk on 4 cells"));
+  CHECK(contains(walk.out, "(unit steps)"));
+  for (const char* stem : {"flipflop_2", "abab", "full_transformations_3", "dihedral_3"}) {
     CAPTURE(stem);
     auto decomposed = test::run_krc({"decompose", zoo_file(stem).string(), "-q"});
     REQUIRE(decomposed.status == 0);

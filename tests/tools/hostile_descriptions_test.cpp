@@ -74,7 +74,7 @@ std::string permutation_automaton(int n) {
 
 TEST_CASE("hostile descriptions: /dev/zero and binary files stop at the first NUL byte") {
   for (const std::vector<std::string>& args :
-       {std::vector<std::string>{}, {"--format", "json"}, {"--format", "dot"}}) {
+       {std::vector<std::string>{}, {"--input-format", "json"}, {"--input-format", "dot"}}) {
     auto r = compile_refused("/dev/zero", args);
     CHECK(contains(r.err, "krc: error: /dev/zero: line 1: a NUL byte (at byte 0)"));
     r = compile_refused("-", args, "/dev/zero");
@@ -147,8 +147,10 @@ TEST_CASE("hostile descriptions: compiling a 5,000-state random automaton stops 
       dir, "random.json",
       "{\"states\":[" + states + "],\"alphabet\":[\"a\",\"b\"],\"initial\":0,\"transitions\":{" +
           "\"a\":[" + a + "],\"b\":[" + b + "]}}");
-  const auto r = compile_refused(file, {"--max-len", "8"});
-  CHECK(contains(r.err, "krc: error: neither strategy fits"));
+  // At max-len 8 the one-layer strategy fits (511 prefixes); at 64 it cannot enumerate them.
+  const auto r = compile_refused(file, {"--max-len", "64"});
+  CHECK(contains(r.err, "krc: error: no strategy fits: scan: "));
+  CHECK(contains(r.err, "; onelayer: "));
   CHECK(contains(r.err, "memory budget (--max-memory 512 MiB)"));
 }
 

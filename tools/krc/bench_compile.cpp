@@ -1,10 +1,11 @@
-// `krc bench compile [--max-len N ...] [--strategy scan|kr|onelayer|both|all] [--automata DIR]
-// [--verify-words K] [--json] [-q]`: what each strategy builds for every automaton in a
-// directory (by default the repository's automata/zoo) at each max_len — layers, width,
-// heads, MLP units, parameters, nonzeros, file size — and how long krc::compile takes; with
-// --verify-words K also how long krc::verify takes on K random words of the full max_len.
-// With all three strategies a second table puts them side by side, with the largest max_len
-// onelayer reaches for each automaton.
+// `krc bench compile [--max-len N ...] [--strategy scan|kr|onelayer|both|all] [--automata DIR |
+// --zoo FAMILY --n N ...] [--verify-words K] [--json] [-q]`: what each strategy builds for every
+// automaton in a directory (by default the repository's automata/zoo), or for a zoo family at a
+// series of sizes, at each max_len — states, layers, width, heads, MLP units (in all and in the
+// widest layer), parameters, nonzeros, file size, the parallel prefix's form — and how long
+// krc::compile takes; with --verify-words K also how long krc::verify takes on K random words
+// of the full max_len. --strategy onelayer|all adds the one-layer strategy; with all three a
+// second table puts them side by side, with the largest max_len onelayer reaches.
 #include <unistd.h>
 
 #include <algorithm>
@@ -22,10 +23,10 @@
 #include <string>
 #include <vector>
 
+#include "bench_automata.hpp"
 #include "bench_suite.hpp"
 #include "krc/compile.hpp"
 #include "krc/input_error.hpp"
-#include "krc/load_automaton.hpp"
 #include "krc/verifier.hpp"
 #include "krc/weights_file.hpp"
 #include "option_checks.hpp"
@@ -42,44 +43,11 @@ struct CompileBenchArguments {
   std::vector<int> max_lens{256, 1024, 4096, 8192};
   std::string strategy = "both";
   std::string automata;  // directory; empty: the repository's automata/zoo
+  std::string family;    // instead: this zoo family at each of `sizes`
+  std::vector<int> sizes;
   long long verify_words = 0;
   bool json = false, quiet = false;
 };
-
-// The zoo directory: next to the working directory, or to the binary (build/krc or
-// build/tools/krc), like `krc bench decompose` finds tests/reference.
-fs::path find_zoo() {
-  std::vector<fs::path> candidates{fs::path("automata") / "zoo"};
-  std::error_code ec;
-  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    candidates.push_back(exe.parent_path() / ".." / "automata" / "zoo");
-    candidates.push_back(exe.parent_path() / ".." / ".." / "automata" / "zoo");
-  }
-  for (const auto& c : candidates)
-    if (fs::is_directory(c, ec)) return c.lexically_normal();
-  throw InputError("--automata", "",
-                   "no automata/zoo directory next to the working directory or the krc binary; "
-                   "give --automata DIR");
-}
-
-// The description files in `dir`, by name: the extensions load_automaton knows.
-std::vector<fs::path> automaton_files(const fs::path& dir) {
-  std::error_code ec;
-  if (!fs::is_directory(dir, ec)) throw InputError(dir.string(), "", "not a directory");
-  std::vector<fs::path> files;
-  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-    const std::string ext = it->path().extension().string();
-    if (it->is_regular_file(ec) &&
-        (ext == ".json" || ext == ".dot" || ext == ".gv" || ext == ".jff"))
-      files.push_back(it->path());
-  }
-  if (ec) throw InputError(dir.string(), "", "cannot list the directory: " + ec.message());
-  if (files.empty())
-    throw InputError(dir.string(), "", "no automaton files (.json, .dot, .gv, .jff)");
-  std::sort(files.begin(), files.end());
-  return files;
-}
 
 struct VerifyFigures {
   long long words = 0, positions = 0, wrong_positions = 0;
@@ -96,7 +64,8 @@ struct Row {
   int max_len = 0;
   std::string error;  // non-empty: the strategy could not build this network
   NetworkSize size;
-  long long mlp_hidden_total = 0, bytes = 0;
+  long long mlp_hidden_total = 0, mlp_hidden_max = 0, bytes = 0;
+  std::string scan_form;  // of the parallel prefix (kr: of its scanned levels), "-" without
   double compile_seconds = 0;
   std::optional<VerifyFigures> verified;
   int onelayer_largest_len = -1;  // onelayer rows: the largest max_len it reaches (0: none)
@@ -109,6 +78,20 @@ int onelayer_largest_len(const Automaton& automaton) {
   } catch (const LimitError&) {
     return 0;
   }
+}
+
+// "integer coordinates" (kr: the forms of its scanned levels, each once), "-" without a scan.
+std::string scan_forms(const CompileResult& result) {
+  std::vector<ScanPlan> scans;
+  if (result.scan) scans.push_back(*result.scan);
+  if (result.kr && result.strategy == Strategy::Kr)
+    for (const auto& level : result.kr->levels)
+      if (level.mode == LevelMode::Scan) scans.push_back(level.scan);
+  std::string forms;
+  for (const auto& scan : scans)
+    if (forms.find(to_string(scan.form)) == std::string::npos)
+      forms += (forms.empty() ? "" : ", ") + std::string(to_string(scan.form));
+  return forms.empty() ? "-" : forms;
 }
 
 double seconds_since(Clock::time_point start) {
@@ -177,7 +160,11 @@ Row measure(const Automaton& automaton, const fs::path& file, Strategy strategy,
   row.compile_seconds = seconds_since(start);
   const Network& network = result->network;
   row.size = network.size();
-  for (int h : row.size.mlp_hidden) row.mlp_hidden_total += h;
+  for (int h : row.size.mlp_hidden) {
+    row.mlp_hidden_total += h;
+    row.mlp_hidden_max = std::max<long long>(row.mlp_hidden_max, h);
+  }
+  row.scan_form = scan_forms(*result);
   row.bytes = static_cast<long long>(network_to_safetensors(network).size());
 
   if (verify_words > 0) {
@@ -239,6 +226,8 @@ nlohmann::json row_to_json(const Row& r) {
   j["d_model"] = r.size.d_model;
   j["heads"] = r.size.heads;
   j["mlp_hidden"] = r.mlp_hidden_total;
+  j["mlp_hidden_max"] = r.mlp_hidden_max;
+  j["scan_form"] = r.scan_form;
   j["parameters"] = r.size.parameters;
   j["nonzeros"] = r.size.nonzeros;
   j["bytes"] = r.bytes;
@@ -265,9 +254,9 @@ nlohmann::json row_to_json(const Row& r) {
 // An aligned table: text columns left, numbers right; an error row gives its reason right
 // after the columns that identify it.
 void print_table(const std::vector<Row>& rows, bool with_verify) {
-  std::vector<std::string> header{"automaton", "strategy",   "max_len",    "layers",
-                                  "d_model",   "heads",      "MLP hidden", "parameters",
-                                  "nonzeros",  "file bytes", "compile s"};
+  std::vector<std::string> header{
+      "automaton",  "strategy",  "max_len",    "states",   "layers",     "d_model",   "heads",
+      "MLP hidden", "per layer", "parameters", "nonzeros", "file bytes", "compile s", "scan form"};
   if (with_verify)
     for (const char* h : {"verify s", "cpu s", "words/s", "min margin", "result"})
       header.push_back(h);
@@ -276,11 +265,12 @@ void print_table(const std::vector<Row>& rows, bool with_verify) {
     std::vector<std::string> c{r.automaton, to_string(r.strategy), with_thousands(r.max_len)};
     if (r.error.empty()) {
       for (long long n :
-           {static_cast<long long>(r.size.layers), static_cast<long long>(r.size.d_model),
-            static_cast<long long>(r.size.heads), r.mlp_hidden_total, r.size.parameters,
-            r.size.nonzeros, r.bytes})
+           {static_cast<long long>(r.states), static_cast<long long>(r.size.layers),
+            static_cast<long long>(r.size.d_model), static_cast<long long>(r.size.heads),
+            r.mlp_hidden_total, r.mlp_hidden_max, r.size.parameters, r.size.nonzeros, r.bytes})
         c.push_back(with_thousands(n));
       c.push_back(fixed(r.compile_seconds, r.compile_seconds < 0.1 ? 4 : 3));
+      c.push_back(r.scan_form);
       if (r.verified) {
         const auto& v = *r.verified;
         c.push_back(fixed(v.seconds, 2));
@@ -293,15 +283,17 @@ void print_table(const std::vector<Row>& rows, bool with_verify) {
     }
     cells.push_back(std::move(c));
   }
-  const auto lines = aligned(
-      cells, [&](std::size_t c) { return c < 2 || (with_verify && c + 1 == header.size()); });
+  const auto lines = aligned(cells, [&](std::size_t c) {
+    return c < 2 || header[c] == "scan form" || header[c] == "result";
+  });
   for (std::size_t i = 0; i < lines.size(); ++i) {
     std::cout << lines[i];
     if (i > 0 && !rows[i - 1].error.empty()) std::cout << "  error: " << rows[i - 1].error;
     std::cout << "\n";
   }
-  std::cout << "\ncompile s: wall time of krc::compile alone (not loading, not writing the file);"
-               " file bytes: the safetensors file krc compile writes (sparse storage)\n";
+  std::cout << "\nMLP hidden: units in all layers, per layer: in the widest; compile s: wall time "
+               "of krc::compile alone (not loading, not writing the file); file bytes: the "
+               "safetensors file krc compile writes (sparse storage)\n";
   if (with_verify)
     std::cout << "verify s: wall time of krc::verify in float32 (attention as compiled) on the "
                  "random words of"
@@ -335,19 +327,17 @@ void print_side_by_side(const std::vector<Row>& rows, const std::vector<Strategy
 }
 
 int run_compile_bench(const CompileBenchArguments& a) {
-  const fs::path dir = a.automata.empty() ? find_zoo() : fs::path(a.automata);
   std::vector<Strategy> strategies;
   const bool all = a.strategy == "all";
   if (a.strategy == "scan" || a.strategy == "both" || all) strategies.push_back(Strategy::Scan);
   if (a.strategy == "kr" || a.strategy == "both" || all) strategies.push_back(Strategy::Kr);
   if (a.strategy == "onelayer" || all) strategies.push_back(Strategy::OneLayer);
 
-  const auto files = automaton_files(dir);
+  const auto automata = bench_automata(a.automata, a.family, a.sizes);
   Progress progress(a.quiet,
-                    static_cast<int>(files.size() * a.max_lens.size() * strategies.size()));
+                    static_cast<int>(automata.size() * a.max_lens.size() * strategies.size()));
   std::vector<Row> rows;
-  for (const auto& file : files) {
-    const Automaton automaton = load_automaton(file.string());
+  for (const auto& [automaton, file] : automata) {
     for (int max_len : a.max_lens)
       for (Strategy s : strategies)
         rows.push_back(measure(automaton, file, s, max_len, a.verify_words, progress));
@@ -381,9 +371,16 @@ const RegisterBenchSuite compile_suite{
                                 "side by side)")
                      ->check(CLI::IsMember({"scan", "kr", "onelayer", "both", "all"}))
                      ->capture_default_str();
-                 sub.add_option("--automata", a->automata,
-                                "directory of description files (.json, .dot, .gv, .jff); default: "
-                                "the repository's automata/zoo");
+                 auto* dir = sub.add_option("--automata", a->automata,
+                                            "directory of description files (.json, .dot, .gv, "
+                                            ".jff); default: the repository's automata/zoo");
+                 sub.add_option("--zoo", a->family,
+                                "instead of a directory: a zoo family (krc zoo lists them), at "
+                                "each size --n")
+                     ->excludes(dir);
+                 sub.add_option("--n", a->sizes,
+                                "sizes of the --zoo family, e.g. --n 8 16 32 64 128 (default: "
+                                "its default size)");
                  sub.add_option("--verify-words", a->verify_words,
                                 "also verify each network on this many random words of length "
                                 "max_len (default 0: off)")

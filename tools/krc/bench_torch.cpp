@@ -211,10 +211,11 @@ int run_torch_bench(const TorchBenchArguments& a) {
     return 0;
   }
   std::printf(
-      "\nkrc: ForwardPass, float32 activations with float64 sums, words in parallel on %d "
+      "\nkrc: ForwardPass, arithmetic %s (%s), words in parallel on %d "
       "thread(s).\ntorch: tools/krc_torch.py, plain float32, one batched forward pass, %d "
       "intra-op thread(s)%s.\nLoading is not timed; the ratio is torch time / krc time.\n",
-      a.threads, a.threads, a.sparse_mlp ? ", sparse MLPs" : ", dense MLPs");
+      to_string(kDefaultArithmetic), describe(kDefaultArithmetic), a.threads, a.threads,
+      a.sparse_mlp ? ", sparse MLPs" : ", dense MLPs");
   return 0;
 }
 

@@ -94,11 +94,13 @@ int run_compile(const CompileArguments& a) {
                 ? " (" + with_thousands(static_cast<long long>(result.scan->monoid_size)) +
                       " monoid elements)"
                 : std::string())
-        << "\n";
+        << ", " << with_thousands(result.scan->units) << " hidden units in the widest step\n";
   if (result.kr) {
     const std::size_t n = result.kr->levels.size();
-    out << "cascade: " << n << (n == 1 ? " level" : " levels") << ", " << to_string(result.kr->form)
-        << ", " << result.kr->layers << " layers\n";
+    out << "cascade: ";
+    if (result.kr->form != CascadeForm::ClampedWalk)
+      out << n << (n == 1 ? " level" : " levels") << ", ";
+    out << to_string(result.kr->form) << ", " << result.kr->layers << " layers\n";
     std::istringstream lines(plan_text(*result.kr));
     for (std::string line; std::getline(lines, line);) out << "    " << line << "\n";
   }

@@ -95,6 +95,36 @@ std::vector<ResidualSubspace> subspaces(const Network& net) {
   return out;
 }
 
+// "parallel prefix: integer coordinates form, 10 steps over 55 states, 6,160 hidden units in
+// the widest step", from the compiler's plan in the file (kr: one line per scanned level).
+std::string scan_lines_of(const nlohmann::json& compiler) {
+  std::vector<std::pair<std::string, nlohmann::json>> scans;
+  if (compiler.contains("scan")) scans.emplace_back("", compiler["scan"]);
+  if (compiler.contains("cascade") && compiler["cascade"].contains("levels"))
+    for (const auto& level : compiler["cascade"]["levels"])
+      if (level.contains("scan"))
+        scans.emplace_back("level " + level.value("level", nlohmann::json(0)).dump() + ": ",
+                           level["scan"]);
+  std::string out;
+  for (const auto& [where, scan] : scans)
+    out += where + "parallel prefix: " + scan.value("form", "?") + " form, " +
+           scan.value("steps", nlohmann::json(0)).dump() + " steps over " +
+           scan.value("set_size", nlohmann::json(0)).dump() +
+           (where.empty() ? " states, " : " values, ") + with_thousands(scan.value("units", 0LL)) +
+           " hidden units in the widest step\n";
+  return out;
+}
+
+// The compiler's notes are informational and a file may carry any JSON there: lines only
+// where they have the expected types.
+std::string scan_lines(const nlohmann::json& compiler) {
+  try {
+    return scan_lines_of(compiler);
+  } catch (const nlohmann::json::exception&) {
+    return "";
+  }
+}
+
 int network_info(const InfoArguments& a) {
   const Network net = load_network(a.input);
   const auto roles = layers_by_role(net);
@@ -122,6 +152,7 @@ int network_info(const InfoArguments& a) {
   std::cout << "compiled by krc " << text_member(net.compiler, "krc_version") << ", strategy "
             << text_member(net.compiler, "strategy") << ", max_len " << net.max_len
             << ", attention " << to_string(net.attention) << "\n";
+  std::cout << scan_lines(net.compiler);
   std::cout << "size: " << network_size_line(net) << "\n";
   std::cout << "layers by role:\n";
   for (const auto& [role, layers] : roles)

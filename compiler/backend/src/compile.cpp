@@ -10,6 +10,7 @@
 #include "krc/input_error.hpp"
 #include "krc/verifier.hpp"
 #include "krc/version.hpp"
+#include "strategies/kr/clamped_walk.hpp"
 #include "strategies/kr/kr_strategy.hpp"
 #include "strategies/onelayer/onelayer_strategy.hpp"
 #include "strategies/scan_strategy.hpp"
@@ -69,6 +70,19 @@ CompileResult compile_scan(const Automaton& automaton, const CompileOptions& opt
 }
 
 CompileResult compile_kr(const Automaton& automaton, const CompileOptions& options) {
+  // A clamped walk (gridworld) needs no decomposition: two layers for any number of cells.
+  if (auto walk =
+          options.kr.clamped_walk ? plan_clamped_walk(automaton, options.max_len) : std::nullopt) {
+    if (options.progress) options.progress("building the clamped-walk network");
+    CompileResult result;
+    result.kr = std::move(walk);
+    result.network =
+        finish(build_clamped_walk(automaton, *result.kr), automaton, options, Strategy::Kr);
+    result.network.compiler["cascade"] = to_json(*result.kr);
+    result.strategy = Strategy::Kr;
+    result.reason = "Krohn-Rhodes strategy, clamped walk on a path (requested)";
+    return result;
+  }
   DecomposeOptions decompose;
   decompose.progress = options.progress;
   if (options.progress) options.progress("decomposing (holonomy)");
@@ -77,6 +91,8 @@ CompileResult compile_kr(const Automaton& automaton, const CompileOptions& optio
     try {
       return HolonomyDecomposition::compute(automaton, decompose);
     } catch (const LimitError& e) {
+      // The hint helps where kr was asked for; under auto, scan's own outcome is reported too.
+      if (options.strategy != Strategy::Kr) throw;
       throw LimitError(std::string(e.what()) +
                        "; the kr strategy needs the complete action tables, "
                        "--strategy scan does not");
@@ -163,7 +179,11 @@ CompileResult compile_auto(const Automaton& automaton, const CompileOptions& opt
   }
   if (!best) {
     std::string all;
-    for (const auto& c : candidates) all += (all.empty() ? "" : "; ") + c.error;
+    for (const auto& c : candidates) {
+      const std::string name = to_string(c.strategy);
+      all += (all.empty() ? "" : "; ") +
+             (c.error.rfind(name + ": ", 0) == 0 ? c.error : name + ": " + c.error);
+    }
     throw LimitError("no strategy fits: " + all);
   }
   CompileResult chosen = std::move(*best->result);

@@ -2,6 +2,7 @@
 #include <nlohmann/json.hpp>
 
 #include "krc/plan.hpp"
+#include "strategies/kr/clamped_walk.hpp"
 
 namespace krc {
 
@@ -9,7 +10,8 @@ nlohmann::json to_json(const ScanPlan& plan) {
   return {{"form", to_string(plan.form)},
           {"set_size", plan.set_size},
           {"monoid_size", plan.monoid_size},
-          {"steps", plan.steps}};
+          {"steps", plan.steps},
+          {"units", plan.units}};
 }
 
 nlohmann::json to_json(const KrPlan& plan) {
@@ -31,7 +33,10 @@ nlohmann::json to_json(const KrPlan& plan) {
     if (l.mode == LevelMode::Scan) level["scan"] = to_json(l.scan);
     levels.push_back(std::move(level));
   }
-  return {{"form", to_string(plan.form)}, {"layers", plan.layers}, {"levels", levels}};
+  nlohmann::json out = {
+      {"form", to_string(plan.form)}, {"layers", plan.layers}, {"levels", levels}};
+  if (plan.form == CascadeForm::ClampedWalk) out["walk"] = to_json(plan.walk);
+  return out;
 }
 
 nlohmann::json to_json(const OneLayerPlan& plan) {

@@ -45,10 +45,10 @@ enum class Arithmetic {
   Float64Accumulate,  // float32 activations, each sum in float64 rounded once
   Float64,            // everything in double
 };
-// The arithmetic of ForwardOptions, `krc verify` and `krc run` unless told otherwise. One
-// constant, so that the default can become Float32 once every compiled network is exact in
-// it (issue 10; README "In a plain float32 framework" says where counters break today).
-inline constexpr Arithmetic kDefaultArithmetic = Arithmetic::Float64Accumulate;
+// The arithmetic of ForwardOptions, `krc verify` and `krc run` unless told otherwise: what a
+// plain float32 framework computes, because that is where users run the weights. Every
+// construction is exact in it up to max-len 65536 (README "In a plain float32 framework").
+inline constexpr Arithmetic kDefaultArithmetic = Arithmetic::Float32;
 
 const char* to_string(Arithmetic arithmetic);  // "float32", "float64-accumulate", "float64"
 Arithmetic arithmetic_from_string(const std::string& s);  // throws std::invalid_argument

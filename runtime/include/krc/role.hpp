@@ -42,6 +42,14 @@ enum class RoleKind : std::uint8_t {
   Memory,               // the latest reset: head, and the values it copies
   Coordinate,           // the level's coordinate (one-hot over its values)
   PreviousCoordinate,   // the coordinate at t-1, fetched for the levels below
+  // A clamped walk on a path of n cells (gridworld), in two layers; `component` is a class
+  // mod n plus 1 for the parts that exist per class, a letter plus 1 for per-letter combs.
+  WalkSum,          // the running sum S of the moves: a dyadic block's head (step: its bit + 1)
+  WalkResidue,      // S mod n as a one-hot (MLP comb, subspace)
+  LatestVisit,      // S at the latest position whose S is in the class (head, its copy)
+  Departure,        // the classes a letter's moves leave (per-letter comb, one-hot flags)
+  DepartureUp,      // which of them it leaves upwards
+  LatestDeparture,  // whether the latest departure from the class went up (head, its copy)
   // One attention layer as a contextual mapping (the onelayer strategy).
   LetterCode,       // the number a letter contributes to the value: a digit, or a count weight
   ContextualValue,  // one number per prefix (head: a weighted mean of the letter codes)
@@ -59,7 +67,7 @@ RoleKind role_kind_from_string(const std::string& name);  // throws std::invalid
 struct Role {
   RoleKind kind = RoleKind::Unspecified;
   int level = 0;      // 1-based cascade level; 0: not part of a level
-  int component = 0;  // 1-based component (slot) of the level; 0: the whole level
+  int component = 0;  // 1-based component (slot) of the level, or walk class/letter; 0: none
   int counter = 0;    // 1-based counter along the component's composition series; 0: none
   int step = 0;       // scan step (1-based) or how many positions back (t - step); 0: none
   bool operator==(const Role&) const = default;

@@ -37,6 +37,41 @@ HeadOp fetch_from_offset(Features& f, int k, const std::vector<Entry>& copy, std
   return head;
 }
 
+HeadOp fetch_back_by_phase(Features& f, int k, const std::vector<Entry>& copy, std::string name,
+                           Role role) {
+  HeadOp head;
+  head.name = std::move(name);
+  head.role = role;
+  head.kind = HeadKind::Select;
+  const Subspace& phase = f.position_phase();
+  const double lambda = kSelectSharpness;
+  auto add = [](std::vector<Entry>& entries, int dim, int index, double w) {
+    if (w != 0.0) entries.push_back({dim, index, static_cast<float>(w)});
+  };
+  // Frequency 0 (period 2) has only a cosine: cos(pi (t - k)) = cos(pi t) cos(pi k).
+  add(head.query, phase[0], 0, lambda * Features::phase(k, 0).first);
+  add(head.key, phase[0], 0, 1.0);
+  for (int b = 1; b < f.code_bits(); ++b) {
+    const int c = 2 * b - 1, s = 2 * b;  // query/key index = offset in the phase subspace
+    const auto [cos_k, sin_k] = Features::phase(k, b);
+    // (cos, sin)(w (t - k)) is (cos, sin)(w t) rotated by -w k.
+    add(head.query, phase[c], c, lambda * cos_k);
+    add(head.query, phase[s], c, lambda * sin_k);
+    add(head.query, phase[s], s, lambda * cos_k);
+    add(head.query, phase[c], s, -lambda * sin_k);
+    add(head.key, phase[c], c, 1.0);
+    add(head.key, phase[s], s, 1.0);
+  }
+  const int bos_index = phase.width;
+  const double lambda_bos = 2.0 * lambda * f.code_bits();
+  head.query.push_back({f.one()[0], bos_index, static_cast<float>(lambda_bos * (k + 0.5))});
+  head.query.push_back({f.position()[0], bos_index, static_cast<float>(-lambda_bos)});
+  head.key.push_back({f.bos()[0], bos_index, 1.0f});
+  head.key_dim = phase.width + 1;
+  add_copy(head, copy);
+  return head;
+}
+
 HeadOp latest_flagged(Features& f, int flag_dim, const std::vector<Entry>& copy, std::string name,
                       Role role) {
   HeadOp head;

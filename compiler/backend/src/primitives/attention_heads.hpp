@@ -19,6 +19,19 @@ inline constexpr float kSelectSharpness = 20.0f;
 HeadOp fetch_from_offset(Features& f, int k, const std::vector<Entry>& copy, std::string name,
                          Role role);
 
+// The same fetch from max(t - k, 0) with one code for every k: the key is the position phase
+// (features.hpp) of j, the query the phase of t rotated back by k, so the score is
+// lambda * sum_b cos(pi (j - (t - k)) / 2^b). At j = t - k every term is 1; any other j in
+// [t - k - 2^bits + 1, t] has a frequency b (j - t + k = 2^b * odd) whose term is -1: a gap of
+// at least 2 * lambda, as with position codes (and only j - t + k = +-2^(bits-1) comes that
+// close; every other j is 3 lambda below). Where t < k there is no such j; the query adds
+// lambda' (k + 1/2 - t) on BOS's key, lambda' = 2 lambda bits, which puts BOS at least
+// lambda (bits + 2) above everything for t < k, 2 lambda + lambda'/2 above at t = k (BOS is the
+// target), and lambda'/2 below the target from t = k + 1 on. Costs 2 bits - 1 dimensions in all,
+// instead of `bits` per offset.
+HeadOp fetch_back_by_phase(Features& f, int k, const std::vector<Entry>& copy, std::string name,
+                           Role role);
+
 // Copies values from the latest position j <= t whose `flag` dimension is 1 (BOS must be
 // flagged): score = lambda * ((max_len + 1) * flag_j + j). This is the memory unit
 // (flip-flop) of the Krohn-Rhodes construction.

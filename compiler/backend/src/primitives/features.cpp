@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numbers>
 
 #include "krc/integer_math.hpp"
 
@@ -76,6 +77,39 @@ const Subspace& Features::position() {
   Subspace s = program_.layout().allocate_scalar("position", {RoleKind::Position});
   for (int t = 1; t <= max_len(); ++t) program_.embed_position(t, s[0], static_cast<float>(t));
   return allocated_.emplace("position", s).first->second;
+}
+
+// The angle reduced mod 2 pi first; at multiples of pi/2 the library's 6e-17 becomes the exact 0
+// (every other value is at least sin(pi / 2^b) away from 0, far above the 1e-12 cut).
+std::pair<double, double> Features::phase(std::int64_t t, int b) {
+  const std::int64_t period = std::int64_t{2} << b;
+  const double angle =
+      std::numbers::pi * double(((t % period) + period) % period) / double(period / 2);
+  auto snap = [](double v) { return std::abs(v) < 1e-12 ? 0.0 : v; };
+  return {snap(std::cos(angle)), snap(std::sin(angle))};
+}
+
+const Subspace& Features::position_phase() {
+  auto it = allocated_.find("position phase");
+  if (it != allocated_.end()) return it->second;
+  std::vector<std::string> labels{"cos0"};
+  for (int b = 1; b < code_bits(); ++b) {
+    labels.push_back("cos" + std::to_string(b));
+    labels.push_back("sin" + std::to_string(b));
+  }
+  Subspace s = program_.layout().allocate("position phase", labels, {RoleKind::PositionCode});
+  auto write = [&](int t, int dim, double value) {
+    if (value != 0.0) program_.embed_position(t, dim, static_cast<float>(value));
+  };
+  for (int t = 0; t <= max_len(); ++t) {
+    write(t, s[0], phase(t, 0).first);
+    for (int b = 1; b < code_bits(); ++b) {
+      const auto [c, sn] = phase(t, b);
+      write(t, s[2 * b - 1], c);
+      write(t, s[2 * b], sn);
+    }
+  }
+  return allocated_.emplace("position phase", s).first->second;
 }
 
 const Subspace& Features::log_remaining() {

@@ -33,10 +33,7 @@ Program build_scan(const Automaton& automaton, int max_len, const ScanChoice& ch
   for (LetterId a = 0; a < automaton.letter_count(); ++a)
     for (auto [dim, w] : scan.symbol_terms(static_cast<int>(a))) program.embed_token(a + 1, dim, w);
   scan.build("scan step");
-
-  Categorical state = scan.result();
-  for (int q = 0; q < state.size(); ++q)
-    for (auto [dim, w] : state.indicator[q]) program.unembed(dim, q, w);
+  scan.unembed(program);
   return program;
 }
 

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "strategies/kr/cascade_context.hpp"
+#include "strategies/kr/clamped_walk.hpp"
 #include "strategies/kr/level_analysis.hpp"
 
 namespace krc {
@@ -220,6 +221,8 @@ const char* to_string(ScanForm form) {
       return "element one-hot";
     case ScanForm::StateMapOneHot:
       return "state-map one-hot";
+    case ScanForm::IntegerCoordinates:
+      return "integer coordinates";
   }
   return "?";
 }
@@ -244,6 +247,8 @@ const char* to_string(CascadeForm form) {
       return "per level";
     case CascadeForm::TimeShiftedMemory:
       return "time-shifted memory";
+    case CascadeForm::ClampedWalk:
+      return "clamped walk";
   }
   return "?";
 }
@@ -270,6 +275,7 @@ KrPlan plan_kr(const HolonomyDecomposition& decomposition, int max_len, const Kr
 }
 
 std::string plan_text(const KrPlan& plan) {
+  if (plan.form == CascadeForm::ClampedWalk) return walk_text(plan.walk);
   std::string out;
   for (const auto& level : plan.levels) {
     out += "level " + std::to_string(level.level) + ":";

@@ -36,6 +36,7 @@ PrefixScanSpec level_scan_spec(const HolonomyDecomposition& dec, int d,
   spec.set_labels = level_value_labels(dec, d);
   spec.initial = static_cast<StateId>(dec.encode(dec.automaton().initial())[d]);
   spec.level = d + 1;
+  spec.one_hot_result = true;  // the lookups of the levels below and the decoding read it
   std::map<Transformation, int> symbols;
   for (const auto& row : dec.table(d).action)
     for (const auto& act : row) {

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "krc/network.hpp"
-#include "krc/shared_input_units.hpp"
+#include "shared_input_units.hpp"
 
 namespace krc {
 

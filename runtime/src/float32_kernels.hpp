@@ -8,10 +8,10 @@
 #include <cstdint>
 #include <vector>
 
+#include "forward_kernels.hpp"
+#include "key_tree.hpp"
 #include "krc/forward.hpp"
-#include "krc/forward_kernels.hpp"
-#include "krc/key_tree.hpp"
-#include "krc/prepared_network.hpp"
+#include "prepared_network.hpp"
 
 namespace krc::kernels::f32 {
 

@@ -5,9 +5,9 @@
 #include <cstdint>
 #include <vector>
 
+#include "key_tree.hpp"
 #include "krc/forward.hpp"
-#include "krc/key_tree.hpp"
-#include "krc/prepared_network.hpp"
+#include "prepared_network.hpp"
 
 namespace krc::kernels {
 

@@ -1,0 +1,164 @@
+// The float32-exact primitives (primitives/exact_attention.hpp, integer_comb.hpp), each alone
+// in a hand-built program, run by a plain float32 forward pass that sums term by term
+// (tests/support/float32_forward.hpp) and required to give the exact integers they promise,
+// bit for bit; the float64 dense pass must agree to within its own rounding.
+#include <doctest/doctest.h>
+
+#include <random>
+
+#include "float32_forward.hpp"
+#include "ir/assemble.hpp"
+#include "ir/schedule.hpp"
+#include "naive_forward.hpp"
+#include "primitives/exact_attention.hpp"
+#include "primitives/features.hpp"
+#include "primitives/integer_comb.hpp"
+
+using namespace krc;
+
+namespace {
+
+// Letters a, b, c (tokens 1, 2, 3) with one dummy state.
+struct Chamber {
+  explicit Chamber(int max_len)
+      : program({"<bos>", "a", "b", "c"}, {"q"}, max_len), features(program) {}
+  Program program;
+  Features features;
+  Network network() const { return assemble(program, schedule(program)); }
+};
+
+std::vector<LetterId> random_word(std::mt19937_64& rng, int length) {
+  std::uniform_int_distribution<LetterId> letter(0, 2);
+  std::vector<LetterId> w(length);
+  for (auto& l : w) l = letter(rng);
+  return w;
+}
+
+// Words that push a sum to its extremes: all a, all b, and random.
+std::vector<std::vector<LetterId>> test_words(std::mt19937_64& rng, int length) {
+  return {std::vector<LetterId>(length, 0), std::vector<LetterId>(length, 1),
+          random_word(rng, length), random_word(rng, length)};
+}
+
+}  // namespace
+
+TEST_CASE("exact primitives: dyadic heads sum the letters' values exactly in float32") {
+  // a = +3, b = -1, c = 0; lengths around powers of two and the longest.
+  for (int max_len : {1, 7, 64, 1000, 8192}) {
+    CAPTURE(max_len);
+    Chamber c(max_len);
+    const Subspace tokens = c.features.tokens();
+    std::vector<int> parts;
+    for (int k = 0; k < c.features.code_bits(); ++k)
+      parts.push_back(c.program.layout().allocate_scalar("part " + std::to_string(k)).offset);
+    for (auto& head : dyadic_sum_heads(c.features, {{tokens[0], 3.0f}, {tokens[1], -1.0f}}, parts,
+                                       "sum", Role{RoleKind::WalkSum}))
+      c.program.add(std::move(head), "sum");
+    const Network net = c.network();
+    CHECK(net.layers.size() == 1);
+    CHECK(net.layers[0].heads.size() == parts.size());
+    std::mt19937_64 rng(max_len);
+    // The float32 pass is quadratic in the length: at 8192 one word, the others all four.
+    auto words = test_words(rng, max_len);
+    if (max_len > 1000) words.resize(1);
+    for (const auto& word : words) {
+      const RowMatrix x = test::float32_residual(net, word);
+      const Eigen::MatrixXd y = test::naive_residual(net, word);
+      long long sum = 0;
+      for (int t = 0; t <= max_len; ++t) {
+        CAPTURE(t);
+        if (t > 0) sum += word[t - 1] == 0 ? 3 : word[t - 1] == 1 ? -1 : 0;
+        float total = 0.0f;
+        double total64 = 0.0;
+        for (int k = 0; k < static_cast<int>(parts.size()); ++k) {
+          // Head k adds the block of bit k of t, and nothing when the bit is clear.
+          const float part = x(t, parts[k]);
+          CHECK(part == std::round(part));
+          if (!((t >> k) & 1)) CHECK(part == 0.0f);
+          total += part;
+          total64 += y(t, parts[k]);
+        }
+        REQUIRE(total == static_cast<float>(sum));
+        REQUIRE(total64 == doctest::Approx(static_cast<double>(sum)).epsilon(1e-12));
+      }
+    }
+  }
+}
+
+TEST_CASE("exact primitives: the exact latest-flagged head copies with weight exactly 1") {
+  // Flag: the letter is c (BOS flagged too); copy t's position and a value that is 5 at BOS.
+  for (int max_len : {9, 300, 4000}) {
+    CAPTURE(max_len);
+    Chamber c(max_len);
+    const Subspace tokens = c.features.tokens(), bos = c.features.bos();
+    const Subspace copied = c.program.layout().allocate_scalar("copied");
+    c.program.add(exact_latest_flagged(
+                      c.features, {{tokens[2], 1.0f}, {bos[0], 1.0f}},
+                      {{c.features.position()[0], copied[0], 1.0f}, {bos[0], copied[0], 5.0f}},
+                      "latest c", Role{RoleKind::LatestVisit}),
+                  "copy");
+    const Network net = c.network();
+    std::mt19937_64 rng(max_len);
+    for (const auto& word : test_words(rng, std::min(max_len, 1500))) {
+      const RowMatrix x = test::float32_residual(net, word);
+      const RowMatrix hard = test::float32_residual(net, word, AttentionKind::Hard);
+      int latest = 0;
+      for (int t = 0; t <= static_cast<int>(word.size()); ++t) {
+        CAPTURE(t);
+        if (t > 0 && word[t - 1] == 2) latest = t;
+        const float expected = latest == 0 ? 5.0f : static_cast<float>(latest);
+        REQUIRE(x(t, copied[0]) == expected);
+        REQUIRE(hard(t, copied[0]) == expected);
+      }
+    }
+  }
+}
+
+TEST_CASE("exact primitives: an integer comb writes any function of an integer exactly") {
+  // z = 7 (#a - #b) over the prefix (dyadic heads), f(m) = (m mod 5, m^2 mod 3, [m = 14]),
+  // and the same gated by the letter c.
+  Chamber c(600);
+  const Subspace tokens = c.features.tokens();
+  std::vector<int> parts;
+  for (int k = 0; k < c.features.code_bits(); ++k)
+    parts.push_back(c.program.layout().allocate_scalar("part " + std::to_string(k)).offset);
+  for (auto& head : dyadic_sum_heads(c.features, {{tokens[0], 7.0f}, {tokens[1], -7.0f}}, parts,
+                                     "sum", Role{RoleKind::WalkSum}))
+    c.program.add(std::move(head), "sum");
+  const Subspace out = c.program.layout().allocate("f", {"m mod 5", "m^2 mod 3", "m = 14"});
+  const Subspace gated = c.program.layout().allocate("gated f", {"m mod 5", "m^2 mod 3", "m = 14"});
+  IntegerInput z{{}, -7 * 600, 7 * 600, c.features.one()[0]};
+  for (int p : parts) z.z.emplace_back(p, 1.0f);
+  auto f = [](const Subspace& s) {
+    return [&s](long long m) {
+      Terms t{{s[0], static_cast<float>(((m % 5) + 5) % 5)},
+              {s[1], static_cast<float>((m * m) % 3)}};
+      if (m == 14) t.emplace_back(s[2], 1.0f);
+      return t;
+    };
+  };
+  MlpOp mlp;
+  mlp.name = "f";
+  add_integer_function(mlp, z, f(out));
+  CHECK(mlp.units == integer_function_units(z, f(out)));
+  const Terms gate{{tokens[2], 1.0f}};
+  add_integer_function(mlp, z, f(gated), &gate);
+  c.program.add(std::move(mlp), "f");
+  const Network net = c.network();
+  std::mt19937_64 rng(3);
+  for (const auto& word : test_words(rng, 600)) {
+    const RowMatrix x = test::float32_residual(net, word);
+    long long m = 0;
+    for (int t = 0; t <= 600; ++t) {
+      CAPTURE(t);
+      if (t > 0) m += word[t - 1] == 0 ? 7 : word[t - 1] == 1 ? -7 : 0;
+      const bool open = t > 0 && word[t - 1] == 2;
+      const float expected[3] = {static_cast<float>(((m % 5) + 5) % 5),
+                                 static_cast<float>((m * m) % 3), m == 14 ? 1.0f : 0.0f};
+      for (int i = 0; i < 3; ++i) {
+        REQUIRE(x(t, out[i]) == expected[i]);
+        REQUIRE(x(t, gated[i]) == (open ? expected[i] : 0.0f));
+      }
+    }
+  }
+}

@@ -1,0 +1,345 @@
+// The parallel prefix and the pieces of its integer-coordinate form, each alone in a chamber
+// (tests/backend/chamber.hpp) run by the plain dense forward pass, and checked against the
+// transformations themselves: the phase fetch, the composition units, the one-hot units, their
+// float32 magnitudes, and the whole scan in each of its three forms.
+#include "primitives/prefix_scan.hpp"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+#include "chamber.hpp"
+#include "primitives/attention_heads.hpp"
+#include "primitives/integer_compose.hpp"
+
+using namespace krc;
+using test::Chamber;
+using test::random_word;
+
+namespace {
+
+Transformation random_map(std::mt19937_64& rng, int n) {
+  Transformation f(n);
+  for (auto& v : f) v = static_cast<StateId>(rng() % n);
+  return f;
+}
+
+}  // namespace
+
+TEST_CASE("primitives: the position phase holds cos and sin of pi t / 2^b, exactly 0 and +-1") {
+  Chamber c(40);
+  const Subspace phase = c.features.position_phase();
+  REQUIRE(phase.width == 2 * 6 - 1);  // 6 bits for 0..40; frequency 0 has no sine
+  std::mt19937_64 rng(1);
+  const Eigen::MatrixXd x = c.run(random_word(rng, 40));
+  for (int t = 0; t <= 40; ++t) {
+    CAPTURE(t);
+    CHECK(x(t, phase[0]) == (t % 2 ? -1.0 : 1.0));
+    for (int b = 1; b < 6; ++b) {
+      const double angle = M_PI * t / std::pow(2.0, b);
+      CHECK(std::abs(x(t, phase[2 * b - 1]) - std::cos(angle)) < 1e-7);
+      CHECK(std::abs(x(t, phase[2 * b]) - std::sin(angle)) < 1e-7);
+      if (t % (1 << (b - 1)) == 0) {  // multiples of pi/2: exact
+        CHECK(std::abs(x(t, phase[2 * b - 1])) == std::round(std::abs(std::cos(angle))));
+        CHECK(std::abs(x(t, phase[2 * b])) == std::round(std::abs(std::sin(angle))));
+      }
+    }
+  }
+}
+
+TEST_CASE("primitives: a phase fetch copies the stream from max(t - k, 0), one code for every k") {
+  for (int max_len : {40, 1024}) {
+    CAPTURE(max_len);
+    Chamber c(max_len);
+    const Subspace tokens = c.features.tokens();
+    std::vector<int> offsets{1, 2, 3, 5, 32};
+    if (max_len == 1024) offsets = {1, 7, 512, 1000, 1024};
+    std::vector<Subspace> dest;
+    for (int k : offsets) {
+      dest.push_back(c.program.layout().allocate("copy " + std::to_string(k), {"a", "b", "c"}));
+      std::vector<Entry> copy;
+      for (int a = 0; a < 3; ++a) copy.push_back({tokens[a], dest.back()[a], 1.0f});
+      c.program.add(fetch_back_by_phase(c.features, k, copy, "fetch", {RoleKind::ScanFetch}),
+                    "test");
+    }
+    // One phase code serves every offset.
+    int phases = 0;
+    for (const auto& s : c.program.layout().subspaces()) phases += s.name == "position phase";
+    CHECK(phases == 1);
+    std::mt19937_64 rng(max_len);
+    const auto word = random_word(rng, max_len);
+    for (auto attention : {AttentionKind::Softmax, AttentionKind::Hard}) {
+      const Eigen::MatrixXd x = c.run(word, attention);
+      for (std::size_t i = 0; i < offsets.size(); ++i)
+        for (int t = 0; t <= max_len; ++t) {
+          const int from = std::max(t - offsets[i], 0);
+          for (int a = 0; a < 3; ++a) {
+            const double expected =
+                from > 0 && word[from - 1] == static_cast<LetterId>(a) ? 1.0 : 0.0;
+            REQUIRE(std::abs(x(t, dest[i][a]) - expected) < 1e-9);
+          }
+        }
+    }
+  }
+}
+
+// Position t holds random maps f (x, earlier) and g (y, current) as f(q) + 1 and g(q) + 1, with
+// errors: x off by up to 0.24 at even positions, y off by up to 0.01 at odd ones.
+TEST_CASE("primitives: integer composition units leave g(f(q)) in place, flat in x within 1/4") {
+  for (int n : {1, 2, 5, 12}) {
+    CAPTURE(n);
+    const int positions = 60;
+    Chamber c(positions);
+    const Subspace x = c.program.layout().allocate("x", std::vector<std::string>(n, "v"));
+    const Subspace y = c.program.layout().allocate("y", std::vector<std::string>(n, "v"));
+    std::mt19937_64 rng(n);
+    std::uniform_real_distribution<double> x_noise(-0.24, 0.24), y_noise(-0.01, 0.01);
+    std::vector<Transformation> f, g;
+    std::vector<std::vector<double>> y_error(positions + 1, std::vector<double>(n, 0.0));
+    for (int t = 0; t <= positions; ++t) {
+      f.push_back(random_map(rng, n));
+      g.push_back(random_map(rng, n));
+      for (int q = 0; q < n; ++q) {
+        if (t % 2 == 1) y_error[t][q] = y_noise(rng);
+        c.program.embed_position(t, x[q], float(f[t][q] + 1 + (t % 2 ? 0.0 : x_noise(rng))));
+        c.program.embed_position(t, y[q], float(g[t][q] + 1 + y_error[t][q]));
+      }
+    }
+    MlpOp mlp;
+    mlp.name = "compose";
+    std::vector<int> all(n);
+    for (int q = 0; q < n; ++q) all[q] = q;
+    add_integer_compose_units(mlp, x, y, all);
+    CHECK(mlp.units == 2 * n * n + n);
+    c.program.add(std::move(mlp), "test");
+    const Eigen::MatrixXd out = c.run(random_word(rng, positions));
+    for (int t = 0; t <= positions; ++t)
+      for (int q = 0; q < n; ++q) {
+        CAPTURE(t);
+        CAPTURE(q);
+        // y's error at f(q) comes along (as stored in float32).
+        const double expected = float(g[t][f[t][q]] + 1 + y_error[t][f[t][q]]);
+        CHECK(std::abs(out(t, y[q]) - expected) < 1e-6);
+      }
+  }
+}
+
+TEST_CASE("primitives: integer one-hot units write the one-hot of g(x)") {
+  for (int n : {1, 2, 5, 9}) {
+    CAPTURE(n);
+    const int positions = 50;
+    Chamber c(positions);
+    const Subspace x = c.program.layout().allocate_scalar("x");
+    const Subspace y = c.program.layout().allocate("y", std::vector<std::string>(n, "v"));
+    const Subspace out = c.program.layout().allocate("one-hot", std::vector<std::string>(n, "v"));
+    std::mt19937_64 rng(10 + n);
+    std::vector<int> xs;
+    std::vector<Transformation> g;
+    for (int t = 0; t <= positions; ++t) {
+      xs.push_back(static_cast<int>(rng() % n));
+      g.push_back(random_map(rng, n));
+      c.program.embed_position(t, x[0], float(xs[t] + 1));
+      for (int s = 0; s < n; ++s) c.program.embed_position(t, y[s], float(g[t][s] + 1));
+    }
+    MlpOp mlp;
+    mlp.name = "one-hot";
+    add_integer_one_hot_units(mlp, x[0], y, out);
+    CHECK(mlp.units == 3 * n * n);
+    c.program.add(std::move(mlp), "test");
+    const Eigen::MatrixXd result = c.run(random_word(rng, positions));
+    for (int t = 0; t <= positions; ++t)
+      for (int v = 0; v < n; ++v)
+        CHECK(std::abs(result(t, out[v]) - (static_cast<int>(g[t][xs[t]]) == v)) < 1e-9);
+  }
+}
+
+namespace {
+
+// Evaluates an MLP's units on the stream `x` unit by unit: for each output dimension, the
+// terms w * ReLU(pre-activation) in unit order. Pre-activations in double or float32.
+template <typename Real>
+std::vector<std::vector<Real>> output_terms(const MlpOp& mlp, const std::vector<double>& x) {
+  std::vector<Real> pre(mlp.bias.begin(), mlp.bias.end());
+  for (const Entry& e : mlp.in) pre[e.row] += Real(e.value) * Real(x[e.col]);
+  std::vector<std::vector<Real>> terms(x.size());
+  for (const Entry& e : mlp.out)
+    terms[e.row].push_back(Real(e.value) * std::max(Real(0), pre[e.col]));
+  return terms;
+}
+
+// The units of integer_compose.hpp on a stream of x, y (values 1..n) and the one-hot output.
+struct ComposeStream {
+  explicit ComposeStream(int n) {
+    x = layout.allocate("x", std::vector<std::string>(n, "v"));
+    y = layout.allocate("y", std::vector<std::string>(n, "v"));
+    out = layout.allocate("out", std::vector<std::string>(n, "v"));
+    std::vector<int> all(n);
+    for (int q = 0; q < n; ++q) all[q] = q;
+    add_integer_compose_units(compose, x, y, all);
+    add_integer_one_hot_units(one_hot, x[0], y, out);
+  }
+  ResidualLayout layout;
+  Subspace x, y, out;
+  MlpOp compose, one_hot;
+};
+
+double magnitude(const std::vector<double>& terms, double old) {
+  double sum = std::abs(old);
+  for (double t : terms) sum += std::abs(t);
+  return sum;
+}
+
+}  // namespace
+
+TEST_CASE("primitives: integer units' sums stay within their bound, exact in float32 at 202") {
+  std::mt19937_64 rng(4);
+  for (int n : {2, 3, 4, 7}) {
+    CAPTURE(n);
+    ComposeStream s(n);
+    double compose_max = 0, one_hot_max = 0;
+    for (int trial = 0; trial < 300; ++trial) {
+      std::vector<double> x(s.layout.width(), 0.0);
+      const bool worst = trial == 0;
+      for (int q = 0; q < n; ++q) {
+        x[s.x[q]] = worst ? 1 : double(1 + rng() % n);  // the bound's worst case: x = 1, y = n
+        x[s.y[q]] = worst ? n : double(1 + rng() % n);
+      }
+      const auto compose = output_terms<double>(s.compose, x);
+      const auto one_hot = output_terms<double>(s.one_hot, x);
+      for (int q = 0; q < n; ++q) {
+        compose_max = std::max(compose_max, magnitude(compose[s.y[q]], x[s.y[q]]));
+        one_hot_max = std::max(one_hot_max, magnitude(one_hot[s.out[q]], 0.0));
+      }
+    }
+    CHECK(compose_max == integer_compose_magnitude(n));  // reached at the worst input
+    CHECK(one_hot_max == integer_one_hot_magnitude(n));
+  }
+  // At 202 states, the worst input summed in float32 in three orders gives the exact values.
+  const int n = 202;
+  REQUIRE(integer_coordinates_exact(n));
+  ComposeStream s(n);
+  std::vector<double> x(s.layout.width(), 0.0);
+  for (int q = 0; q < n; ++q) {
+    x[s.x[q]] = 1;
+    x[s.y[q]] = n;
+  }
+  const auto compose = output_terms<float>(s.compose, x);
+  const auto one_hot = output_terms<float>(s.one_hot, x);
+  auto sums = [](std::vector<float> terms, float start) {
+    std::vector<float> results;
+    for (int order = 0; order < 3; ++order) {
+      if (order == 1) std::reverse(terms.begin(), terms.end());
+      if (order == 2) std::sort(terms.begin(), terms.end(), [](float a, float b) { return a > b; });
+      float sum = start;
+      for (float t : terms) sum += t;
+      results.push_back(sum);
+    }
+    return results;
+  };
+  for (int q = 0; q < n; ++q) {
+    for (float r : sums(compose[s.y[q]], float(n))) REQUIRE(r == float(n));  // y_1 = n
+    for (float r : sums(one_hot[s.out[q]], 0.0f)) REQUIRE(r == (q == n - 1 ? 1.0f : 0.0f));
+  }
+}
+
+TEST_CASE("primitives: the planner keeps the integer form within float32's exact integers") {
+  for (int n : {202, 203}) {
+    CAPTURE(n);
+    PrefixScanSpec spec;
+    spec.name = "scan";
+    for (int q = 0; q < n; ++q) spec.set_labels.push_back(std::to_string(q));
+    // A walk on n cells, clamped at the ends (gridworld): n^2/2 elements, too many for the
+    // element form.
+    Transformation left(n), right(n);
+    for (int q = 0; q < n; ++q) {
+      left[q] = static_cast<StateId>(std::max(q - 1, 0));
+      right[q] = static_cast<StateId>(std::min(q + 1, n - 1));
+    }
+    spec.symbols = {left, right};
+    spec.symbol_labels = {"L", "R"};
+    spec.max_units_per_step = 1LL << 40;
+    const ScanPlan plan = plan_prefix_scan(spec, 1024).plan;
+    CHECK(plan.form == (n <= 202 ? ScanForm::IntegerCoordinates : ScanForm::StateMapOneHot));
+  }
+}
+
+namespace {
+
+// A scan over X = {0, 1, 2} with the symbols a, b, c in the chosen form, against the symbols
+// applied one by one: result() where it is a categorical, and the unembedding's argmax (by a
+// margin of at least 1) always. The widest compose MLP must be the plan's.
+void check_prefix_scan(const PrefixScanSpec& spec, const ScanChoice& choice) {
+  Chamber c(40, spec.set_labels);
+  PrefixScan scan(c.features, spec, choice);
+  for (auto [dim, w] : scan.identity_terms()) c.program.embed_token(0, dim, w);
+  for (int s = 0; s < 3; ++s)
+    for (auto [dim, w] : scan.symbol_terms(s)) c.program.embed_token(s + 1, dim, w);
+  scan.build("scan");
+  const bool categorical = choice.plan.form != ScanForm::IntegerCoordinates || spec.one_hot_result;
+  const Categorical state = categorical ? scan.result() : Categorical{};
+  scan.unembed(c.program);
+  const Network net = c.network();
+  int widest = 0;
+  for (const auto& layer : net.layers)
+    widest = std::max(widest, layer.mlp ? layer.mlp->hidden() : 0);
+  if (choice.plan.units > 0) CHECK(widest == choice.plan.units);
+  std::mt19937_64 rng(7);
+  for (int trial = 0; trial < 3; ++trial) {
+    const auto word = random_word(rng, 40);
+    const Eigen::MatrixXd x = test::naive_residual(net, word);
+    const Eigen::MatrixXd logits = test::naive_logits(net, word);
+    StateId q = spec.initial;
+    for (int t = 0; t <= 40; ++t) {
+      CAPTURE(t);
+      if (t > 0) q = spec.symbols[word[t - 1]][q];
+      for (int v = 0; v < 3; ++v) {
+        if (v != static_cast<int>(q)) CHECK(logits(t, q) - logits(t, v) > 1 - 1e-6);
+        if (!categorical) continue;
+        double indicator = 0;
+        for (auto [dim, w] : state.indicator[v]) indicator += w * x(t, dim);
+        CHECK(std::abs(indicator - (v == static_cast<int>(q))) < 1e-6);
+      }
+    }
+  }
+}
+
+PrefixScanSpec three_symbols(Transformation a, Transformation b, Transformation c) {
+  PrefixScanSpec spec;
+  spec.name = "scan";
+  spec.set_labels = {"0", "1", "2"};
+  spec.symbol_labels = {"a", "b", "c"};
+  spec.symbols = {std::move(a), std::move(b), std::move(c)};
+  spec.initial = 1;
+  return spec;
+}
+
+}  // namespace
+
+TEST_CASE("primitives: a prefix scan computes the state of its set in each of its three forms") {
+  // Z3 (a, b rotate by 1 and 2, c fixes): 3 elements, 3^2 + 3 units <= 2 * 3^2 + 2 * 3, so the
+  // element form. T3 (rotate, swap, reset to 2): 27 elements, so integer coordinates, 24 units
+  // a step (27 as a one-hot at the last step) against the state maps' 45.
+  PrefixScanSpec z3 = three_symbols({1, 2, 0}, {2, 0, 1}, {0, 1, 2});
+  PrefixScanSpec t3 = three_symbols({1, 2, 0}, {1, 0, 2}, {2, 2, 2});
+  for (bool one_hot : {false, true}) {
+    CAPTURE(one_hot);
+    z3.one_hot_result = t3.one_hot_result = one_hot;
+    const ScanChoice element = plan_prefix_scan(z3, 40);
+    CHECK(element.plan.steps == 6);
+    CHECK(element.plan.form == ScanForm::ElementOneHot);
+    CHECK(element.plan.monoid_size == 3u);
+    check_prefix_scan(z3, element);
+    const ScanChoice integer = plan_prefix_scan(t3, 40);
+    CHECK(integer.plan.form == ScanForm::IntegerCoordinates);
+    CHECK(integer.plan.units == (one_hot ? 27 : 24));
+    check_prefix_scan(t3, integer);
+    // The other forms, forced: the state maps for T3, integer coordinates for Z3.
+    ScanChoice state_map;
+    state_map.plan = {ScanForm::StateMapOneHot, 3, 0, 6, 45};
+    check_prefix_scan(t3, state_map);
+    ScanChoice forced = integer;
+    check_prefix_scan(z3, forced);
+  }
+}

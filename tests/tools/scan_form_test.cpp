@@ -1,0 +1,101 @@
+// The integer-coordinate scan (README, "The constructions") through the krc command: it is
+// exact in plain float32 arithmetic (tools/reference_forward.py --float32, which runs every
+// tensor and every sum in float32 as a plain framework does, follows the automaton over words
+// of the full max_len), and krc compile, krc info and the file's metadata name the form.
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+#include <random>
+#include <string>
+
+#include "krc/automaton_json.hpp"
+#include "krc/compile.hpp"
+#include "krc/weights_file.hpp"
+#include "krc/zoo.hpp"
+#include "test_support.hpp"
+
+using namespace krc;
+using nlohmann::json;
+
+namespace {
+
+Automaton random_automaton(std::mt19937_64& rng, int n, int letters) {
+  std::vector<std::string> states, names;
+  for (int q = 0; q < n; ++q) states.push_back("q" + std::to_string(q));
+  for (int a = 0; a < letters; ++a) names.push_back(std::string(1, char('a' + a)));
+  std::vector<std::vector<StateId>> delta(letters, std::vector<StateId>(n));
+  for (auto& row : delta)
+    for (auto& v : row) v = static_cast<StateId>(rng() % n);
+  return Automaton("random_" + std::to_string(n), states, names, delta, 0);
+}
+
+}  // namespace
+
+TEST_CASE("reference_forward.py --float32 follows integer-coordinate scans over 1024 letters") {
+  std::mt19937_64 rng(32);
+  test::TempDir dir;
+  for (const Automaton& automaton :
+       {zoo_automaton("gridworld", 32), random_automaton(rng, 40, 4)}) {
+    CAPTURE(automaton.name());
+    CompileOptions options;
+    options.strategy = Strategy::Scan;
+    options.max_len = 1024;
+    const CompileResult compiled = compile(automaton, options);
+    REQUIRE(compiled.scan->form == ScanForm::IntegerCoordinates);
+    const std::string model = (dir / (automaton.name() + ".safetensors")).string();
+    test::write_file(dir, automaton.name() + ".safetensors",
+                     network_to_safetensors(compiled.network));
+    std::vector<std::string> lines;
+    std::vector<std::vector<LetterId>> words;
+    for (int w = 0; w < 2; ++w) {
+      std::vector<LetterId> word(1024);
+      std::string line;
+      for (auto& a : word) {
+        a = static_cast<LetterId>(rng() % automaton.letter_count());
+        line += (line.empty() ? "" : " ") + automaton.letter_name(a);
+      }
+      words.push_back(word);
+      lines.push_back(line);
+    }
+    const auto results = test::run_reference_forward(dir, model, lines, {"--float32"});
+    REQUIRE(results.size() == words.size());
+    for (std::size_t w = 0; w < words.size(); ++w) {
+      json expected = json::array();
+      for (StateId s : automaton.run(words[w])) expected.push_back(automaton.state_name(s));
+      CHECK(results[w]["states"] == expected);
+    }
+  }
+}
+
+TEST_CASE(
+    "krc compile, krc info and the file's compiler metadata name the parallel prefix's form") {
+  test::TempDir dir;
+  struct Case {
+    std::string automaton, strategy, form;
+  };
+  // gridworld_9's monoid is too large for the element form; cyclic_5's (Z5) is not;
+  // full_transformations_5's first level (S5 on 5 tiles, with resets) is scanned.
+  for (const Case& c : {Case{"gridworld_9", "scan", "integer coordinates"},
+                        Case{"cyclic_5", "scan", "element one-hot"},
+                        Case{"full_transformations_5", "kr", "integer coordinates"}}) {
+    CAPTURE(c.automaton);
+    const auto source = test::source_dir() / "automata" / "zoo" / (c.automaton + ".json");
+    const std::string model = (dir / (c.automaton + ".safetensors")).string();
+    const auto compiled = test::run_krc(
+        {"compile", source.string(), "-o", model, "--strategy", c.strategy, "--max-len", "64"});
+    REQUIRE_MESSAGE(compiled.status == 0, compiled.err);
+    CHECK(test::contains(compiled.out, c.form));
+    const auto info = test::run_krc({"info", model});
+    REQUIRE(info.status == 0);
+    CHECK(test::contains(info.out, "parallel prefix: " + c.form + " form, 6 steps"));
+    const auto info_json = test::run_krc({"info", model, "--json"});
+    REQUIRE(info_json.status == 0);
+    const json compiler = json::parse(info_json.out)["compiler"];
+    if (c.strategy == "scan") {
+      CHECK(compiler["scan"]["form"] == c.form);
+      CHECK(compiler["scan"]["steps"] == 6);
+    } else {
+      CHECK(compiler["cascade"]["levels"][0]["scan"]["form"] == c.form);
+    }
+  }
+}
