@@ -47,6 +47,10 @@ constexpr const char* kRoleNames[] = {
     "departure",
     "departure up",
     "latest departure",
+    "letter code",
+    "contextual value",
+    "value threshold",
+    "value decode",
     "decode",
     "state",
 };
@@ -110,6 +114,10 @@ std::string role_part(const Role& role) {
       return "scan";
     case RoleKind::LetterBack:
       return "earlier letters";
+    case RoleKind::ContextualValue:
+      return "contextual mapping";
+    case RoleKind::ValueThreshold:
+    case RoleKind::ValueDecode:
     case RoleKind::Decode:
     case RoleKind::State:
       return "decode";

@@ -1,10 +1,11 @@
-// `krc bench compile [--max-len N ...] [--strategy scan|kr|both] [--automata DIR | --zoo FAMILY
-// --n N ...] [--verify-words K] [--json] [-q]`: what each strategy builds for every automaton
-// in a directory (by default the repository's automata/zoo), or for a zoo family at a series
-// of sizes, at each max_len — states, layers, width, heads, MLP units (in all and in the
+// `krc bench compile [--max-len N ...] [--strategy scan|kr|onelayer|both|all] [--automata DIR |
+// --zoo FAMILY --n N ...] [--verify-words K] [--json] [-q]`: what each strategy builds for every
+// automaton in a directory (by default the repository's automata/zoo), or for a zoo family at a
+// series of sizes, at each max_len — states, layers, width, heads, MLP units (in all and in the
 // widest layer), parameters, nonzeros, file size, the parallel prefix's form — and how long
 // krc::compile takes; with --verify-words K also how long krc::verify takes on K random words
-// of the full max_len.
+// of the full max_len. --strategy onelayer|all adds the one-layer strategy; with all three a
+// second table puts them side by side, with the largest max_len onelayer reaches.
 #include <unistd.h>
 
 #include <algorithm>
@@ -13,6 +14,7 @@
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -28,6 +30,7 @@
 #include "krc/verifier.hpp"
 #include "krc/weights_file.hpp"
 #include "option_checks.hpp"
+#include "text_table.hpp"
 
 namespace krc::cli {
 
@@ -65,7 +68,17 @@ struct Row {
   std::string scan_form;  // of the parallel prefix (kr: of its scanned levels), "-" without
   double compile_seconds = 0;
   std::optional<VerifyFigures> verified;
+  int onelayer_largest_len = -1;  // onelayer rows: the largest max_len it reaches (0: none)
 };
+
+// The largest max_len the onelayer strategy reaches for this automaton, 0 when none.
+int onelayer_largest_len(const Automaton& automaton) {
+  try {
+    return plan_onelayer(automaton, 1, OneLayerOptions{}).largest_len;
+  } catch (const LimitError&) {
+    return 0;
+  }
+}
 
 // "integer coordinates" (kr: the forms of its scanned levels, each once), "-" without a scan.
 std::string scan_forms(const CompileResult& result) {
@@ -128,6 +141,7 @@ Row measure(const Automaton& automaton, const fs::path& file, Strategy strategy,
   const std::string what = progress.next_case(row.automaton + " " + to_string(strategy) +
                                               " max-len " + std::to_string(max_len));
   progress.note(what + ": compiling");
+  if (strategy == Strategy::OneLayer) row.onelayer_largest_len = onelayer_largest_len(automaton);
 
   CompileOptions options;
   options.strategy = strategy;
@@ -203,6 +217,7 @@ nlohmann::json row_to_json(const Row& r) {
                       {"letters", r.letters},
                       {"strategy", to_string(r.strategy)},
                       {"max_len", r.max_len}};
+  if (r.onelayer_largest_len >= 0) j["largest_len"] = r.onelayer_largest_len;
   if (!r.error.empty()) {
     j["error"] = r.error;
     return j;
@@ -245,11 +260,7 @@ void print_table(const std::vector<Row>& rows, bool with_verify) {
   if (with_verify)
     for (const char* h : {"verify s", "cpu s", "words/s", "min margin", "result"})
       header.push_back(h);
-  auto left_aligned = [&](std::size_t c) {
-    return c < 2 || header[c] == "scan form" || header[c] == "result";
-  };
-
-  std::vector<std::vector<std::string>> cells;
+  std::vector<std::vector<std::string>> cells{header};
   for (const auto& r : rows) {
     std::vector<std::string> c{r.automaton, to_string(r.strategy), with_thousands(r.max_len)};
     if (r.error.empty()) {
@@ -272,25 +283,12 @@ void print_table(const std::vector<Row>& rows, bool with_verify) {
     }
     cells.push_back(std::move(c));
   }
-  std::vector<std::size_t> width(header.size());
-  for (std::size_t c = 0; c < header.size(); ++c) width[c] = header[c].size();
-  for (const auto& row : cells)
-    for (std::size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
-
-  auto format_cells = [&](const std::vector<std::string>& row) {
-    std::string line;
-    for (std::size_t c = 0; c < row.size(); ++c) {
-      if (c > 0) line += "  ";
-      const std::string pad(width[c] - row[c].size(), ' ');
-      line += left_aligned(c) ? row[c] + pad : pad + row[c];
-    }
-    while (!line.empty() && line.back() == ' ') line.pop_back();
-    return line;
-  };
-  std::cout << format_cells(header) << "\n";
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    std::cout << format_cells(cells[i]);
-    if (!rows[i].error.empty()) std::cout << "  error: " << rows[i].error;
+  const auto lines = aligned(cells, [&](std::size_t c) {
+    return c < 2 || header[c] == "scan form" || header[c] == "result";
+  });
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    std::cout << lines[i];
+    if (i > 0 && !rows[i - 1].error.empty()) std::cout << "  error: " << rows[i - 1].error;
     std::cout << "\n";
   }
   std::cout << "\nMLP hidden: units in all layers, per layer: in the widest; compile s: wall time "
@@ -303,10 +301,37 @@ void print_table(const std::vector<Row>& rows, bool with_verify) {
                  "words/s: words per wall second; min margin: right logit - best wrong logit\n";
 }
 
+// One line per automaton and max_len, a cell per strategy: "layers / parameters", or "-" over
+// a limit (the first table says which), and onelayer's largest max_len.
+void print_side_by_side(const std::vector<Row>& rows, const std::vector<Strategy>& strategies) {
+  std::vector<std::vector<std::string>> cells{{"automaton", "max_len"}};
+  for (Strategy s : strategies) cells[0].push_back(std::string(to_string(s)) + " layers/params");
+  cells[0].push_back("onelayer largest max_len");
+  for (std::size_t i = 0; i + strategies.size() <= rows.size(); i += strategies.size()) {
+    std::vector<std::string> line{rows[i].automaton, with_thousands(rows[i].max_len)};
+    std::string largest = "-";
+    for (std::size_t k = 0; k < strategies.size(); ++k) {
+      const Row& r = rows[i + k];
+      line.push_back(r.error.empty()
+                         ? std::to_string(r.size.layers) + " / " + with_thousands(r.size.parameters)
+                         : "-");
+      if (r.onelayer_largest_len >= 0) largest = with_thousands(r.onelayer_largest_len);
+    }
+    line.push_back(largest);
+    cells.push_back(std::move(line));
+  }
+  std::cout
+      << "\nside by side (layers / parameters; -: over a limit, the table above says which):\n";
+  for (const auto& line : aligned(cells, [](std::size_t c) { return c == 0; }))
+    std::cout << line << "\n";
+}
+
 int run_compile_bench(const CompileBenchArguments& a) {
   std::vector<Strategy> strategies;
-  if (a.strategy == "scan" || a.strategy == "both") strategies.push_back(Strategy::Scan);
-  if (a.strategy == "kr" || a.strategy == "both") strategies.push_back(Strategy::Kr);
+  const bool all = a.strategy == "all";
+  if (a.strategy == "scan" || a.strategy == "both" || all) strategies.push_back(Strategy::Scan);
+  if (a.strategy == "kr" || a.strategy == "both" || all) strategies.push_back(Strategy::Kr);
+  if (a.strategy == "onelayer" || all) strategies.push_back(Strategy::OneLayer);
 
   const auto automata = bench_automata(a.automata, a.family, a.sizes);
   Progress progress(a.quiet,
@@ -327,6 +352,7 @@ int run_compile_bench(const CompileBenchArguments& a) {
     std::cout << out.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   } else {
     print_table(rows, a.verify_words > 0);
+    if (all) print_side_by_side(rows, strategies);
   }
   return all_right ? 0 : 1;
 }
@@ -340,8 +366,10 @@ const RegisterBenchSuite compile_suite{
                  sub.add_option("--max-len", a->max_lens,
                                 "one or more max_len values (default 256 1024 4096 8192)")
                      ->check(CLI::Range(1, 1 << 20));
-                 sub.add_option("--strategy", a->strategy, "scan, kr or both")
-                     ->check(CLI::IsMember({"scan", "kr", "both"}))
+                 sub.add_option("--strategy", a->strategy,
+                                "scan, kr, onelayer, both (scan and kr) or all (the three, also "
+                                "side by side)")
+                     ->check(CLI::IsMember({"scan", "kr", "onelayer", "both", "all"}))
                      ->capture_default_str();
                  auto* dir = sub.add_option("--automata", a->automata,
                                             "directory of description files (.json, .dot, .gv, "

@@ -1,6 +1,7 @@
-// `krc compile AUT -o OUT.safetensors [--strategy auto|scan|kr] [--max-len N] [--attention
-// softmax|hard] [--input-format F] [--complete] [--initial S] [--dense] [--json]`: compiles an
-// automaton description into transformer weights and says what it built.
+// `krc compile AUT -o OUT.safetensors [--strategy auto|scan|kr|onelayer] [--max-len N]
+// [--attention softmax|hard] [--max-onelayer-units U] [--max-onelayer-values V] [--input-format
+// F] [--complete] [--initial S] [--dense] [--json]`: compiles an automaton description into
+// transformer weights and says what it built.
 #include <unistd.h>
 
 #include <chrono>
@@ -27,6 +28,7 @@ struct CompileArguments {
   std::string strategy = "auto", attention = "softmax";
   LoadOptions load;
   int max_len = 1024;
+  OneLayerOptions onelayer;
   bool dense = false, json = false;
 };
 
@@ -41,6 +43,7 @@ int run_compile(const CompileArguments& a) {
   CompileOptions options;
   options.strategy = strategy_from_string(a.strategy);
   options.max_len = a.max_len;
+  options.onelayer = a.onelayer;
   options.attention = attention_kind_from_string(a.attention);
   // Stage lines only for compilations slow enough to wonder about.
   const bool tty = isatty(STDERR_FILENO);
@@ -76,6 +79,7 @@ int run_compile(const CompileArguments& a) {
                               {"seconds", seconds()}};
     if (result.kr) summary["cascade"] = to_json(*result.kr);
     if (result.scan) summary["scan"] = to_json(*result.scan);
+    if (result.onelayer) summary["onelayer"] = to_json(*result.onelayer);
     // The output path comes from the command line and need not be UTF-8.
     out << summary.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     return 0;
@@ -100,6 +104,7 @@ int run_compile(const CompileArguments& a) {
     std::istringstream lines(plan_text(*result.kr));
     for (std::string line; std::getline(lines, line);) out << "    " << line << "\n";
   }
+  if (result.onelayer) out << plan_text(*result.onelayer);
   out << "network: " << network_size_line(net) << "\n";
   out << "wrote " << a.output << " (" << with_thousands(static_cast<long long>(bytes.size()))
       << " bytes) in " << std::fixed;
@@ -123,13 +128,24 @@ const RegisterCommand registration{{
           ->required()
           ->check(nonempty_path());
       sub.add_option("--strategy", a->strategy,
-                     "auto: build both, keep the one with fewer layers (ties: fewer parameters)\n"
+                     "auto: build all, keep the one with the fewest layers (ties: the fewest "
+                     "parameters)\n"
                      "kr: Krohn-Rhodes cascade, depth independent of --max-len\n"
-                     "scan: parallel prefix, ceil(log2 max-len) layers")
-          ->check(CLI::IsMember({"auto", "scan", "kr"}))
+                     "scan: parallel prefix, ceil(log2 max-len) layers\n"
+                     "onelayer: one attention layer (a rank-1 head giving every prefix a number) "
+                     "and 1 feed-forward layer; short words only: it says the largest --max-len")
+          ->check(CLI::IsMember({"auto", "scan", "kr", "onelayer"}))
           ->capture_default_str();
       sub.add_option("--max-len", a->max_len, "Longest input word the network must handle")
           ->check(CLI::Range(1, 1 << 20))
+          ->capture_default_str();
+      sub.add_option("--max-onelayer-units", a->onelayer.max_units,
+                     "onelayer: most hidden units the decoding may take")
+          ->check(CLI::PositiveNumber)
+          ->capture_default_str();
+      sub.add_option("--max-onelayer-values", a->onelayer.max_values,
+                     "onelayer: most prefix values the planner may enumerate")
+          ->check(CLI::PositiveNumber)
           ->capture_default_str();
       sub.add_option("--attention", a->attention,
                      "Attention the network is meant for (verify uses it by default)")

@@ -12,6 +12,7 @@
 #include "krc/version.hpp"
 #include "strategies/kr/clamped_walk.hpp"
 #include "strategies/kr/kr_strategy.hpp"
+#include "strategies/onelayer/onelayer_strategy.hpp"
 #include "strategies/scan_strategy.hpp"
 
 namespace krc {
@@ -20,7 +21,8 @@ Strategy strategy_from_string(const std::string& s) {
   if (s == "auto") return Strategy::Auto;
   if (s == "scan") return Strategy::Scan;
   if (s == "kr") return Strategy::Kr;
-  throw std::invalid_argument("unknown strategy '" + s + "' (auto, scan or kr)");
+  if (s == "onelayer") return Strategy::OneLayer;
+  throw std::invalid_argument("unknown strategy '" + s + "' (auto, scan, kr or onelayer)");
 }
 
 const char* to_string(Strategy s) {
@@ -31,6 +33,8 @@ const char* to_string(Strategy s) {
       return "scan";
     case Strategy::Kr:
       return "kr";
+    case Strategy::OneLayer:
+      return "onelayer";
   }
   return "?";
 }
@@ -104,57 +108,99 @@ CompileResult compile_kr(const Automaton& automaton, const CompileOptions& optio
   return result;
 }
 
-}  // namespace
+CompileResult compile_onelayer(const Automaton& automaton, const CompileOptions& options) {
+  if (options.progress) options.progress("planning the one-layer contextual mapping");
+  CompileResult result;
+  result.onelayer = plan_onelayer(automaton, options.max_len, options.onelayer);
+  result.network =
+      finish(build_onelayer(automaton, *result.onelayer), automaton, options, Strategy::OneLayer);
+  result.network.compiler["onelayer"] = to_json(*result.onelayer);
+  result.strategy = Strategy::OneLayer;
+  result.reason = "one attention layer as a contextual mapping (requested)";
+  return result;
+}
 
-CompileResult compile(const Automaton& automaton, const CompileOptions& options) {
-  if (options.max_len < 1) throw std::invalid_argument("max_len must be at least 1");
-  switch (options.strategy) {
+CompileResult compile_one(Strategy strategy, const Automaton& automaton,
+                          const CompileOptions& options) {
+  switch (strategy) {
     case Strategy::Scan:
       return compile_scan(automaton, options);
     case Strategy::Kr:
       return compile_kr(automaton, options);
+    case Strategy::OneLayer:
+      return compile_onelayer(automaton, options);
     case Strategy::Auto:
       break;
   }
-  // Either strategy may exceed a limit where the other does not (a huge state set for scan's
-  // state maps, a huge cascade for kr's tables): keep whichever succeeds.
-  std::optional<CompileResult> scan_result, kr_result;
-  std::string scan_error, kr_error;
-  try {
-    scan_result = compile_scan(automaton, options);
-  } catch (const LimitError& e) {
-    scan_error = e.what();
+  throw std::logic_error("compile_one: auto is not one strategy");
+}
+
+// Auto builds every strategy, keeping whichever succeed (each may exceed a limit where the
+// others do not: scan's state maps, kr's tables, onelayer's length), and keeps the network with
+// the fewest layers, then the fewest parameters.
+CompileResult compile_auto(const Automaton& automaton, const CompileOptions& options) {
+  struct Candidate {
+    Strategy strategy;
+    std::optional<CompileResult> result;
+    std::string error;
+  };
+  std::vector<Candidate> candidates;
+  for (Strategy s : {Strategy::Scan, Strategy::Kr, Strategy::OneLayer}) {
+    Candidate c{s, std::nullopt, {}};
+    try {
+      c.result = compile_one(s, automaton, options);
+    } catch (const LimitError& e) {
+      c.error = e.what();
+    }
+    candidates.push_back(std::move(c));
   }
-  try {
-    kr_result = compile_kr(automaton, options);
-  } catch (const LimitError& e) {
-    kr_error = e.what();
+  Candidate* best = nullptr;
+  std::string built, failed;
+  for (auto& c : candidates) {
+    if (!c.result) {  // the error may name its strategy already: "onelayer: max-len ..."
+      const std::string name = to_string(c.strategy);
+      const std::string why =
+          c.error.rfind(name + ": ", 0) == 0 ? c.error.substr(name.size() + 2) : c.error;
+      failed += "; " + name + " was not possible (" + why + ")";
+      continue;
+    }
+    const auto size = c.result->network.size();
+    built += (built.empty() ? std::string("auto: ") + to_string(c.strategy) + " has "
+                            : std::string(", ") + to_string(c.strategy) + " ") +
+             std::to_string(size.layers) + (built.empty() ? " layers and " : " and ") +
+             with_thousands(size.parameters) + (built.empty() ? " parameters" : "");
+    if (!best) {
+      best = &c;
+      continue;
+    }
+    const auto b = best->result->network.size();
+    if (size.layers < b.layers || (size.layers == b.layers && size.parameters < b.parameters))
+      best = &c;
   }
-  if (!scan_result && !kr_result)
-    throw LimitError("neither strategy fits: scan: " + scan_error + "; kr: " + kr_error);
-  if (!kr_result) {
-    scan_result->reason = "auto: kr was not possible (" + kr_error + "); kept scan";
-    scan_result->network.compiler["auto"] = scan_result->reason;
-    return std::move(*scan_result);
+  if (!best) {
+    std::string all;
+    for (const auto& c : candidates) {
+      const std::string name = to_string(c.strategy);
+      all += (all.empty() ? "" : "; ") +
+             (c.error.rfind(name + ": ", 0) == 0 ? c.error : name + ": " + c.error);
+    }
+    throw LimitError("no strategy fits: " + all);
   }
-  if (!scan_result) {
-    kr_result->reason = "auto: scan was not possible (" + scan_error + "); kept kr";
-    kr_result->network.compiler["auto"] = kr_result->reason;
-    return std::move(*kr_result);
-  }
-  CompileResult& scan = *scan_result;
-  CompileResult& kr = *kr_result;
-  const auto s = scan.network.size();
-  const auto k = kr.network.size();
-  bool pick_kr = k.layers < s.layers || (k.layers == s.layers && k.parameters < s.parameters);
-  CompileResult& chosen = pick_kr ? kr : scan;
-  chosen.kr = kr.kr;
-  chosen.reason = "auto: kr has " + std::to_string(k.layers) + " layers and " +
-                  with_thousands(k.parameters) + " parameters, scan " + std::to_string(s.layers) +
-                  " and " + with_thousands(s.parameters) + "; kept " + (pick_kr ? "kr" : "scan") +
-                  " (fewer layers, then fewer parameters)";
+  CompileResult chosen = std::move(*best->result);
+  if (candidates[1].result) chosen.kr = candidates[1].result->kr;  // the cascade, for reports
+  if (built.empty()) built = "auto:";
+  chosen.reason = built + failed + "; kept " + to_string(chosen.strategy) +
+                  " (fewest layers, then fewest parameters)";
   chosen.network.compiler["auto"] = chosen.reason;
-  return std::move(chosen);
+  return chosen;
+}
+
+}  // namespace
+
+CompileResult compile(const Automaton& automaton, const CompileOptions& options) {
+  if (options.max_len < 1) throw std::invalid_argument("max_len must be at least 1");
+  if (options.strategy == Strategy::Auto) return compile_auto(automaton, options);
+  return compile_one(options.strategy, automaton, options);
 }
 
 }  // namespace krc

@@ -1,3 +1,4 @@
+#include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "krc/plan.hpp"
@@ -36,6 +37,24 @@ nlohmann::json to_json(const KrPlan& plan) {
       {"form", to_string(plan.form)}, {"layers", plan.layers}, {"levels", levels}};
   if (plan.form == CascadeForm::ClampedWalk) out["walk"] = to_json(plan.walk);
   return out;
+}
+
+nlohmann::json to_json(const OneLayerPlan& plan) {
+  return {{"code", to_string(plan.code)},
+          {"max_len", plan.max_len},
+          {"largest_len", plan.largest_len},
+          {"classes", plan.classes},
+          {"letter_code", plan.letter_code},
+          {"sharpness", plan.sharpness},
+          {"values", plan.values},
+          {"transformations", plan.transformations},
+          {"reachable_states", plan.reachable_states},
+          {"runs", plan.run_states.size()},
+          {"units", plan.units()},
+          {"layers", plan.layers()},
+          {"relative_error", plan.relative_error},
+          // +inf (nothing to separate) has no JSON form: null.
+          {"safety", std::isfinite(plan.safety) ? nlohmann::json(plan.safety) : nlohmann::json()}};
 }
 
 }  // namespace krc

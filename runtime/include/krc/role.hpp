@@ -50,6 +50,11 @@ enum class RoleKind : std::uint8_t {
   Departure,        // the classes a letter's moves leave (per-letter comb, one-hot flags)
   DepartureUp,      // which of them it leaves upwards
   LatestDeparture,  // whether the latest departure from the class went up (head, its copy)
+  // One attention layer as a contextual mapping (the onelayer strategy).
+  LetterCode,       // the number a letter contributes to the value: a digit, or a count weight
+  ContextualValue,  // one number per prefix (head: a weighted mean of the letter codes)
+  ValueThreshold,   // the value past each threshold between runs of one state (MLP, subspace)
+  ValueDecode,      // thresholds passed -> the automaton's state (MLP)
   // The output.
   Decode,  // coordinates -> the automaton's state (MLP)
   State,   // one-hot of the automaton's state
@@ -74,7 +79,7 @@ nlohmann::json role_to_json(const Role& role);
 Role role_from_json(const nlohmann::json& json);
 
 // The part of the network a role belongs to, for grouping layers: "level 2", "scan",
-// "input", "earlier letters", "decode" (or "unspecified").
+// "input", "earlier letters", "contextual mapping", "decode" (or "unspecified").
 std::string role_part(const Role& role);
 // "level 2 component 1 counter 3: counter sum".
 std::string describe(const Role& role);

@@ -1,10 +1,14 @@
 #pragma once
 // The backend's entry point: Automaton -> Network by a chosen strategy. Each strategy is a
 // plan (krc/plan.hpp: what to build, decided from the automaton alone) and a builder (the
-// weights, from the plan); auto plans and builds both and keeps the better network.
-//   scan  parallel prefix over the letters' transformations: any automaton, ceil(log2 T) layers
-//   kr    Krohn-Rhodes cascade: memory units and Z_p counters, depth independent of T
-//   auto  builds both and keeps the one with fewer layers (ties: fewer parameters)
+// weights, from the plan); auto plans and builds all three and keeps the best network.
+//   scan      parallel prefix over the letters' transformations: any automaton, ceil(log2 T)
+//             layers
+//   kr        Krohn-Rhodes cascade: memory units and Z_p counters, depth independent of T
+//   onelayer  one attention layer (a rank-1 head as a contextual mapping) and feed-forward
+//             decoding: 2 layers, width growing with the number of prefixes, bounded T only
+//   auto      builds those that fit and keeps the one with the fewest layers (ties: the fewest
+//             parameters)
 #include <functional>
 #include <optional>
 #include <string>
@@ -16,7 +20,7 @@
 
 namespace krc {
 
-enum class Strategy { Auto, Scan, Kr };
+enum class Strategy { Auto, Scan, Kr, OneLayer };
 Strategy strategy_from_string(const std::string& s);  // throws std::invalid_argument
 const char* to_string(Strategy s);
 
@@ -24,16 +28,18 @@ struct CompileOptions {
   Strategy strategy = Strategy::Auto;
   int max_len = 1024;
   AttentionKind attention = AttentionKind::Softmax;
-  KrOptions kr;  // choices inside the kr construction (defaults: the best known)
+  KrOptions kr;              // choices inside the kr construction (defaults: the best known)
+  OneLayerOptions onelayer;  // the onelayer strategy's limits
   std::function<void(const std::string&)> progress;  // optional status lines
 };
 
 struct CompileResult {
   Network network;
-  Strategy strategy = Strategy::Scan;  // the one used
-  std::string reason;                  // why (for auto: the comparison)
-  std::optional<ScanPlan> scan;        // the parallel prefix, when scan was built
-  std::optional<KrPlan> kr;            // the cascade, when kr was planned (kr, or auto)
+  Strategy strategy = Strategy::Scan;    // the one used
+  std::string reason;                    // why (for auto: the comparison)
+  std::optional<ScanPlan> scan;          // the parallel prefix, when scan was built
+  std::optional<KrPlan> kr;              // the cascade, when kr was planned (kr, or auto)
+  std::optional<OneLayerPlan> onelayer;  // when onelayer was built
 };
 
 CompileResult compile(const Automaton& automaton, const CompileOptions& options);

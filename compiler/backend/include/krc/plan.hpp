@@ -1,5 +1,5 @@
 #pragma once
-// What the backend decides before it writes a single weight: the typed plans of the two
+// What the backend decides before it writes a single weight: the typed plans of the
 // strategies. A plan is a pure function of the automaton (or its decomposition) and the
 // options; the builders take it as their input, `krc compile` prints it, and tests check its
 // predictions (layers, widths) against the networks built from it.
@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "krc/automaton.hpp"
 #include "krc/holonomy.hpp"
 
 namespace krc {
@@ -152,5 +153,66 @@ std::string plan_text(const KrPlan& plan);
 //  "counters", "scan"?, "sublayers": [first, last]}]}.
 nlohmann::json to_json(const ScanPlan& plan);
 nlohmann::json to_json(const KrPlan& plan);
+
+// ---- onelayer: one attention layer as a contextual mapping (Yun et al. 2020; Kajitsuka and
+// Sato 2024), then feed-forward layers that read the state off the value. Legend: L = max_len,
+// t a prefix's length, z the value one rank-1 head gives a prefix, D the letter classes
+// (letters with distinct actions), lambda the head's sharpness.
+
+// How the head turns a prefix into one number z.
+enum class ContextCode {
+  Counts,         // the letters commute: every letter weighs the same (a constant denominator,
+                  // as a Z_p counter's sum), z = the letter counts in mixed radix (L + 1)
+  LatestFirst,    // weights e^(lambda j) grow with the position j: z reads the prefix as a
+                  // fraction in base e^lambda > D + 1, the latest letter its leading digit
+  EarliestFirst,  // weights e^(-lambda j): the first letter is the leading digit
+};
+const char* to_string(ContextCode code);
+
+struct OneLayerOptions {
+  int max_units = 2048;            // hidden units of the decoding, both feed-forward blocks
+  long long max_values = 1 << 17;  // prefix values the planner enumerates
+};
+
+// One threshold of the decoding: every prefix of the run below has z <= value, every prefix
+// of the run above has gain * (z - value) >= 1, under the worst-case float32 error.
+struct ValueThreshold {
+  float value = 0.0f;
+  float gain = 1.0f;
+};
+
+struct OneLayerPlan {
+  ContextCode code = ContextCode::LatestFirst;
+  int max_len = 0;      // L: the longest word
+  int largest_len = 0;  // the largest L within the limits and exact in float32
+  int classes = 0;      // D: distinct letter actions (Counts: those other than the identity)
+  std::vector<int> letter_code;  // per letter: its digit 1..D, or its count weight (0: none)
+  float sharpness = 0.0f;        // lambda (a multiple of 1/32, so that scores are exact); Counts: 0
+  long long values = 0;          // distinct values z takes over all prefixes of length <= L
+  long long transformations = 0;   // distinct transformations of those prefixes: the fewest
+                                   // values any mapping may use (equal ones may share)
+  long long reachable_states = 0;  // states those prefixes reach: the fewest runs possible
+  // Sorted by z, the values fall into runs of one state; thresholds separate the runs.
+  std::vector<ValueThreshold> thresholds;  // ascending
+  std::vector<int> run_states;             // thresholds.size() + 1
+  double relative_error = 0.0;             // worst-case float32 error of z, relative to z
+  double safety = 0.0;  // the smallest gap at a threshold over what the error can take
+  int units() const { return 2 * static_cast<int>(thresholds.size()); }
+  // 1 attention layer (and the thresholds' MLP), 1 feed-forward layer for the decoding.
+  int layers() const { return thresholds.empty() ? 1 : 2; }
+};
+
+// The plan for words up to max_len letters; throws LimitError, naming the largest max_len
+// this automaton allows, when max_len is beyond the options' limits or float32 exactness.
+OneLayerPlan plan_onelayer(const Automaton& automaton, int max_len, const OneLayerOptions& options);
+
+// "contextual mapping: ..." lines: the code, the values against what the automaton needs,
+// the decoding, the float32 margin and the largest max_len.
+std::string plan_text(const OneLayerPlan& plan);
+
+// {"code", "max_len", "largest_len", "classes", "letter_code", "sharpness", "values",
+//  "transformations", "reachable_states", "runs", "units", "layers", "relative_error",
+//  "safety"} (README documents it).
+nlohmann::json to_json(const OneLayerPlan& plan);
 
 }  // namespace krc
