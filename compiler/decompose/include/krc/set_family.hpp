@@ -1,11 +1,13 @@
 #pragma once
 // A growing family of distinct subsets of {0..n-1}, stored flat as bit words (one row of
-// ceil(n/64) words per set) with an open-addressing hash index. The holonomy skeleton keeps
+// ceil(n/64) words per set) in a FlatRowIndex (row_index.hpp). The holonomy skeleton keeps
 // every image of the state set here: millions of sets fit without a heap node per set.
 #include <cstddef>
 #include <cstdint>
 #include <span>
 #include <vector>
+
+#include "krc/row_index.hpp"
 
 namespace krc {
 
@@ -25,25 +27,21 @@ class SetFamily {
   explicit SetFamily(std::size_t universe_size);
 
   std::size_t universe_size() const { return universe_; }
-  std::size_t words_per_set() const { return words_; }
-  std::size_t size() const { return count_.size(); }
+  std::size_t words_per_set() const { return sets_.width(); }
+  std::size_t size() const { return sets_.size(); }
 
-  std::span<const SetWord> set(std::size_t i) const { return {bits_.data() + i * words_, words_}; }
+  std::span<const SetWord> set(std::size_t i) const { return sets_.row(i); }
   std::size_t cardinality(std::size_t i) const { return count_[i]; }
 
   // Index of the set, or -1.
-  std::int64_t find(std::span<const SetWord> s) const;
+  std::int64_t find(std::span<const SetWord> s) const { return sets_.find(s); }
   // Index of the set, adding it when new; `added` tells which.
   std::size_t insert(std::span<const SetWord> s, bool* added = nullptr);
 
  private:
-  std::uint64_t hash(std::span<const SetWord> s) const;
-  void grow();
-
-  std::size_t universe_, words_;
-  std::vector<SetWord> bits_;
-  std::vector<std::uint32_t> count_;
-  std::vector<std::uint32_t> slots_;  // index + 1; 0 = empty
+  std::size_t universe_;
+  FlatRowIndex<SetWord> sets_;
+  std::vector<std::uint32_t> count_;  // the cardinality of each set
 };
 
 }  // namespace krc
