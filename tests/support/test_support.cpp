@@ -154,7 +154,7 @@ long long scaled(long long n) {
 double heavy_scale() {
   static const double scale = [] {
     const char* text = std::getenv("KRC_HEAVY_SCALE");
-    if (!text || !*text) return 0.05;
+    if (!text || !*text) return 0.04;
     char* end = nullptr;
     const double value = std::strtod(text, &end);
     if (*end != '\0' || !(value > 0.0) || value > 1.0)

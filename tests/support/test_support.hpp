@@ -63,7 +63,7 @@ long long scaled(long long n);
 
 // The heavy tests (ctest label "heavy": every reference automaton at max-len 16384 and 65536,
 // both strategies) take hours of CPU at the issues' full size. KRC_HEAVY_SCALE, a number in
-// (0, 1] (default 0.05), is the fraction they run: heavy_sample() keeps every (1/scale)-th
+// (0, 1] (default 0.04), is the fraction they run: heavy_sample() keeps every (1/scale)-th
 // reference automaton plus symmetric_4 (the deepest counter cascade of the zoo), and
 // heavy_scaled(n) scales a word count. KRC_HEAVY_SCALE=1 runs the full tables.
 double heavy_scale();
