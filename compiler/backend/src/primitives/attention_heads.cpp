@@ -4,9 +4,6 @@
 
 namespace krc {
 
-namespace {
-// Value/output entries for a (source, destination, weight) copy list: one value index per
-// destination dimension.
 void add_copy(HeadOp& head, const std::vector<Entry>& copy) {
   std::map<int, int> index_of_destination;
   for (const auto& c : copy) {
@@ -18,7 +15,6 @@ void add_copy(HeadOp& head, const std::vector<Entry>& copy) {
     head.value.push_back({c.row, it->second, c.value});
   }
 }
-}  // namespace
 
 HeadOp fetch_from_offset(Features& f, int k, const std::vector<Entry>& copy, std::string name,
                          Role role) {

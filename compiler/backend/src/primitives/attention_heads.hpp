@@ -8,6 +8,10 @@
 
 namespace krc {
 
+// Value/output entries for a (source, destination, weight) copy list: one value index per
+// destination dimension (shared by every head builder, exact_attention.cpp included).
+void add_copy(HeadOp& head, const std::vector<Entry>& copy);
+
 // Sharpness of selection heads. The right position wins by a score gap of at least
 // 2*lambda (position codes) or lambda (latest marked), so the weight left on others is below
 // e^-20 ~ 2e-9: copied one-hots come out exact in float32.

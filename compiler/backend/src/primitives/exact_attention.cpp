@@ -3,25 +3,9 @@
 #include <map>
 
 #include "krc/integer_math.hpp"
+#include "primitives/attention_heads.hpp"
 
 namespace krc {
-
-namespace {
-
-// Value and output entries that copy each source dim into its destination.
-void add_copy(HeadOp& head, const std::vector<Entry>& copy) {
-  std::map<int, int> index_of_destination;
-  for (const auto& c : copy) {
-    auto [it, fresh] = index_of_destination.emplace(c.col, head.value_dim);
-    if (fresh) {
-      head.output.push_back({head.value_dim, c.col, 1.0f});
-      ++head.value_dim;
-    }
-    head.value.push_back({c.row, it->second, c.value});
-  }
-}
-
-}  // namespace
 
 // Bit k of t set: t's block is {i : i >> (k+1) == t >> (k+1), bit k of i clear}, 2^k letters
 // before t. The query scores kExactBitScore * (code_b(t) code_b(i) for b > k, - code_k(i)):
