@@ -6,7 +6,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$here"
-tools/setup.sh build
+KRC_BUILD_TARGETS=krc tools/setup.sh build   # only the command; tools/test.sh builds the tests
 
 example=automata/zoo/gridworld_9.json
 out=$(mktemp -d)/gridworld_9.safetensors

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs krc's Debian packages when they are missing, then configures and builds krc.
 # Usage: tools/setup.sh [build-dir] [extra cmake arguments...]   (default build dir: build)
+# KRC_BUILD_TARGETS="krc ..." builds only those targets (the demo builds just the krc command);
+# unset, everything is built, the test programs included. ccache is used where installed.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${1:-build}
@@ -21,5 +23,9 @@ if ((${#missing[@]})); then
 fi
 
 cd "$here"
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release "$@" >/dev/null
-cmake --build "$build" -j"$(nproc)"
+launcher=()
+command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release "${launcher[@]}" "$@" >/dev/null
+targets=()
+for t in ${KRC_BUILD_TARGETS:-}; do targets+=(--target "$t"); done
+cmake --build "$build" -j"$(nproc)" "${targets[@]}"
