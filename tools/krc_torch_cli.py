@@ -1,11 +1,13 @@
 """The command line of tools/krc_torch.py (README "PyTorch and TransformerLens").
 
-Usage: krc_torch.py FILE [--attention softmax|hard] [--sparse-mlp] [--residual] [--threads N]
-                   [--bench] [LETTER ...]
+Usage: krc_torch.py FILE [--attention softmax|hard] [--dtype float32|bfloat16|float16]
+                   [--sparse-mlp] [--residual] [--threads N] [--bench] [LETTER ...]
 Letters are separate arguments or one string split on spaces or commas (a string that is not a
 letter but spells one-character letters is read letter by letter); without letters, words are
 read from stdin, one per line. Prints one JSON line per word, as `krc run --json` does:
-{"letters", "states", "margins", "expected", "attention", "precision"}; --residual adds
+{"letters", "states", "margins", "expected", "attention", "precision"}; --dtype runs the
+module in that dtype (weights cast to it, every operation in it; default float32), and
+"precision" names it. --residual adds
 "residual": {hook name: [{label: value} for each position, nonzero entries only]}.
 --sparse-mlp runs the MLPs through sparse weights (KrcTransformer.use_sparse_mlp). --bench
 times one batched forward pass over the words from stdin and prints {"seconds", "cpu_seconds",
@@ -16,7 +18,7 @@ import time
 
 import torch
 
-from krc_torch import KrcFileError, load
+from krc_torch import DTYPES, KrcFileError, load_torch
 
 
 def automaton_run(automaton, letters):
@@ -46,13 +48,13 @@ def parse_word(arguments, alphabet):
     return word
 
 
-def report(model, word, logits, attention, cache):
-    top = torch.topk(logits, min(2, logits.shape[1]), dim=1)
+def report(model, word, logits, attention, cache, dtype):
+    top = torch.topk(logits.float(), min(2, logits.shape[1]), dim=1)
     margins = (top.values[:, 0] - top.values[:, 1]).tolist() if logits.shape[1] > 1 else \
         [None] * logits.shape[0]
     out = {"letters": word, "states": [model.states[s] for s in top.indices[:, 0].tolist()],
            "margins": margins, "expected": automaton_run(model.automaton, word),
-           "attention": attention, "precision": "float32"}
+           "attention": attention, "precision": dtype}
     if cache is not None:
         out["residual"] = {name: [model.labelled(row) for row in value[: len(word) + 1]]
                            for name, value in cache.items()}
@@ -76,7 +78,7 @@ def bench(model, words, attention):
 
 def main(argv):
     args = argv[1:]
-    options = {"--attention": None, "--threads": None}
+    options = {"--attention": None, "--threads": None, "--dtype": "float32"}
     for name in options:
         if name in args:
             at = args.index(name)
@@ -85,7 +87,8 @@ def main(argv):
     flags = {f: f in args for f in ("--residual", "--sparse-mlp", "--bench")}
     args = [a for a in args if a not in flags]
     residual, sparse = flags["--residual"], flags["--sparse-mlp"]
-    if not args or args[0].startswith("-") or options["--attention"] not in (None, "softmax", "hard"):
+    if not args or args[0].startswith("-") or options["--attention"] not in (None, "softmax", "hard") \
+            or options["--dtype"] not in DTYPES:
         sys.stderr.write(__doc__ + "\n")
         return 2
     if options["--threads"]:
@@ -94,7 +97,7 @@ def main(argv):
             return 2
         torch.set_num_threads(int(options["--threads"]))
     try:
-        model = load(args[0]).use_sparse_mlp(sparse)
+        model = load_torch(args[0], dtype=options["--dtype"]).use_sparse_mlp(sparse)
         attention = options["--attention"] or model.attention
         alphabet = set(model.vocabulary[1:])
         lines = [" ".join(args[1:])] if len(args) > 1 else sys.stdin.read().splitlines()
@@ -103,7 +106,7 @@ def main(argv):
             if len(word) > model.max_len:
                 raise KrcFileError("a word of %d letters, more than the network's max_len %d"
                                    % (len(word), model.max_len))
-    except (OSError, KrcFileError) as e:
+    except (OSError, ValueError) as e:  # KrcFileError, and --sparse-mlp outside float32
         sys.stderr.write("krc_torch: error: %s\n" % e)
         return 2
     if flags["--bench"]:
@@ -113,6 +116,6 @@ def main(argv):
     with torch.no_grad():
         for word in words:
             logits, cache = model.run_with_cache(model.tokens([word]), attention, names)
-            cache = {n: v[0] for n, v in cache.items()} if residual else None
-            print(json.dumps(report(model, word, logits[0], attention, cache)))
+            cache = {n: v[0].float() for n, v in cache.items()} if residual else None
+            print(json.dumps(report(model, word, logits[0], attention, cache, options["--dtype"])))
     return 0

@@ -2,6 +2,7 @@
 
 #include <sys/wait.h>
 
+#include <cstdlib>
 #include <sstream>
 
 #include "krc/automaton_json.hpp"
@@ -18,16 +19,22 @@ std::string quote(const std::string& s) {
 
 }  // namespace
 
+std::string python() {
+  if (const char* env = std::getenv("KRC_PYTHON"); env != nullptr && *env != '\0') return env;
+  return (source_dir() / ".venv" / "bin" / "python").string();
+}
+
 bool torch_available() {
   static const bool available =
-      std::system("/usr/bin/python3 -c 'import torch, numpy' >/dev/null 2>&1") == 0;
+      std::system((quote(python()) + " -c 'import torch, numpy, safetensors' >/dev/null 2>&1")
+                      .c_str()) == 0;
   return available;
 }
 
 CommandResult run_python(const TempDir& dir, const std::vector<std::string>& args,
                          const std::string& input) {
   const std::string in = write_file(dir, "python_stdin.txt", input);
-  std::string command = "/usr/bin/python3";
+  std::string command = quote(python());
   for (const auto& a : args) command += " " + quote(a);
   const std::string out = (dir / "python_stdout.txt").string();
   const std::string err = (dir / "python_stderr.txt").string();

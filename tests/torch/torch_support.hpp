@@ -1,7 +1,7 @@
 #pragma once
-// Helpers for the tests of tools/krc_torch.py (PyTorch, Debian's /usr/bin/python3) and
-// `krc export`. Where /usr/bin/python3 cannot import torch a test says kSkipMessage and
-// returns; ctest marks it skipped (SKIP_REGULAR_EXPRESSION in tests/CMakeLists.txt).
+// Helpers for the tests of tools/krc_torch.py (PyTorch, in the project's venv Python) and
+// `krc export`. Where that Python cannot import torch a test says kSkipMessage and returns;
+// ctest marks it skipped (SKIP_REGULAR_EXPRESSION in tests/CMakeLists.txt).
 #include <doctest/doctest.h>
 
 #include <nlohmann/json.hpp>
@@ -15,11 +15,15 @@
 namespace krc::test {
 
 inline constexpr const char* kSkipMessage =
-    "skipped: /usr/bin/python3 cannot import torch (install python3-torch)";
+    "skipped: the venv Python cannot import torch (run tools/setup.sh, or set KRC_PYTHON)";
+
+// The Python the tests run: $KRC_PYTHON, else the venv tools/setup.sh makes (.venv/bin/python
+// in the source tree).
+std::string python();
 
 bool torch_available();
 
-// Runs /usr/bin/python3 with `args` (quoted) and `input` on stdin; status, stdout, stderr.
+// Runs python() with `args` (quoted) and `input` on stdin; status, stdout, stderr.
 CommandResult run_python(const TempDir& dir, const std::vector<std::string>& args,
                          const std::string& input = "");
 

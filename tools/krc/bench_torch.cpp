@@ -1,5 +1,5 @@
 // `krc bench torch FILE... [--words K] [--length N] [--threads T] [--sparse-mlp] [--json]`:
-// krc's forward pass against the PyTorch module (tools/krc_torch.py, Debian's /usr/bin/python3)
+// krc's forward pass against the PyTorch module (tools/krc_torch.py, in the project's venv Python)
 // on the same files and the same words, side by side: wall and CPU seconds of each, their
 // ratio, and whether the two agree on the state at every position. Loading is not timed.
 //
@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -34,7 +35,7 @@ using nlohmann::json;
 struct TorchBenchArguments {
   std::vector<std::string> files;
   int words = 4, length = 0, threads = 1;
-  std::string script, python = "/usr/bin/python3";
+  std::string script, python;  // python: empty means find_python's choice
   bool sparse_mlp = false, json = false;
 };
 
@@ -51,6 +52,17 @@ fs::path find_script(const std::string& option) {
   for (const auto& c : candidates)
     if (fs::exists(c)) return c;
   throw InputError("--script", "", "tools/krc_torch.py not found; give its path with --script");
+}
+
+// The Python with torch: the option, else $KRC_PYTHON, else the venv tools/setup.sh makes in
+// the repository root (.venv/bin/python beside the script's tools/), else python3 on the PATH.
+std::string find_python(const std::string& option, const fs::path& script) {
+  if (!option.empty()) return option;
+  if (const char* env = std::getenv("KRC_PYTHON"); env != nullptr && *env != '\0') return env;
+  const fs::path venv = script.parent_path() / ".." / ".venv" / "bin" / "python";
+  std::error_code ec;
+  if (fs::exists(venv, ec)) return venv.string();
+  return "python3";
 }
 
 std::string quote(const std::string& s) {
@@ -190,11 +202,14 @@ void print_row(const json& r) {
   std::fflush(stdout);
 }
 
-int run_torch_bench(const TorchBenchArguments& a) {
+int run_torch_bench(TorchBenchArguments a) {
   const fs::path script = find_script(a.script);
-  if (std::system((quote(a.python) + " -c 'import torch' >/dev/null 2>&1").c_str()) != 0) {
+  a.python = find_python(a.python, script);
+  if (std::system((quote(a.python) + " -c 'import torch, safetensors' >/dev/null 2>&1").c_str()) !=
+      0) {
     std::cerr << "krc: error: bench torch: " << a.python
-              << " cannot import torch (install python3-torch, or give --python)\n";
+              << " cannot import torch and safetensors (run tools/setup.sh to make .venv, or "
+                 "give --python or KRC_PYTHON)\n";
     return 2;
   }
   json rows = json::array();
@@ -236,7 +251,9 @@ const RegisterBenchSuite torch_suite{BenchSuite{
       sub.add_flag("--sparse-mlp", a->sparse_mlp,
                    "run the module's MLPs through sparse weights (krc_torch.py --sparse-mlp)");
       sub.add_option("--script", a->script, "path of tools/krc_torch.py (default: found)");
-      sub.add_option("--python", a->python, "the Python with torch")->capture_default_str();
+      sub.add_option("--python", a->python,
+                     "the Python with torch (default: $KRC_PYTHON, else .venv/bin/python of the "
+                     "repository, else python3)");
       sub.add_flag("--json", a->json, "print the measurements as JSON");
       return [a] { return run_torch_bench(*a); };
     }}};

@@ -1,0 +1,225 @@
+"""krc networks in PyTorch: an nn.Module written from runtime/README.md's "Weights file
+format" (and, for `krc export` files, tools/README.md's "Exporting"), on any device, in
+float32 (krc's arithmetic; the default), bfloat16 or float16.
+
+load_torch(path, device=None, dtype=None, uniform=False) reads any krc weights file (dense or
+sparse tensors) or `krc export` file, through the official `safetensors` reader, into a
+KrcTransformer; the layers are in krc.torch_layers. Its parameters carry TransformerLens's
+names and shapes:
+  embed.W_E [V, d]   pos_embed.W_pos [max_len+1, d]   unembed.W_U [d, S]  unembed.b_U [S]
+  blocks.{i}.attn.W_Q, W_K, W_V [H, d, e]  W_O [H, e, d]  b_Q, b_K, b_V [H, e]  b_O [d]
+  blocks.{i}.mlp.W_in [d, m]  b_in [m]  W_out [m, d]  b_out [d]
+A layer without heads has no `attn`, a layer without an MLP no `mlp`, unless the module is
+built uniform: then every layer has the same H, e and m, padded with zero heads and zero
+hidden units, which add exact zeros (tools/README.md "PyTorch and TransformerLens").
+
+The forward pass is what runtime/README.md defines: x = W_E[tokens] + W_pos; per layer x +=
+attention, then x += MLP (ReLU); logits = x W_U + b_U, every tensor and operation in the
+module's dtype. Attention is causal; a score is scale * (q . k). Under hard attention a
+`select` head takes the one-hot argmax of its scores, ties to the latest position, and an
+`average` head keeps the softmax. Queries go in chunks of c rows against keys 0..t, c chosen
+so that a chunk's score block stays under `max_scores` elements: no T x T matrix per head is
+built for long words."""
+import json
+
+import torch
+from torch import nn
+
+from krc.torch_layers import MLP, Attention, Block, Embed, PosEmbed, Unembed, uniform_blocks
+
+EXPORT_FORMAT = "krc-transformer-lens"
+DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
+
+
+class KrcFileError(ValueError):
+    """A file this module cannot read, with the file's name in the message."""
+
+
+def read_safetensors(path):
+    """The tensors (float32 or integer torch tensors, on the CPU) and the metadata of a
+    safetensors file, through the official reader; its errors name the file."""
+    from safetensors import SafetensorError, safe_open
+
+    try:
+        with safe_open(str(path), framework="pt") as f:
+            metadata = f.metadata() or {}
+            return {name: f.get_tensor(name) for name in f.keys()}, metadata
+    except (SafetensorError, ValueError, TypeError, RuntimeError) as e:
+        raise KrcFileError("%s: not a safetensors file (%s)" % (path, e)) from None
+
+
+def dense_float32(raw, metadata):
+    """Every tensor dense, float32 (README: X.indices/X.values with X's shape in "sparse")."""
+    raw = dict(raw)
+    tensors = {}
+    for name, shape in json.loads(metadata.get("sparse", "{}")).items():
+        dense = torch.zeros(shape, dtype=torch.float32)
+        indices, values = raw.pop(name + ".indices"), raw.pop(name + ".values")
+        dense[tuple(indices.to(torch.long).T)] = values.to(torch.float32)
+        tensors[name] = dense
+    tensors.update({name: t.to(torch.float32) for name, t in raw.items()})
+    return tensors
+
+
+class KrcTransformer(nn.Module):
+    """A krc network. vocabulary[0] is "<bos>"; states, residual_labels, automaton, heads
+    (each head's role and kind, per layer) and attention (the kind the file was compiled for)
+    come from the file."""
+
+    def __init__(self, embed, pos_embed, blocks, unembed, info):
+        super().__init__()
+        self.embed, self.pos_embed, self.unembed = embed, pos_embed, unembed
+        self.blocks = nn.ModuleList(blocks)
+        self.vocabulary, self.states = info["vocabulary"], info["states"]
+        self.residual_labels, self.automaton = info["residual_labels"], info["automaton"]
+        self.attention, self.max_len = info["attention"], info["max_len"]
+        self.scale, self.heads = info["scale"], info["heads"]
+        self.max_scores = 1 << 22  # elements of one attention chunk's scores or MLP rows (16 MB)
+
+    def use_sparse_mlp(self, on=True):
+        """MLPs through sparse CSR weights (float32 only): the same products, each output
+        summing its nonzero terms in index order (tools/README.md)."""
+        for block in self.blocks:
+            if block.mlp is not None:
+                block.mlp.use_sparse(on)
+        return self
+
+    def run_with_cache(self, tokens, attention=None, names=None):
+        """Logits [B, T, S] and a dict of named activations (TransformerLens's hook names):
+        hook_embed, hook_pos_embed, blocks.{i}.hook_resid_pre, .hook_attn_out,
+        .hook_resid_mid, .hook_mlp_out, .hook_resid_post, each [B, T, d]; `names` keeps some."""
+        hard = (attention or self.attention) == "hard"
+        cache = {}
+
+        def keep(name, value):
+            if names is None or name in names:
+                cache[name] = value
+            return value
+
+        x = keep("hook_embed", self.embed(tokens)) + keep("hook_pos_embed", self.pos_embed(tokens))
+        for i, block in enumerate(self.blocks):
+            p = "blocks.%d." % i
+            keep(p + "hook_resid_pre", x)
+            if block.attn is not None:
+                x = x + keep(p + "hook_attn_out", block.attn(x, hard, self.max_scores))
+            keep(p + "hook_resid_mid", x)
+            if block.mlp is not None:
+                x = x + keep(p + "hook_mlp_out", block.mlp(x, self.max_scores))
+            keep(p + "hook_resid_post", x)
+        return self.unembed(x), cache
+
+    @torch.no_grad()
+    def forward(self, tokens, attention=None):
+        """tokens [B, T] (0 = <bos> first, then letter ids + 1) -> logits [B, T, S]."""
+        return self.run_with_cache(tokens, attention, names=())[0]
+
+    def labelled(self, residual):
+        """{label: value} of the nonzero entries of one residual vector [d]."""
+        return {self.residual_labels[i]: float(residual[i]) for i in torch.nonzero(residual).flatten()}
+
+    def tokens(self, words):
+        """Words (lists of letters) as tokens [B, 1 + longest] on the module's device, <bos>
+        first. Shorter words are padded at the end with <bos>, which by causality changes none
+        of their positions. An unknown letter raises KrcFileError."""
+        ids = {a: i for i, a in enumerate(self.vocabulary)}
+        n = 1 + max((len(w) for w in words), default=0)
+        try:
+            rows = [[0] + [ids[a] for a in w] + [0] * (n - 1 - len(w)) for w in words]
+        except KeyError as e:
+            raise KrcFileError("letter %s is not in the network's alphabet" % e) from None
+        return torch.tensor(rows, dtype=torch.long, device=self.embed.W_E.device)
+
+    def transformer_lens_config(self):
+        """HookedTransformerConfig arguments under which a uniform module's state_dict() runs
+        the same network (tools/README.md "PyTorch and TransformerLens")."""
+        attn = [b.attn for b in self.blocks if b.attn is not None]
+        mlp = [b.mlp for b in self.blocks if b.mlp is not None]
+        d_mlp = max((m.W_in.shape[1] for m in mlp), default=0)
+        return {
+            "n_layers": len(self.blocks), "d_model": self.embed.W_E.shape[1],
+            "n_ctx": self.max_len + 1, "d_head": max([a.W_Q.shape[2] for a in attn] + [1]),
+            "n_heads": max([a.W_Q.shape[0] for a in attn] + [1]),
+            "d_mlp": d_mlp if mlp else None, "attn_only": not mlp,
+            "d_vocab": len(self.vocabulary), "d_vocab_out": len(self.states),
+            "act_fn": "relu", "normalization_type": None, "positional_embedding_type": "standard",
+            "attention_dir": "causal", "use_attn_scale": self.scale != 1.0,
+            "attn_scale": 1.0 / self.scale, "default_prepend_bos": False,
+        }
+
+
+def krc_blocks(t, config):
+    """Blocks from a krc weights file's tensors (README: q, k, v [H, d, hd], o [H, hd, d],
+    mlp.in.weight [m, d], mlp.out.weight [d, m])."""
+    blocks = []
+    for i, layer in enumerate(config["layers"]):
+        p = "layers.%d." % i
+        attn = mlp = None
+        if layer["heads"]:
+            attn = Attention(*(t[p + "attn." + m] for m in "qkvo"),
+                             [h["kind"] for h in layer["heads"]], config["attention"]["scale"])
+        if layer["mlp_hidden"] is not None:
+            mlp = MLP(t[p + "mlp.in.weight"].T, t[p + "mlp.in.bias"], t[p + "mlp.out.weight"].T,
+                      t[p + "mlp.out.bias"])
+        blocks.append(Block(attn, mlp))
+    return blocks
+
+
+def export_blocks(t, config, heads):
+    """Blocks from a `krc export` file (TransformerLens names, uniform; README "Exporting")."""
+    blocks = []
+    for i in range(config["n_layers"]):
+        p = "blocks.%d." % i
+        attn = Attention(*(t[p + "attn.W_" + m] for m in "QKVO"), [h["kind"] for h in heads[i]],
+                         1.0 / config["attn_scale"] if config["use_attn_scale"] else 1.0)
+        for name in ("b_Q", "b_K", "b_V", "b_O"):
+            getattr(attn, name).copy_(t[p + "attn." + name])
+        mlp = None
+        if not config["attn_only"]:
+            mlp = MLP(*(t[p + "mlp." + m] for m in ("W_in", "b_in", "W_out", "b_out")))
+        blocks.append(Block(attn, mlp))
+    return blocks
+
+
+def module_parts(t, metadata):
+    """(embed, pos_embed, blocks, unembed, info) of a krc file or a `krc export` file."""
+    info = {"automaton": json.loads(metadata["automaton"]),
+            "residual_labels": json.loads(metadata["residual_labels"])}
+    config = json.loads(metadata["config"])
+    if metadata.get("format") == EXPORT_FORMAT:
+        krc = json.loads(metadata["krc"])
+        info.update(vocabulary=krc["vocabulary"], states=krc["states"], max_len=krc["max_len"],
+                    attention=krc["attention"], scale=krc["scale"], heads=krc["heads"])
+        return (Embed(t["embed.W_E"]), PosEmbed(t["pos_embed.W_pos"]),
+                export_blocks(t, config, krc["heads"]),
+                Unembed(t["unembed.W_U"], t["unembed.b_U"]), info)
+    info.update(vocabulary=config["vocabulary"], states=config["states"],
+                max_len=config["max_len"], attention=config["attention"]["kind"],
+                scale=config["attention"]["scale"],
+                heads=[layer["heads"] for layer in config["layers"]])
+    return (Embed(t["embed.token"]), PosEmbed(t["embed.position"]), krc_blocks(t, config),
+            Unembed(t["unembed"], torch.zeros(len(config["states"]))), info)
+
+
+def load_torch(path, device=None, dtype=None, uniform=False):
+    """A KrcTransformer from a krc weights file or a `krc export` file, its weights cast to
+    `dtype` (default float32; a torch.dtype or "float32", "bfloat16", "float16") and moved to
+    `device` (default the CPU). uniform=True pads every layer to the same heads and MLP width
+    (what TransformerLens needs)."""
+    dtype = DTYPES.get(dtype, dtype) if isinstance(dtype, str) else (dtype or torch.float32)
+    if dtype not in DTYPES.values():
+        raise ValueError("dtype %r: krc modules run in float32, bfloat16 or float16" % (dtype,))
+    raw, metadata = read_safetensors(path)
+    try:
+        model = KrcTransformer(*module_parts(dense_float32(raw, metadata), metadata))
+    except (KeyError, TypeError, ValueError, IndexError, RuntimeError) as e:
+        raise KrcFileError("%s: not a krc weights file (%s: %s)" % (path, type(e).__name__, e)) from None
+    if uniform:
+        c = model.transformer_lens_config()
+        model.blocks = nn.ModuleList(uniform_blocks(
+            model.blocks, c["d_model"], c["n_heads"], c["d_head"], c["d_mlp"] or 0, model.scale))
+    return model.to(device=device, dtype=dtype)
+
+
+def load(path, uniform=False):
+    """The float32 CPU module (tools/krc_torch.py's historical name for load_torch)."""
+    return load_torch(path, uniform=uniform)
