@@ -2,7 +2,7 @@
 """krc networks in PyTorch: a shim over the package module krc.torch_module (tools/python/krc),
 kept so that `import krc_torch` and the command line `tools/krc_torch.py FILE [LETTER ...]`
 (krc_torch_cli.py; what `krc bench torch` runs) keep working. See tools/README.md "PyTorch and
-TransformerLens". Run it with the project's venv Python (.venv/bin/python, or $KRC_PYTHON)."""
+TransformerLens". Run it with the project's venv Python ($KRC_VENV/bin/python, default .venv)."""
 import os
 import sys
 

@@ -3,6 +3,7 @@
 #include <sys/wait.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <sstream>
 
 #include "krc/automaton_json.hpp"
@@ -10,6 +11,8 @@
 namespace krc::test {
 
 namespace {
+
+namespace fs = std::filesystem;
 
 std::string quote(const std::string& s) {
   std::string q = "'";
@@ -20,8 +23,9 @@ std::string quote(const std::string& s) {
 }  // namespace
 
 std::string python() {
-  if (const char* env = std::getenv("KRC_PYTHON"); env != nullptr && *env != '\0') return env;
-  return (source_dir() / ".venv" / "bin" / "python").string();
+  const char* env = std::getenv("KRC_VENV");
+  const fs::path venv = (env != nullptr && *env != '\0') ? fs::path(env) : source_dir() / ".venv";
+  return (venv / "bin" / "python").string();
 }
 
 bool torch_available() {

@@ -15,10 +15,10 @@
 namespace krc::test {
 
 inline constexpr const char* kSkipMessage =
-    "skipped: the venv Python cannot import torch (run tools/setup.sh, or set KRC_PYTHON)";
+    "skipped: the venv Python cannot import torch (run tools/setup.sh, or set KRC_VENV)";
 
-// The Python the tests run: $KRC_PYTHON, else the venv tools/setup.sh makes (.venv/bin/python
-// in the source tree).
+// The Python the tests run: the venv tools/setup.sh makes, $KRC_VENV/bin/python (default
+// .venv in the source tree).
 std::string python();
 
 bool torch_available();

@@ -54,12 +54,14 @@ fs::path find_script(const std::string& option) {
   throw InputError("--script", "", "tools/krc_torch.py not found; give its path with --script");
 }
 
-// The Python with torch: the option, else $KRC_PYTHON, else the venv tools/setup.sh makes in
-// the repository root (.venv/bin/python beside the script's tools/), else python3 on the PATH.
+// The Python with torch: the option, else the venv tools/setup.sh makes ($KRC_VENV, default
+// .venv in the repository root beside the script's tools/), else python3 on the PATH.
 std::string find_python(const std::string& option, const fs::path& script) {
   if (!option.empty()) return option;
-  if (const char* env = std::getenv("KRC_PYTHON"); env != nullptr && *env != '\0') return env;
-  const fs::path venv = script.parent_path() / ".." / ".venv" / "bin" / "python";
+  const char* env = std::getenv("KRC_VENV");
+  const fs::path root = (env != nullptr && *env != '\0') ? fs::path(env)
+                                                          : script.parent_path() / ".." / ".venv";
+  const fs::path venv = root / "bin" / "python";
   std::error_code ec;
   if (fs::exists(venv, ec)) return venv.string();
   return "python3";
@@ -209,7 +211,7 @@ int run_torch_bench(TorchBenchArguments a) {
       0) {
     std::cerr << "krc: error: bench torch: " << a.python
               << " cannot import torch and safetensors (run tools/setup.sh to make .venv, or "
-                 "give --python or KRC_PYTHON)\n";
+                 "give --python or KRC_VENV)\n";
     return 2;
   }
   json rows = json::array();
@@ -252,8 +254,8 @@ const RegisterBenchSuite torch_suite{BenchSuite{
                    "run the module's MLPs through sparse weights (krc_torch.py --sparse-mlp)");
       sub.add_option("--script", a->script, "path of tools/krc_torch.py (default: found)");
       sub.add_option("--python", a->python,
-                     "the Python with torch (default: $KRC_PYTHON, else .venv/bin/python of the "
-                     "repository, else python3)");
+                     "the Python with torch (default: $KRC_VENV/bin/python, KRC_VENV defaulting to "
+                     "the repository's .venv, else python3)");
       sub.add_flag("--json", a->json, "print the measurements as JSON");
       return [a] { return run_torch_bench(*a); };
     }}};
