@@ -26,6 +26,7 @@ def test_the_bridge_caches_under_canonical_names_and_carries_labels_and_heads(tm
     assert bridge.states == config["states"] and bridge.vocabulary == config["vocabulary"]
     word = Oracle.of_file(path).words(3, 1, 64, 0)[0]
     tokens = module.tokens([word])
+    assert torch.equal(bridge.tokens([word]), tokens)
     with torch.inference_mode():
         logits, cache = bridge.run_with_cache(tokens)
     mine_logits, mine = module.run_with_cache(tokens)

@@ -23,9 +23,11 @@ Three things need care, each exact:
 The bridge carries krc's names: `residual_labels` (one per d_model dimension), `heads` (each
 layer's heads: role, kind, ...; the padding heads are not listed), `states`, `vocabulary`
 (token 0 is <bos>) and `automaton`, and `tokens(words)` makes its input."""
+import warnings
+
 import torch
 
-from krc.torch_module import KrcFileError, load_torch
+from krc.torch_module import KrcFileError, load_torch, word_tokens
 
 
 def bridge_config(model):
@@ -72,6 +74,9 @@ def to_transformer_lens(path, device=None):
         raise ImportError("to_transformer_lens needs TransformerLens 4 (transformer-lens>=4.3, "
                           "requirements.txt): %s" % e) from None
     model = load_torch(path, uniform=True)
+    if model.attention == "hard":
+        warnings.warn("%s was compiled for hard attention; the TransformerLens bridge runs "
+                      "every head as softmax" % path)
     cfg = bridge_config(model)
     bridge = TransformerBridge.boot_native(cfg)
     result = bridge.load_state_dict(native_state_dict(model), strict=False)
@@ -84,6 +89,9 @@ def to_transformer_lens(path, device=None):
     bridge.cfg.use_attn_scale, bridge.cfg.attn_scale = True, divisor
     bridge.residual_labels, bridge.heads = list(model.residual_labels), model.heads
     bridge.states, bridge.vocabulary = list(model.states), list(model.vocabulary)
-    bridge.automaton, bridge.tokens = model.automaton, model.tokens
+    bridge.automaton = model.automaton
+    vocabulary = bridge.vocabulary
+    native = bridge.original_model  # tokens on the device the bridge is on when called
+    bridge.tokens = lambda words: word_tokens(vocabulary, words, native.tok_embed.weight.device)
     bridge.eval()
     return bridge if device is None else bridge.to(device)

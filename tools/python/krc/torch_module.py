@@ -61,6 +61,19 @@ def dense_float32(raw, metadata):
     return tensors
 
 
+def word_tokens(vocabulary, words, device=None):
+    """Words (lists of letters) as tokens [B, 1 + longest], <bos> (token 0) first, then each
+    letter's index in `vocabulary`. Shorter words are padded at the end with <bos>, which by
+    causality changes none of their positions. An unknown letter raises KrcFileError."""
+    ids = {a: i for i, a in enumerate(vocabulary)}
+    n = 1 + max((len(w) for w in words), default=0)
+    try:
+        rows = [[0] + [ids[a] for a in w] + [0] * (n - 1 - len(w)) for w in words]
+    except KeyError as e:
+        raise KrcFileError("letter %s is not in the network's alphabet" % e) from None
+    return torch.tensor(rows, dtype=torch.long, device=device)
+
+
 class KrcTransformer(nn.Module):
     """A krc network. vocabulary[0] is "<bos>"; states, residual_labels, automaton, heads
     (each head's role and kind, per layer) and attention (the kind the file was compiled for)
@@ -118,16 +131,8 @@ class KrcTransformer(nn.Module):
         return {self.residual_labels[i]: float(residual[i]) for i in torch.nonzero(residual).flatten()}
 
     def tokens(self, words):
-        """Words (lists of letters) as tokens [B, 1 + longest] on the module's device, <bos>
-        first. Shorter words are padded at the end with <bos>, which by causality changes none
-        of their positions. An unknown letter raises KrcFileError."""
-        ids = {a: i for i, a in enumerate(self.vocabulary)}
-        n = 1 + max((len(w) for w in words), default=0)
-        try:
-            rows = [[0] + [ids[a] for a in w] + [0] * (n - 1 - len(w)) for w in words]
-        except KeyError as e:
-            raise KrcFileError("letter %s is not in the network's alphabet" % e) from None
-        return torch.tensor(rows, dtype=torch.long, device=self.embed.W_E.device)
+        """Words as tokens [B, 1 + longest] on the module's device (word_tokens)."""
+        return word_tokens(self.vocabulary, words, self.embed.W_E.device)
 
     def transformer_lens_config(self):
         """HookedTransformerConfig arguments under which a uniform module's state_dict() runs
