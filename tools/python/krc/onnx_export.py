@@ -139,6 +139,9 @@ def to_onnx(weights_path, onnx_path, attention=None):
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(proto.SerializeToString())
+        umask = os.umask(0)  # mkstemp made it private; give it an ordinary file's mode
+        os.umask(umask)
+        os.chmod(temporary, 0o666 & ~umask)
         os.replace(temporary, onnx_path)
     except BaseException:
         os.unlink(temporary)
