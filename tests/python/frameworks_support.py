@@ -1,6 +1,7 @@
 """Shared by tests/python/test_frameworks*.py: the krc command, zoo networks compiled into a
 temporary directory, the automaton oracle read from a weights file's own metadata through the
 official safetensors reader, and random words."""
+import contextlib
 import json
 import os
 import random
@@ -15,6 +16,30 @@ try:
     import krc.torch_module  # noqa: F401  (the installed package, or the source tree's)
 except ImportError:
     sys.path.insert(0, os.path.join(REPO, "tools", "python"))
+
+
+@contextlib.contextmanager
+def one_thread():
+    """torch on one intra-op thread for the block: the networks are small, and on a shared
+    machine OpenMP's spinning threads cost ten times the work (measured: 13 s of CPU against 1 s
+    for one zoo network's forward passes at a load of 20)."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
+
+
+def onnx_session(path):
+    """An onnxruntime session on the CPU, one thread (as one_thread says)."""
+    import onnxruntime
+
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = options.inter_op_num_threads = 1
+    return onnxruntime.InferenceSession(path, options, providers=["CPUExecutionProvider"])
 
 
 def krc_binary():

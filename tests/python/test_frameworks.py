@@ -10,9 +10,17 @@ import numpy as np
 import pytest
 import torch
 
-from frameworks_support import Oracle, compile_zoo, krc_binary, krc_run, zoo_names
+from frameworks_support import (
+    compile_zoo, krc_binary, krc_run, one_thread, onnx_session, Oracle, zoo_names)
 
 pytestmark = pytest.mark.skipif(krc_binary() is None, reason="no krc binary (build/krc or $KRC_BINARY)")
+
+
+@pytest.fixture(autouse=True)
+def _one_thread():
+    with one_thread():
+        yield
+
 
 MAX_LEN, WORDS, SHORT = 256, 20, 48
 
@@ -29,8 +37,6 @@ def margins_of(logits):
 @pytest.mark.parametrize("strategy", ["kr", "scan"])
 @pytest.mark.parametrize("name", zoo_names())
 def test_every_framework_runs_the_automaton(name, strategy, tmp_path):
-    import onnxruntime
-
     from krc.onnx_export import to_onnx
     from krc.tl_bridge import to_transformer_lens
     from krc.torch_module import load_torch
@@ -41,8 +47,7 @@ def test_every_framework_runs_the_automaton(name, strategy, tmp_path):
     with ThreadPoolExecutor(2) as pool:
         krc_out = list(pool.map(lambda w: krc_run(path, w), words))
     module, bridge = load_torch(path), to_transformer_lens(path)
-    session = onnxruntime.InferenceSession(to_onnx(path, str(tmp_path / "model.onnx")),
-                                           providers=["CPUExecutionProvider"])
+    session = onnx_session(to_onnx(path, str(tmp_path / "model.onnx")))
     assert module.states == oracle.states and module.vocabulary[1:] == oracle.letters
     for w, word in enumerate(words):
         expected = oracle.run(word)

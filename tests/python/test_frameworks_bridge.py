@@ -5,9 +5,15 @@ import json
 import pytest
 import torch
 
-from frameworks_support import Oracle, compile_zoo, krc_binary
+from frameworks_support import compile_zoo, krc_binary, one_thread, onnx_session, Oracle
 
 pytestmark = pytest.mark.skipif(krc_binary() is None, reason="no krc binary (build/krc or $KRC_BINARY)")
+
+
+@pytest.fixture(autouse=True)
+def _one_thread():
+    with one_thread():
+        yield
 
 
 def test_the_bridge_caches_under_canonical_names_and_carries_labels_and_heads(tmp_path):
@@ -47,8 +53,6 @@ def test_the_bridge_caches_under_canonical_names_and_carries_labels_and_heads(tm
 
 @pytest.mark.parametrize("case", [("flipflop_3", "kr", ()), ("gridworld_4", "scan", ("--dense",))])
 def test_onnx_under_hard_attention(case, tmp_path):
-    import onnxruntime
-
     from krc.onnx_export import to_onnx
     from krc.torch_module import load_torch
 
@@ -60,7 +64,7 @@ def test_onnx_under_hard_attention(case, tmp_path):
     for attention in ("hard", "softmax"):
         onnx = to_onnx(path, str(tmp_path / ("%s.onnx" % attention)),
                        attention=None if attention == "hard" else attention)
-        session = onnxruntime.InferenceSession(onnx, providers=["CPUExecutionProvider"])
+        session = onnx_session(onnx)
         for word in words:
             tokens = module.tokens([word])
             got = session.run(["logits"], {"tokens": tokens.numpy()})[0][0].argmax(-1)

@@ -10,9 +10,15 @@ import sys
 import pytest
 import torch
 
-from frameworks_support import REPO, Oracle, compile_zoo, krc, krc_binary
+from frameworks_support import compile_zoo, krc, krc_binary, one_thread, Oracle, REPO
 
 pytestmark = pytest.mark.skipif(krc_binary() is None, reason="no krc binary (build/krc or $KRC_BINARY)")
+
+
+@pytest.fixture(autouse=True)
+def _one_thread():
+    with one_thread():
+        yield
 
 DTYPES = {"bfloat16": torch.bfloat16, "float16": torch.float16}
 

@@ -10,9 +10,15 @@ import struct
 import numpy as np
 import pytest
 
-from frameworks_support import compile_zoo, krc, krc_binary
+from frameworks_support import compile_zoo, krc, krc_binary, one_thread
 
 pytestmark = pytest.mark.skipif(krc_binary() is None, reason="no krc binary (build/krc or $KRC_BINARY)")
+
+
+@pytest.fixture(autouse=True)
+def _one_thread():
+    with one_thread():
+        yield
 
 DTYPES = {"F32": "<f4", "F64": "<f8", "I32": "<i4", "I64": "<i8", "U8": "u1"}
 

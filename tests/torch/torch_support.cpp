@@ -38,7 +38,9 @@ bool torch_available() {
 CommandResult run_python(const TempDir& dir, const std::vector<std::string>& args,
                          const std::string& input) {
   const std::string in = write_file(dir, "python_stdin.txt", input);
-  std::string command = quote(python());
+  // One OpenMP thread unless the caller says otherwise: the test networks are small, and on a
+  // shared machine torch's spinning threads cost ten times the work.
+  std::string command = "OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} " + quote(python());
   for (const auto& a : args) command += " " + quote(a);
   const std::string out = (dir / "python_stdout.txt").string();
   const std::string err = (dir / "python_stderr.txt").string();
