@@ -92,6 +92,7 @@ def test_decompose_matches_sgpdec(name):
     want = sorted((c["level"], c["name"], c["order"], c["tiles"], sorted(c["factors"]))
                   for c in expected["components"])
     assert got == want
+    assert "semigroup size: %d" % expected["semigroup_size"] in d.text()
 
 
 def test_decomposition_coordinates_emulate_the_automaton():

@@ -69,3 +69,25 @@ def test_arguments_beyond_the_network_are_input_errors(gridworld):
     assert e.value.place == "exhaustive"
     with pytest.raises(ValueError):
         gridworld.verify(arithmetic="float16", progress=False)
+
+
+def test_ctrl_c_stops_a_long_verification():
+    # The default progress reports through Python after every batch, where Ctrl-C is raised.
+    import signal
+    import subprocess
+    import sys
+    import time
+    code = ("import krc, sys\n"
+            "net = krc.compile(krc.zoo('gridworld_9'), max_len=1024)\n"
+            "print('verifying', flush=True)\n"
+            "try:\n"
+            "    net.verify(random=10**7)\n"
+            "except KeyboardInterrupt:\n"
+            "    print('interrupted', flush=True)\n")
+    child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
+                             stderr=subprocess.DEVNULL, text=True)
+    assert child.stdout.readline().strip() == "verifying"
+    time.sleep(1.0)
+    child.send_signal(signal.SIGINT)
+    out, _ = child.communicate(timeout=60)
+    assert out.strip() == "interrupted" and child.returncode == 0

@@ -85,6 +85,13 @@ Decomposition decompose(const Automaton& automaton, bool tables, std::size_t max
   }
 }
 
+// The text `krc decompose` prints, the semigroup's facts included (computed within their limit).
+std::string text_of(const Decomposition& d) {
+  nlohmann::json summary = decomposition_to_json(*d.holonomy);
+  add_semigroup_facts(summary, *d.holonomy);
+  return decomposition_text(summary);
+}
+
 void bind_skeleton(py::module_& m) {
   py::class_<Skeleton>(m, "Skeleton",
                        "The holonomy skeleton: the sets E (images of the state set first, then "
@@ -172,10 +179,8 @@ void bind_decompose(py::module_& m) {
             return d.holonomy->apply(c, static_cast<LetterId>(a));
           },
           py::arg("coordinates"), py::arg("letter"), "One step of the cascade")
-      .def(
-          "text", [](const Decomposition& d) { return decomposition_to_text(*d.holonomy); },
-          "One line per level, as `krc decompose` prints (like SgpDec)")
-      .def("__str__", [](const Decomposition& d) { return decomposition_to_text(*d.holonomy); });
+      .def("text", &text_of, "One line per level, as `krc decompose` prints (like SgpDec)")
+      .def("__str__", &text_of);
   const DecomposeOptions defaults;
   m.def("decompose", &decompose, py::arg("automaton"), py::arg("tables") = true,
         py::arg("max_images") = defaults.max_images,
