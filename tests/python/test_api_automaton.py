@@ -61,6 +61,18 @@ def test_automaton_built_in_python_round_trips_through_json(tmp_path):
         krc.Automaton("bad", ["0"], ["a"], [[5]], "0")  # a target out of range
 
 
+def test_parse_automaton_reads_text_as_load_automaton_reads_files():
+    for name in ("mod3.dot", "mod3.jff", "mod3.json"):
+        path = os.path.join(REPO_DATA, name)
+        text = open(path).read()
+        # The format from the name given, or from the content when the name does not say.
+        assert krc.parse_automaton(text, file=name) == krc.load_automaton(path)
+        assert krc.parse_automaton(text).states == krc.load_automaton(path).states
+    with pytest.raises(krc.InputError) as e:
+        krc.parse_automaton("digraph {", file="broken.dot")
+    assert e.value.file == "broken.dot"
+
+
 def test_input_format_complete_and_initial_options(tmp_path):
     dot = os.path.join(REPO_DATA, "ssh_no_start.dot")
     # No start marker: the initial state is named, as --initial does.

@@ -105,6 +105,7 @@ def test_save_and_load_give_the_same_network(gridworld, tmp_path, reference_forw
     assert [[str(h.role) for h in l.heads] for l in loaded.layers] == \
            [[str(h.role) for h in l.heads] for l in gridworld.layers]
     assert loaded.strategy is None and loaded.plan is None
+    assert loaded.compiler["strategy"] == gridworld.strategy  # the file's metadata says it
     word = random_word(gridworld.letters, 64, 7)
     ours = gridworld.run(word, arithmetic="float64")
     assert np.array_equal(loaded.run(word, arithmetic="float64").logits, ours.logits)
