@@ -127,6 +127,9 @@ def test_save_writes_whole_files_or_none(gridworld, tmp_path):
     with pytest.raises(OSError):
         gridworld.save(tmp_path / "missing" / "g9.safetensors")
     assert sorted(os.listdir(tmp_path)) == ["g9.safetensors"]  # no temporary left behind
+    umask = os.umask(0o022)
+    os.umask(umask)
+    assert os.stat(target).st_mode & 0o777 == 0o666 & ~umask
 
 
 def test_progress_lines_of_compile():

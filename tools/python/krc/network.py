@@ -148,6 +148,10 @@ class Network:
         directory = os.path.dirname(os.path.abspath(path))
         fd, temporary = tempfile.mkstemp(prefix=".krc-", suffix=".tmp", dir=directory)
         try:
+            # mkstemp's file is private (0600); the weights file gets the usual mode.
+            umask = os.umask(0)
+            os.umask(umask)
+            os.fchmod(fd, 0o666 & ~umask)
             with os.fdopen(fd, "wb") as f:
                 f.write(data)
                 f.flush()
