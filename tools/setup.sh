@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
-# Installs krc's Debian packages when they are missing, then configures and builds krc.
+# Installs krc's Debian packages when they are missing, creates the Python environment .venv
+# (requirements.txt), then configures and builds krc and installs the Python package krc into
+# .venv from that same build (pip reuses the build directory: the C++ is compiled once).
 # Usage: tools/setup.sh [build-dir] [extra cmake arguments...]   (default build dir: build)
 # KRC_BUILD_TARGETS="krc ..." builds only those targets (the demo builds just the krc command);
 # unset, everything is built, the test programs included. ccache is used where installed.
+# KRC_PYTHON=0 leaves out the environment and the package (the sanitizer build does);
+# KRC_VENV=DIR uses another environment than .venv.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${1:-build}
 shift || true
 
 packages=(cmake g++ make libeigen3-dev libboost-graph-dev nlohmann-json3-dev doctest-dev
-          libcli11-dev python3-numpy python3-torch clang-format)
+          libcli11-dev python3-numpy python3-torch clang-format python3-venv)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -23,9 +27,36 @@ if ((${#missing[@]})); then
 fi
 
 cd "$here"
+python=${KRC_PYTHON:-1}
+venv=${KRC_VENV:-$here/.venv}
+cmake_python=()
+if [ "$python" = 1 ]; then
+  if [ ! -x "$venv/bin/python" ]; then
+    echo "krc setup: creating the Python environment $venv" >&2
+    python3 -m venv "$venv"
+  fi
+  # pip install -r takes seconds even when nothing is missing: only when requirements.txt changed.
+  stamp="$venv/.krc-requirements"
+  if ! cmp -s requirements.txt "$stamp"; then
+    "$venv/bin/python" -m pip install -q -r requirements.txt
+    cp requirements.txt "$stamp"
+  fi
+  cmake_python=(-DKRC_PYTHON=ON "-DPython_EXECUTABLE=$venv/bin/python")
+fi
+
 launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release "${launcher[@]}" "$@" >/dev/null
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release "${launcher[@]}" "${cmake_python[@]}" "$@" \
+  >/dev/null
 targets=()
 for t in ${KRC_BUILD_TARGETS:-}; do targets+=(--target "$t"); done
 cmake --build "$build" -j"$(nproc)" "${targets[@]}"
+
+if [ "$python" = 1 ]; then
+  # `pip install .` by scikit-build-core, in the build directory just built (its generator, no
+  # isolated environment): it builds only what is missing (the extension), then installs.
+  build_dir=$(cd "$build" && pwd)
+  CMAKE_GENERATOR=$(sed -n 's/^CMAKE_GENERATOR:INTERNAL=//p' "$build_dir/CMakeCache.txt") \
+    "$venv/bin/python" -m pip install -q --no-build-isolation --no-deps \
+    -C "build-dir=$build_dir" -C cmake.build-type=Release "$here"
+fi

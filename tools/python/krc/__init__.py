@@ -1,4 +1,98 @@
-"""krc: compile automata into transformers, and run them in PyTorch, TransformerLens and ONNX.
+"""krc: compile finite automata into transformers, and prove them right by running them.
 
-Placeholder of the frameworks branch: the package's real __init__ (the C++-bound Network) comes
-from the pybind branch and imports krc.torch_module, krc.tl_bridge and krc.onnx_export lazily."""
+    import krc
+    net = krc.compile(krc.zoo("gridworld", n=9), max_len=256)   # a krc.Network
+    report = net.verify()                                       # report.ok, report.text
+    net.run("R R L").states                                     # the state after every prefix
+    net.save("g9.safetensors"); krc.load("g9.safetensors")
+    net.to_torch(); net.to_transformer_lens(); net.to_onnx("g9.onnx")
+
+The C++ core (krc._core) does the work and returns typed objects; bad input raises
+krc.InputError (file, place, problem), a limit krc.LimitError (option). tools/README.md,
+"Python package", documents every function and type. Importing krc never imports torch.
+"""
+
+import os
+import re
+from typing import Callable, Optional, Union
+
+from . import _core
+from ._core import (Automaton, Component, Counterexample, Decomposition, DecompositionLevel,
+                    Group, KrPlan, Layer, OneLayerPlan, Role, RunResult, ScanPlan, Skeleton,
+                    VerifyProgress, VerifyReport, ZooFamily, parse_automaton, set_max_memory,
+                    zoo_families)
+from .errors import InputError, KrcError, LimitError
+from .network import Network
+
+__version__ = _core.__version__
+
+__all__ = [
+    "Automaton", "Component", "Counterexample", "Decomposition", "DecompositionLevel", "Group",
+    "InputError", "KrPlan", "KrcError", "Layer", "LimitError", "Network", "OneLayerPlan", "Role",
+    "RunResult", "ScanPlan", "Skeleton", "VerifyProgress", "VerifyReport", "ZooFamily",
+    "compile", "decompose", "load", "load_automaton", "parse_automaton", "set_max_memory", "zoo",
+    "zoo_families",
+]
+
+
+def load_automaton(path: Union[str, "os.PathLike[str]"], input_format: Optional[str] = None,
+                   complete: bool = False, initial: Optional[str] = None) -> Automaton:
+    """Reads an automaton description: krc's JSON, Graphviz DOT (AALpy, LearnLib, FlexFringe)
+    or JFLAP .jff ("-" reads standard input). input_format: "json", "dot" or "jff" when the
+    extension does not say; complete: complete a partial DFA with a sink state instead of
+    failing; initial: the initial state by name. A bad file raises InputError naming the file,
+    the place (line and column, JSON pointer) and the problem."""
+    return _core.load_automaton(os.fspath(path), input_format, complete, initial)
+
+
+def decompose(automaton: Automaton, tables: bool = True, max_images: int = 1 << 22,
+              max_image_memory: int = 512 << 20, max_tuples: int = 2_000_000,
+              max_table_cells: int = 32_000_000) -> Decomposition:
+    """The holonomy (Krohn-Rhodes) decomposition: .levels (each with its components, their
+    tiles and holonomy groups), .skeleton, encode/decode/apply on coordinates, .text().
+    tables=False skips the complete action tables. A limit reached raises LimitError whose
+    option names the keyword that raises it (max_image_memory is in bytes)."""
+    return _core.decompose(automaton, tables, max_images, max_image_memory, max_tuples,
+                           max_table_cells)
+
+
+def zoo(name: str, **parameters: int) -> Automaton:
+    """An automaton of the built-in zoo (`krc zoo` lists them): zoo("dihedral", n=5), or by its
+    name, zoo("gridworld_9"). The only parameter is n (its default when left out); an unknown
+    family or an n out of range raises InputError."""
+    unknown = set(parameters) - {"n"}
+    if unknown:
+        raise TypeError("zoo() takes only the parameter n, not %s" % ", ".join(sorted(unknown)))
+    n = parameters.get("n")
+    families = {f.name for f in zoo_families()}
+    match = re.fullmatch(r"(.+)_(\d+)", name)
+    if name not in families and match and match.group(1) in families and n is None:
+        name, n = match.group(1), int(match.group(2))
+    return _core.zoo_automaton(name, n)
+
+
+def compile(automaton: Automaton, strategy: str = "auto", max_len: int = 1024,
+            attention: str = "softmax", max_onelayer_units: int = 2048,
+            max_onelayer_values: int = 1 << 17,
+            progress: Optional[Callable[[str], None]] = None) -> Network:
+    """Compiles an automaton into a transformer that outputs its state after every prefix.
+
+    strategy: "auto" (build those that fit, keep the fewest layers, then the fewest
+    parameters), "kr" (Krohn-Rhodes cascade, depth independent of max_len), "scan" (parallel
+    prefix, ceil(log2 max_len) layers) or "onelayer" (one attention layer; short words only).
+    max_len: the longest word the network must handle. attention: "softmax" or "hard", what the
+    network is meant to run with (verify and run use it by default). max_onelayer_units and
+    max_onelayer_values: the onelayer strategy's limits. progress: called with a line per stage.
+
+    Returns a krc.Network: network.strategy, .reason and .plan say what was built and why;
+    .layers, .residual_labels and .subspaces what it is made of. Raises LimitError when no
+    strategy fits (the message says which limit), ValueError for a bad strategy or attention.
+    """
+    return Network(_core.compile(automaton, strategy, max_len, attention, max_onelayer_units,
+                                 max_onelayer_values, progress))
+
+
+def load(path: Union[str, "os.PathLike[str]"]) -> Network:
+    """Reads a weights file written by Network.save or `krc compile`; every tensor and metadata
+    field is checked, and a bad file raises InputError naming the tensor or key."""
+    return Network(_core.load(os.fspath(path)))

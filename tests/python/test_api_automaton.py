@@ -1,0 +1,126 @@
+"""krc.load_automaton, krc.zoo, krc.Automaton and krc.decompose against independent oracles:
+the JSON files read by Python's json module, and SgpDec's published decompositions."""
+
+import json
+import os
+
+import pytest
+
+import krc
+from conftest import REFERENCE, ZOO, JsonAutomaton
+
+REPO_DATA = os.path.join(os.path.dirname(REFERENCE), "frontend", "data")
+
+
+@pytest.mark.parametrize("name", ["gridworld_9", "dihedral_4", "abab", "parity"])
+def test_load_automaton_reads_what_the_file_says(name):
+    path = os.path.join(ZOO, name + ".json")
+    oracle = JsonAutomaton(path)
+    a = krc.load_automaton(path)
+    assert isinstance(a, krc.Automaton)
+    assert a.states == oracle.states and a.letters == oracle.letters
+    assert a.initial == oracle.states[oracle.initial]
+    for i, letter in enumerate(oracle.letters):
+        assert a.transitions[i] == oracle.delta[letter]
+        for q, state in enumerate(oracle.states):
+            assert a.step(state, letter) == oracle.states[oracle.delta[letter][q]]
+
+
+def test_run_is_the_automaton_s_run():
+    path = os.path.join(ZOO, "dihedral_4.json")
+    oracle, a = JsonAutomaton(path), krc.load_automaton(path)
+    word = [oracle.letters[(7 * i + i // 3) % len(oracle.letters)] for i in range(40)]
+    assert a.run(word) == oracle.run(word)
+    assert len(a.run([])) == 1
+
+
+def test_zoo_is_its_reference_file():
+    # The zoo's contract (automata/README.md): identical to tests/reference/automata/<name>.json.
+    for name, kwargs in [("gridworld_9", {}), ("gridworld", {"n": 9}), ("parity", {})]:
+        z = krc.zoo(name, **kwargs)
+        ref = krc.load_automaton(os.path.join(REFERENCE, "automata", z.name + ".json"))
+        assert z == ref
+    assert krc.zoo("gridworld", n=9).name == "gridworld_9"
+    families = {f.name: f for f in krc.zoo_families()}
+    assert "gridworld" in families and families["gridworld"].has_parameter
+    with pytest.raises(krc.InputError) as e:
+        krc.zoo("no_such_family")
+    assert e.value.file == "zoo"
+    with pytest.raises(TypeError):
+        krc.zoo("gridworld", size=3)
+
+
+def test_automaton_built_in_python_round_trips_through_json(tmp_path):
+    a = krc.Automaton("mod3", ["0", "1", "2"], ["inc", "stay"], [[1, 2, 0], [0, 1, 2]], "0")
+    assert a.run(["inc", "inc", "stay", "inc"]) == ["0", "1", "2", "2", "0"]
+    path = tmp_path / "mod3.json"
+    path.write_text(a.to_json())
+    assert krc.load_automaton(path) == a
+    assert json.loads(a.to_json())["initial"] == "0"
+    with pytest.raises(ValueError):
+        krc.Automaton("bad", ["0"], ["a"], [[5]], "0")  # a target out of range
+
+
+def test_parse_automaton_reads_text_as_load_automaton_reads_files():
+    for name in ("mod3.dot", "mod3.jff", "mod3.json"):
+        path = os.path.join(REPO_DATA, name)
+        text = open(path).read()
+        # The format from the name given, or from the content when the name does not say.
+        assert krc.parse_automaton(text, file=name) == krc.load_automaton(path)
+        assert krc.parse_automaton(text).states == krc.load_automaton(path).states
+    with pytest.raises(krc.InputError) as e:
+        krc.parse_automaton("digraph {", file="broken.dot")
+    assert e.value.file == "broken.dot"
+
+
+def test_input_format_complete_and_initial_options(tmp_path):
+    dot = os.path.join(REPO_DATA, "ssh_no_start.dot")
+    # No start marker: the initial state is named, as --initial does.
+    a = krc.load_automaton(dot, initial="s1")
+    assert a.initial == "s1"
+    # A partial DFA: refused, or completed with a sink state.
+    partial = tmp_path / "partial.txt"
+    partial.write_text('{"states": ["p", "q"], "alphabet": ["a"], "initial": "p",'
+                       ' "transitions": {"a": ["q", null]}}')
+    with pytest.raises(krc.InputError):
+        krc.load_automaton(partial, input_format="json")
+    completed = krc.load_automaton(partial, input_format="json", complete=True)
+    assert len(completed.states) == 3
+    assert completed.run(["a", "a", "a"])[-1] == completed.run(["a", "a"])[-1]  # the sink stays
+    with pytest.raises(ValueError):
+        krc.load_automaton(partial, input_format="yaml")
+
+
+@pytest.mark.parametrize("name", ["abab", "dihedral_4", "flipflop_3", "symmetric_4",
+                                  "full_transformations_4", "gridworld_4"])
+def test_decompose_matches_sgpdec(name):
+    with open(os.path.join(REFERENCE, "sgpdec_holonomy.json")) as f:
+        expected = json.load(f)[name]
+    d = krc.decompose(krc.zoo(name))
+    assert len(d.levels) == expected["levels"]
+    assert d.skeleton.image_count == expected["images"]
+    got = sorted((lv.level, c.group.name, c.group.order, len(c.tiles), sorted(c.group.factors))
+                 for lv in d.levels for c in lv.components)
+    want = sorted((c["level"], c["name"], c["order"], c["tiles"], sorted(c["factors"]))
+                  for c in expected["components"])
+    assert got == want
+    assert "semigroup size: %d" % expected["semigroup_size"] in d.text()
+
+
+def test_decomposition_coordinates_emulate_the_automaton():
+    # The cascade's defining property: decode(apply(encode(q), a)) is q's successor.
+    a = krc.zoo("full_transformations", n=3)
+    d = krc.decompose(a)
+    for q in a.states:
+        for letter in a.letters:
+            assert d.decode(d.apply(d.encode(q), letter)) == a.step(q, letter)
+    assert d.has_tables and d.reachable
+    assert "level" in d.text() or str(d)
+    assert krc.decompose(a, tables=False).has_tables is False
+
+
+def test_decompose_limit_names_its_keyword():
+    with pytest.raises(krc.LimitError) as e:
+        krc.decompose(krc.zoo("full_transformations", n=5), max_images=3)
+    assert e.value.option == "max_images"
+    assert "max_images" in str(e.value)

@@ -1,0 +1,148 @@
+// krc.Automaton, krc.load_automaton, krc.parse_automaton and the zoo. States and letters are
+// names on the Python side; ids stay inside.
+#include <pybind11/operators.h>
+#include <pybind11/stl.h>
+
+#include "bindings.hpp"
+#include "krc/automaton_json.hpp"
+#include "krc/input_error.hpp"
+#include "krc/load_automaton.hpp"
+#include "krc/zoo.hpp"
+
+namespace krc::python {
+
+namespace {
+
+LoadOptions load_options(const std::optional<std::string>& input_format, bool complete,
+                         const std::optional<std::string>& initial) {
+  LoadOptions options;
+  options.format = input_format.value_or("");
+  if (!options.format.empty() && options.format != "json" && options.format != "dot" &&
+      options.format != "jff")
+    throw py::value_error("input_format must be None, \"json\", \"dot\" or \"jff\", not \"" +
+                          options.format + "\"");
+  options.completion.add_sink = complete;
+  options.completion.initial = initial.value_or("");
+  return options;
+}
+
+StateId state_id(const Automaton& a, const std::string& name) {
+  const long q = a.find_state(name);
+  if (q < 0) throw InputError("state", "\"" + name + "\"", "not a state of " + a.name());
+  return static_cast<StateId>(q);
+}
+
+LetterId letter_id(const Automaton& a, const std::string& name) {
+  const long l = a.find_letter(name);
+  if (l < 0) throw InputError("word", "letter \"" + name + "\"", "not a letter of " + a.name());
+  return static_cast<LetterId>(l);
+}
+
+std::vector<std::string> state_names(const Automaton& a, const std::vector<StateId>& states) {
+  std::vector<std::string> names;
+  for (StateId q : states) names.push_back(a.state_name(q));
+  return names;
+}
+
+Automaton make_automaton(std::string name, std::vector<std::string> states,
+                         std::vector<std::string> letters,
+                         std::vector<std::vector<StateId>> transitions, const std::string& initial,
+                         const std::vector<std::string>& accepting, std::string description) {
+  auto index = [&](const std::string& state) -> StateId {
+    for (std::size_t q = 0; q < states.size(); ++q)
+      if (states[q] == state) return static_cast<StateId>(q);
+    throw py::value_error("\"" + state + "\" is not one of the states");
+  };
+  const StateId start = index(initial);
+  std::vector<StateId> accepting_ids;
+  for (const auto& q : accepting) accepting_ids.push_back(index(q));
+  return Automaton(std::move(name), std::move(states), std::move(letters), std::move(transitions),
+                   start, std::move(accepting_ids), std::move(description));
+}
+
+void bind_zoo(py::module_& m) {
+  py::class_<ZooFamily>(m, "ZooFamily", "A family of the built-in zoo (`krc zoo` lists them).")
+      .def_readonly("name", &ZooFamily::name)
+      .def_readonly("description", &ZooFamily::description)
+      .def_readonly("parameter", &ZooFamily::parameter, "what n means; empty without one")
+      .def_readonly("has_parameter", &ZooFamily::has_parameter)
+      .def_readonly("default_n", &ZooFamily::default_n)
+      .def_readonly("min_n", &ZooFamily::min_n)
+      .def_readonly("max_n", &ZooFamily::max_n)
+      .def("__repr__", [](const ZooFamily& f) { return "<krc.ZooFamily " + f.name + ">"; });
+  m.def("zoo_families", &zoo_families, "Every family of the zoo, in the order `krc zoo` lists.");
+  m.def("zoo_automaton", &zoo_automaton, py::arg("family"), py::arg("n") = py::none(),
+        "The zoo automaton of `family` with parameter n (its default when None).");
+}
+
+}  // namespace
+
+void bind_automaton(py::module_& m) {
+  py::class_<Automaton>(m, "Automaton",
+                        "A finite semiautomaton: named states and letters, a total transition "
+                        "function and an initial state.")
+      .def(py::init(&make_automaton), py::arg("name"), py::arg("states"), py::arg("letters"),
+           py::arg("transitions"), py::arg("initial"), py::arg("accepting") = py::list(),
+           py::arg("description") = "",
+           "transitions[a][q] is the index of the state after letter a in state q.")
+      .def_property_readonly("name", &Automaton::name)
+      .def_property_readonly("description", &Automaton::description)
+      .def_property_readonly("states", &Automaton::states)
+      .def_property_readonly("letters", &Automaton::letters)
+      .def_property_readonly("transitions", &Automaton::transitions,
+                             "transitions[a][q]: the index of the state after letter a in q")
+      .def_property_readonly("initial",
+                             [](const Automaton& a) { return a.state_name(a.initial()); })
+      .def_property_readonly("accepting",
+                             [](const Automaton& a) { return state_names(a, a.accepting()); })
+      .def(
+          "step",
+          [](const Automaton& a, const std::string& state, const std::string& letter) {
+            return a.state_name(a.step(state_id(a, state), letter_id(a, letter)));
+          },
+          py::arg("state"), py::arg("letter"), "The state after `letter` in `state`.")
+      .def(
+          "run",
+          [](const Automaton& a, const std::vector<std::string>& word,
+             const std::optional<std::string>& start) {
+            std::vector<LetterId> letters;
+            for (const auto& l : word) letters.push_back(letter_id(a, l));
+            return state_names(a, a.run(letters, start ? state_id(a, *start) : a.initial()));
+          },
+          py::arg("word"), py::arg("start") = py::none(),
+          "The states after every prefix of `word` (letter names), the first one `start` (by "
+          "default the initial state): len(word) + 1 names.")
+      .def(
+          "to_json", [](const Automaton& a) { return automaton_to_json_text(a); },
+          "krc's native JSON description (what krc.load_automaton reads back).")
+      .def(py::self == py::self)
+      .def("__repr__", [](const Automaton& a) {
+        return "<krc.Automaton " + a.name() + ": " + std::to_string(a.state_count()) + " states, " +
+               std::to_string(a.letter_count()) + " letters>";
+      });
+
+  m.def(
+      "load_automaton",
+      [](const std::string& path, const std::optional<std::string>& input_format, bool complete,
+         const std::optional<std::string>& initial) {
+        const LoadOptions options = load_options(input_format, complete, initial);
+        py::gil_scoped_release unlocked;
+        return load_automaton(path, options);
+      },
+      py::arg("path"), py::arg("input_format") = py::none(), py::arg("complete") = false,
+      py::arg("initial") = py::none());
+  m.def(
+      "parse_automaton",
+      [](const std::string& text, const std::string& file,
+         const std::optional<std::string>& input_format, bool complete,
+         const std::optional<std::string>& initial) {
+        const LoadOptions options = load_options(input_format, complete, initial);
+        py::gil_scoped_release unlocked;
+        return parse_automaton(text, file, options);
+      },
+      py::arg("text"), py::arg("file") = "<string>", py::arg("input_format") = py::none(),
+      py::arg("complete") = false, py::arg("initial") = py::none());
+  bind_zoo(m);
+}
+
+}  // namespace krc::python

@@ -1,0 +1,192 @@
+// krc.decompose: the holonomy (Krohn-Rhodes) decomposition as objects. Levels and components
+// name their states; the skeleton, which may hold millions of sets, answers by index.
+#include <pybind11/stl.h>
+
+#include "bindings.hpp"
+#include "errors.hpp"
+#include "krc/holonomy.hpp"
+#include "krc/holonomy_report.hpp"
+#include "krc/verifier.hpp"
+
+namespace krc::python {
+
+namespace {
+
+struct Component {
+  std::vector<std::string> representative;
+  std::vector<std::vector<std::string>> tiles;
+  GroupInfo group;
+  int subduction_class = -1;
+};
+
+struct LevelView {
+  int level = 0;  // 1-based, as printed
+  int width = 0;
+  std::optional<int> dummy;
+  std::vector<Component> components;
+};
+
+struct Decomposition {
+  std::shared_ptr<const HolonomyDecomposition> holonomy;
+  std::vector<LevelView> levels;
+};
+
+std::vector<std::string> names(const Automaton& a, const std::vector<StateId>& states) {
+  std::vector<std::string> out;
+  for (StateId q : states) out.push_back(a.state_name(q));
+  return out;
+}
+
+Decomposition view(HolonomyDecomposition&& computed) {
+  Decomposition d{std::make_shared<const HolonomyDecomposition>(std::move(computed)), {}};
+  const Automaton& a = d.holonomy->automaton();
+  for (int i = 0; i < d.holonomy->level_count(); ++i) {
+    const Level& level = d.holonomy->level(i);
+    LevelView v{i + 1, level.width, std::nullopt, {}};
+    if (level.dummy >= 0) v.dummy = level.dummy;
+    for (const Slot& slot : level.slots) {
+      Component c{names(a, slot.representative), {}, slot.group, slot.subduction_class};
+      for (const auto& tile : slot.tiles) c.tiles.push_back(names(a, tile));
+      v.components.push_back(std::move(c));
+    }
+    d.levels.push_back(std::move(v));
+  }
+  return d;
+}
+
+// The option of each limit by its Python name, with its setting, as `krc decompose` names its own.
+[[noreturn]] void rethrow_with_option(const DecomposeLimitError& e) {
+  using Limit = DecomposeLimitError::Limit;
+  const char* option = e.limit() == Limit::MaxImages       ? "max_images"
+                       : e.limit() == Limit::MaxImageBytes ? "max_image_memory"
+                       : e.limit() == Limit::MaxTuples     ? "max_tuples"
+                                                           : "max_table_cells";
+  std::string hint = std::string("; ") + option + "= (now " +
+                     with_thousands(static_cast<long long>(e.value())) + ") raises the limit";
+  if (e.limit() == Limit::MaxTuples || e.limit() == Limit::MaxTableCells)
+    hint += "; tables=False skips the action tables";
+  throw OptionLimitError(e.what() + hint, option);
+}
+
+Decomposition decompose(const Automaton& automaton, bool tables, std::size_t max_images,
+                        std::size_t max_image_memory, std::size_t max_tuples,
+                        std::size_t max_table_cells) {
+  DecomposeOptions options;
+  options.build_tables = tables;
+  options.max_images = max_images;
+  options.max_image_bytes = max_image_memory;
+  options.max_tuples = max_tuples;
+  options.max_table_cells = max_table_cells;
+  py::gil_scoped_release unlocked;
+  try {
+    return view(HolonomyDecomposition::compute(automaton, options));
+  } catch (const DecomposeLimitError& e) {
+    rethrow_with_option(e);
+  }
+}
+
+// The text `krc decompose` prints, the semigroup's facts included (computed within their limit).
+std::string text_of(const Decomposition& d) {
+  nlohmann::json summary = decomposition_to_json(*d.holonomy);
+  add_semigroup_facts(summary, *d.holonomy);
+  return decomposition_text(summary);
+}
+
+void bind_skeleton(py::module_& m) {
+  py::class_<Skeleton>(m, "Skeleton",
+                       "The holonomy skeleton: the sets E (images of the state set first, then "
+                       "the singletons that are not images) by index; states are indices into "
+                       "Automaton.states.")
+      .def_property_readonly("set_count", &Skeleton::set_count)
+      .def_property_readonly("image_count", &Skeleton::image_count)
+      .def_property_readonly("class_count", &Skeleton::class_count)
+      .def_property_readonly("depth", &Skeleton::depth_of_skeleton)
+      .def("states_of", &Skeleton::states_of, py::arg("set"))
+      .def("is_image", &Skeleton::is_image, py::arg("set"))
+      .def("depth_of", &Skeleton::depth, py::arg("set"))
+      .def("class_of", &Skeleton::class_of, py::arg("set"), "-1 for a non-image singleton")
+      .def("class_depth", &Skeleton::class_depth, py::arg("cls"))
+      .def("representative", &Skeleton::representative, py::arg("cls"))
+      .def("class_members", &Skeleton::class_members, py::arg("cls"))
+      .def(
+          "tiles",
+          [](const Skeleton& s, std::size_t e) {
+            auto t = s.tiles(e);
+            return std::vector<std::uint32_t>(t.begin(), t.end());
+          },
+          py::arg("set"), "The tiles of a set, as set indices (empty for a singleton)")
+      .def("successor", &Skeleton::successor, py::arg("set"), py::arg("letter"),
+           "The set's image under a letter (by index)");
+}
+
+}  // namespace
+
+void bind_decompose(py::module_& m) {
+  py::class_<GroupInfo>(m, "Group", "A holonomy group: order, name, composition factors.")
+      .def_readonly("order", &GroupInfo::order)
+      .def_readonly("name", &GroupInfo::name, "as GAP's StructureDescription: \"S3\", \"C2 x C2\"")
+      .def_readonly("factors", &GroupInfo::factors, "composition factor orders, sorted")
+      .def_readonly("solvable", &GroupInfo::solvable)
+      .def_readonly("exact", &GroupInfo::exact)
+      .def("__repr__", [](const GroupInfo& g) { return "<krc.Group " + g.name + ">"; });
+  py::class_<Component>(m, "Component", "One component (slot) of a level.")
+      .def_readonly("representative", &Component::representative)
+      .def_readonly("tiles", &Component::tiles)
+      .def_readonly("group", &Component::group)
+      .def_readonly("subduction_class", &Component::subduction_class);
+  py::class_<LevelView>(m, "DecompositionLevel", "One level of the holonomy cascade.")
+      .def_readonly("level", &LevelView::level, "1-based: level 1 is read first")
+      .def_readonly("width", &LevelView::width, "coordinate values, the dummy included")
+      .def_readonly("dummy", &LevelView::dummy, "the value of chains that skip the level")
+      .def_readonly("components", &LevelView::components);
+  bind_skeleton(m);
+  py::class_<Decomposition>(m, "Decomposition", "The holonomy decomposition of an automaton.")
+      .def_property_readonly("automaton",
+                             [](const Decomposition& d) { return d.holonomy->automaton(); })
+      .def_readonly("levels", &Decomposition::levels)
+      .def_property_readonly(
+          "skeleton",
+          [](const Decomposition& d) -> const Skeleton& { return d.holonomy->skeleton(); },
+          py::return_value_policy::reference_internal)
+      .def_property_readonly("solvable",
+                             [](const Decomposition& d) { return d.holonomy->solvable(); })
+      .def_property_readonly("aperiodic",
+                             [](const Decomposition& d) { return d.holonomy->aperiodic(); })
+      .def_property_readonly("has_tables",
+                             [](const Decomposition& d) { return d.holonomy->has_tables(); })
+      .def_property_readonly(
+          "reachable", [](const Decomposition& d) { return d.holonomy->reachable(); },
+          "every reachable coordinate tuple (needs the tables)")
+      .def(
+          "encode",
+          [](const Decomposition& d, const std::string& state) {
+            const long q = d.holonomy->automaton().find_state(state);
+            if (q < 0) throw py::value_error("\"" + state + "\" is not a state");
+            return d.holonomy->encode(static_cast<StateId>(q));
+          },
+          py::arg("state"), "The coordinates of a state, one value per level")
+      .def(
+          "decode",
+          [](const Decomposition& d, const Coordinates& c) {
+            return d.holonomy->automaton().state_name(d.holonomy->decode(c));
+          },
+          py::arg("coordinates"))
+      .def(
+          "apply",
+          [](const Decomposition& d, const Coordinates& c, const std::string& letter) {
+            const long a = d.holonomy->automaton().find_letter(letter);
+            if (a < 0) throw py::value_error("\"" + letter + "\" is not a letter");
+            return d.holonomy->apply(c, static_cast<LetterId>(a));
+          },
+          py::arg("coordinates"), py::arg("letter"), "One step of the cascade")
+      .def("text", &text_of, "One line per level, as `krc decompose` prints (like SgpDec)")
+      .def("__str__", &text_of);
+  const DecomposeOptions defaults;
+  m.def("decompose", &decompose, py::arg("automaton"), py::arg("tables") = true,
+        py::arg("max_images") = defaults.max_images,
+        py::arg("max_image_memory") = defaults.max_image_bytes,
+        py::arg("max_tuples") = defaults.max_tuples,
+        py::arg("max_table_cells") = defaults.max_table_cells);
+}
+
+}  // namespace krc::python

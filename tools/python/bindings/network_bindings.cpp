@@ -1,0 +1,146 @@
+// krc._core.Network: a compiled network and what it is made of (layers, heads with typed roles,
+// MLP blocks, residual subspaces and labels), the weights file (safetensors) both ways.
+#include <pybind11/eigen.h>
+#include <pybind11/stl.h>
+
+#include "bindings.hpp"
+#include "errors.hpp"
+#include "krc/automaton_json.hpp"
+#include "krc/network_summary.hpp"
+#include "krc/weights_file.hpp"
+
+namespace krc::python {
+
+namespace {
+
+Eigen::MatrixXf dense(const SparseMatrix& m) { return Eigen::MatrixXf(m); }
+
+void bind_role(py::module_& m) {
+  py::class_<Role>(m, "Role", "What a head, an MLP block or a subspace computes (krc/role.hpp).")
+      .def_property_readonly(
+          "kind", [](const Role& r) { return to_string(r.kind); },
+          "e.g. \"counter sum\", \"memory\", \"scan fetch\"")
+      .def_readonly("level", &Role::level, "1-based cascade level; 0: not part of a level")
+      .def_readonly("component", &Role::component)
+      .def_readonly("counter", &Role::counter)
+      .def_readonly("step", &Role::step)
+      .def_property_readonly("part", [](const Role& r) { return role_part(r); })
+      .def("__str__", [](const Role& r) { return describe(r); })
+      .def("__repr__", [](const Role& r) { return "<krc.Role " + describe(r) + ">"; });
+}
+
+void bind_parts(py::module_& m) {
+  py::class_<AttentionHead>(m, "AttentionHead")
+      .def_readonly("name", &AttentionHead::name)
+      .def_readonly("role", &AttentionHead::role)
+      .def_property_readonly(
+          "kind", [](const AttentionHead& h) { return to_string(h.kind); },
+          "\"select\" or \"average\"")
+      .def_property_readonly("head_dim", [](const AttentionHead& h) { return h.query.cols(); })
+      .def_property_readonly(
+          "query", [](const AttentionHead& h) { return dense(h.query); },
+          "[d_model, head_dim], a dense copy")
+      .def_property_readonly("key", [](const AttentionHead& h) { return dense(h.key); })
+      .def_property_readonly("value", [](const AttentionHead& h) { return dense(h.value); })
+      .def_property_readonly(
+          "output", [](const AttentionHead& h) { return dense(h.output); }, "[head_dim, d_model]")
+      .def("__repr__", [](const AttentionHead& h) { return "<krc.AttentionHead " + h.name + ">"; });
+  py::class_<MlpBlock>(m, "MlpBlock", "A named range of an MLP's hidden units.")
+      .def_readonly("name", &MlpBlock::name)
+      .def_readonly("first", &MlpBlock::first)
+      .def_readonly("count", &MlpBlock::count)
+      .def_readonly("role", &MlpBlock::role);
+  py::class_<Mlp>(m, "Mlp")
+      .def_property_readonly("hidden", &Mlp::hidden)
+      .def_readonly("blocks", &Mlp::blocks)
+      .def_property_readonly(
+          "in_weight", [](const Mlp& p) { return dense(p.in_weight); },
+          "[hidden, d_model], a dense copy")
+      .def_readonly("in_bias", &Mlp::in_bias)
+      .def_property_readonly(
+          "out_weight", [](const Mlp& p) { return dense(p.out_weight); }, "[d_model, hidden]")
+      .def_readonly("out_bias", &Mlp::out_bias);
+  py::class_<Layer>(m, "Layer")
+      .def_readonly("purpose", &Layer::purpose)
+      .def_property_readonly(
+          "heads",
+          [](py::object self) { return references(self.cast<const Layer&>().heads, self); })
+      .def_property_readonly(
+          "mlp", [](const Layer& l) -> const Mlp* { return l.mlp ? &*l.mlp : nullptr; },
+          py::return_value_policy::reference_internal)
+      .def("__repr__", [](const Layer& l) { return "<krc.Layer " + l.purpose + ">"; });
+  py::class_<ResidualSubspace>(m, "ResidualSubspace")
+      .def_readonly("name", &ResidualSubspace::name)
+      .def_readonly("first", &ResidualSubspace::first)
+      .def_readonly("width", &ResidualSubspace::width)
+      .def_readonly("role", &ResidualSubspace::role);
+  py::class_<NetworkSize>(m, "NetworkSize")
+      .def_readonly("layers", &NetworkSize::layers)
+      .def_readonly("d_model", &NetworkSize::d_model)
+      .def_readonly("heads", &NetworkSize::heads)
+      .def_readonly("mlp_hidden", &NetworkSize::mlp_hidden)
+      .def_readonly("parameters", &NetworkSize::parameters)
+      .def_readonly("nonzeros", &NetworkSize::nonzeros);
+}
+
+py::bytes to_safetensors(const CompiledNetwork& c, bool dense_storage) {
+  WriteOptions options;
+  if (dense_storage) options.storage = WriteOptions::Storage::Dense;
+  std::string bytes;
+  {
+    py::gil_scoped_release unlocked;
+    try {
+      bytes = network_to_safetensors(*c.network, options);
+    } catch (const LimitError& e) {
+      throw OptionLimitError(std::string(e.what()) + " (a smaller max_len makes a smaller network)",
+                             "max_len");
+    }
+  }
+  return py::bytes(bytes);
+}
+
+CompiledNetwork load(const std::string& path) {
+  py::gil_scoped_release unlocked;
+  auto network = std::make_shared<const Network>(load_network(path));
+  Automaton automaton = automaton_from_json(network->automaton, path);  // checked by the loader
+  return CompiledNetwork{std::move(network), std::move(automaton), path, std::nullopt};
+}
+
+}  // namespace
+
+void bind_network(py::module_& m) {
+  bind_role(m);
+  bind_parts(m);
+  using C = CompiledNetwork;
+  auto net = [](const C& c) -> const Network& { return *c.network; };
+  py::class_<C>(m, "Network", "A compiled network (krc.Network wraps it).")
+      .def_property_readonly("automaton", [](const C& c) { return c.automaton; })
+      .def_property_readonly("source", [](const C& c) { return c.source; })
+      .def_property_readonly("max_len", [=](const C& c) { return net(c).max_len; })
+      .def_property_readonly("vocabulary", [=](const C& c) { return net(c).vocabulary; })
+      .def_property_readonly("states", [=](const C& c) { return net(c).states; })
+      .def_property_readonly("d_model", [=](const C& c) { return net(c).d_model(); })
+      .def_property_readonly("size", [=](const C& c) { return net(c).size(); })
+      .def_property_readonly("residual_labels", [=](const C& c) { return net(c).residual_labels; })
+      .def_property_readonly("attention", [=](const C& c) { return to_string(net(c).attention); })
+      .def_property_readonly("attention_scale", [=](const C& c) { return net(c).attention_scale; })
+      .def_property_readonly(
+          "layers",
+          [](py::object self) { return references(self.cast<const C&>().network->layers, self); })
+      .def_property_readonly("subspaces",
+                             [](py::object self) {
+                               return references(self.cast<const C&>().network->subspaces, self);
+                             })
+      .def_property_readonly("token_embedding", [=](const C& c) { return net(c).token_embedding; })
+      .def_property_readonly("position_embedding",
+                             [=](const C& c) { return net(c).position_embedding; })
+      .def_property_readonly("unembedding", [=](const C& c) { return dense(net(c).unembedding); })
+      .def_property_readonly("compiler_json", [=](const C& c) { return net(c).compiler.dump(); })
+      .def("size_line", [=](const C& c) { return network_size_line(net(c)); })
+      .def("layers_text", [=](const C& c) { return network_layers_text(net(c)); })
+      .def("to_safetensors", &to_safetensors, py::arg("dense") = false,
+           "The weights file's bytes (README: runtime/README.md, weights file format)");
+  m.def("load", &load, py::arg("path"), "Reads a weights file; every field is validated.");
+}
+
+}  // namespace krc::python

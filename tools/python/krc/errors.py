@@ -1,0 +1,34 @@
+"""krc's errors. The C++ core raises them with the messages the krc command prints."""
+
+from typing import Optional
+
+
+class KrcError(Exception):
+    """Base of the errors krc raises on purpose (bad input, a limit)."""
+
+
+class InputError(KrcError, ValueError):
+    """Bad input: a file (or an argument) krc refuses, with where and why.
+
+    ``file`` names the file ("<input>" style names for things that are not files, such as
+    "zoo" or "word"), ``place`` the place in it (a line and column, a JSON pointer, a tensor
+    name; may be empty) and ``problem`` what is wrong. ``str(error)`` is "file: place: problem".
+    """
+
+    def __init__(self, message: str, file: str = "", place: str = "", problem: str = ""):
+        super().__init__(message)
+        self.file = file
+        self.place = place
+        self.problem = problem
+
+
+class LimitError(KrcError):
+    """A request krc cannot serve within its limits (a semigroup too large, the memory budget).
+
+    ``option`` is the keyword (or ``"max_memory"`` for :func:`krc.set_max_memory`) that raises
+    the limit, when there is one; the message names it too.
+    """
+
+    def __init__(self, message: str, option: Optional[str] = None):
+        super().__init__(message)
+        self.option = option

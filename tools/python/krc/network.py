@@ -1,0 +1,217 @@
+"""krc.Network: a compiled network, what it is made of, and what can be done with it.
+
+The C++ core (krc._core.Network) holds the weights and does the work; this class adds what
+Python users expect: a file written whole or not at all, word arguments as strings, progress
+on stderr, and the hand-over to PyTorch, TransformerLens and ONNX through a weights file.
+"""
+
+import os
+import sys
+import tempfile
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator, List, Optional, Sequence, Union
+
+from . import _core
+
+Word = Union[str, Sequence[str]]
+Progress = Union[bool, Callable[["_core.VerifyProgress"], None]]
+
+
+def _tokens(word: Word) -> List[str]:
+    """A word as letter tokens: a string is split on spaces and commas (a token that is no
+    letter but spells one-character letters, such as "0110", is read letter by letter)."""
+    if isinstance(word, str):
+        return word.replace(",", " ").split()
+    return [str(letter) for letter in word]
+
+
+class _ProgressLine:
+    """A verification's progress on stderr, once it has run two seconds, rewritten in place."""
+
+    def __init__(self) -> None:
+        self.width = 0
+
+    def __call__(self, p: "_core.VerifyProgress") -> None:
+        if p.seconds < 2.0:
+            return
+        if p.seconds_left >= 0:
+            percent = 100.0 * p.seconds / (p.seconds + p.seconds_left)
+        else:
+            percent = 100.0 * p.positions_done / max(p.positions_total, 1)
+        line = "verifying: %d%% (%d of %d words), %d s" % (
+            percent, p.words_done, p.words_total, p.seconds)
+        if p.seconds_left >= 0:
+            line += ", about %d s left" % (p.seconds_left + 0.999)
+        self.width = max(self.width, len(line))
+        sys.stderr.write("\r" + line.ljust(self.width))
+        sys.stderr.flush()
+
+    def clear(self) -> None:
+        if self.width:
+            sys.stderr.write("\r" + " " * self.width + "\r")
+            sys.stderr.flush()
+
+
+class Network:
+    """A compiled transformer: ``krc.compile`` and ``krc.load`` return one.
+
+    Its parts: ``layers`` (each with ``heads``, typed ``role`` on every head, MLP block and
+    residual subspace), ``residual_labels`` (one per residual dimension), ``subspaces``,
+    ``vocabulary`` ("<bos>" then the letters), ``states``; for a network compiled in this
+    process also ``strategy``, ``reason`` and ``plan`` (a ScanPlan, KrPlan or OneLayerPlan).
+    """
+
+    def __init__(self, core: "_core.Network") -> None:
+        self._core = core
+
+    # ---- what it is
+    @property
+    def automaton(self) -> "_core.Automaton":
+        """The automaton the network computes (stored in its weights file)."""
+        return self._core.automaton
+
+    @property
+    def max_len(self) -> int:
+        return self._core.max_len
+
+    @property
+    def vocabulary(self) -> List[str]:
+        return self._core.vocabulary
+
+    @property
+    def letters(self) -> List[str]:
+        return self._core.vocabulary[1:]
+
+    @property
+    def states(self) -> List[str]:
+        return self._core.states
+
+    @property
+    def d_model(self) -> int:
+        return self._core.d_model
+
+    @property
+    def size(self) -> "_core.NetworkSize":
+        return self._core.size
+
+    @property
+    def layers(self) -> List["_core.Layer"]:
+        return self._core.layers
+
+    @property
+    def residual_labels(self) -> List[str]:
+        return self._core.residual_labels
+
+    @property
+    def subspaces(self) -> List["_core.ResidualSubspace"]:
+        return self._core.subspaces
+
+    @property
+    def attention(self) -> str:
+        """The attention it was compiled for: "softmax" or "hard"."""
+        return self._core.attention
+
+    @property
+    def strategy(self) -> Optional[str]:
+        """"scan", "kr" or "onelayer"; None for a network loaded from a file."""
+        return self._core.strategy
+
+    @property
+    def reason(self) -> Optional[str]:
+        return self._core.reason
+
+    @property
+    def plan(self) -> Union["_core.ScanPlan", "_core.KrPlan", "_core.OneLayerPlan", None]:
+        """The plan of the strategy used; None for a network loaded from a file."""
+        return {"scan": self._core.scan_plan, "kr": self._core.kr_plan,
+                "onelayer": self._core.onelayer_plan}.get(self.strategy or "")
+
+    @property
+    def compiler(self) -> Any:
+        """The weights file's `compiler` metadata (runtime/README.md), as Python values."""
+        import json
+        return json.loads(self._core.compiler_json)
+
+    def __repr__(self) -> str:
+        return "<krc.Network %s: %s>" % (self.automaton.name, self._core.size_line())
+
+    def summary(self) -> str:
+        """The size line and the layers, as `krc info` prints them."""
+        return self._core.size_line() + "\n" + self._core.layers_text()
+
+    # ---- the weights file
+    def save(self, path: Union[str, "os.PathLike[str]"], dense: bool = False) -> None:
+        """Writes the weights file (safetensors), whole or not at all: a temporary file beside
+        it, renamed over it. dense=True stores every tensor dense."""
+        data = self._core.to_safetensors(dense)
+        path = os.fspath(path)
+        directory = os.path.dirname(os.path.abspath(path))
+        fd, temporary = tempfile.mkstemp(prefix=".krc-", suffix=".tmp", dir=directory)
+        try:
+            # mkstemp's file is private (0600); the weights file gets the usual mode.
+            umask = os.umask(0)
+            os.umask(umask)
+            os.fchmod(fd, 0o666 & ~umask)
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(temporary, path)
+        except BaseException:
+            os.unlink(temporary)
+            raise
+
+    @contextmanager
+    def _weights_file(self) -> Iterator[str]:
+        with tempfile.TemporaryDirectory(prefix="krc-") as directory:
+            path = os.path.join(directory, self.automaton.name + ".safetensors")
+            self.save(path)
+            yield path
+
+    # ---- running it
+    def run(self, word: Word, attention: Optional[str] = None,
+            arithmetic: str = "float32") -> "_core.RunResult":
+        """The network's state after every prefix of `word` (letters as a list, or one string
+        split on spaces and commas), with the margins and the automaton's states beside them.
+        attention: "softmax", "hard" or "hardmax" (default: what it was compiled for);
+        arithmetic: "float32" (a plain float32 framework), "float64-accumulate" or "float64"."""
+        return self._core.run(_tokens(word), attention, arithmetic)
+
+    def verify(self, exhaustive: Optional[int] = None, random: Optional[int] = None,
+               length: Optional[int] = None, seed: int = 1, attention: Optional[str] = None,
+               arithmetic: str = "float32", threads: int = 0,
+               progress: Progress = True) -> "_core.VerifyReport":
+        """Checks every position of every word of length `exhaustive` (default: the longest
+        with at most 100,000 words) and `random` seeded random words of length `length`
+        (default: max_len) against the automaton. Returns the report; report.ok says whether
+        every position was right, report.counterexample shows the first wrong word.
+        progress: True prints a line on stderr once the run takes more than two seconds, a
+        callable receives a VerifyProgress after every batch of words, False is quiet."""
+        line = _ProgressLine() if progress is True else None
+        callback = line if line else (progress if callable(progress) else None)
+        try:
+            return self._core.verify(exhaustive, random, length, seed, attention, arithmetic,
+                                     threads, callback)
+        finally:
+            if line:
+                line.clear()
+
+    # ---- other frameworks (their modules import torch, onnx... only when called)
+    def to_torch(self, device: Any = None, dtype: Any = None) -> Any:
+        """The network as a PyTorch module (krc.torch_module.load_torch)."""
+        from .torch_module import load_torch
+        with self._weights_file() as path:
+            return load_torch(path, device=device, dtype=dtype)
+
+    def to_transformer_lens(self, **options: Any) -> Any:
+        """The network as a TransformerLens 4 TransformerBridge (krc.tl_bridge)."""
+        from .tl_bridge import to_transformer_lens
+        with self._weights_file() as path:
+            return to_transformer_lens(path, **options)
+
+    def to_onnx(self, path: Union[str, "os.PathLike[str]"]) -> None:
+        """Writes the network as an ONNX model to `path` (krc.onnx_export)."""
+        from .onnx_export import to_onnx
+        with self._weights_file() as weights:
+            to_onnx(weights, os.fspath(path))
+
