@@ -9,6 +9,7 @@
 #                             "sanitize" by tests/sanitize_lane.cmake, at full scale (~15 min on 2 cores)
 #   tools/test.sh --sanitize  every test but the heavy ones (label "heavy") in build-asan/; that
 #                             build runs 20-50x slower, so KRC_TEST_SCALE defaults to 0.05 there
+# --lane and --sanitize pass further arguments to ctest (-R 'runtime: ': that module's tests).
 # Sanitizer reports go to build-asan/sanitizer/ (one file per process that had one, child krc
 # processes included); a sanitized run fails when there is any, and prints them.
 set -euo pipefail
@@ -53,13 +54,13 @@ case "${1:-}" in
     KRC_BUILD_TARGETS=$lane_targets sanitized -L sanitize
     ;;
   --release) release ;;
-  --lane) KRC_BUILD_TARGETS=$lane_targets sanitized -L sanitize ;;
+  --lane) KRC_BUILD_TARGETS=$lane_targets sanitized -L sanitize "${@:2}" ;;
   --sanitize)
     export KRC_TEST_SCALE=${KRC_TEST_SCALE:-0.05}
-    sanitized -LE heavy  # the heavy tests (max-len 16384 and 65536) run in Release only
+    sanitized -LE heavy "${@:2}"  # the heavy tests (max-len 16384 and 65536) run in Release only
     ;;
   *)
-    echo "usage: tools/test.sh [--release | --lane | --sanitize]" >&2
+    echo "usage: tools/test.sh [--release | --lane [CTEST_ARGS...] | --sanitize [CTEST_ARGS...]]" >&2
     exit 2
     ;;
 esac
