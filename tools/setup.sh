@@ -4,7 +4,8 @@
 # .venv from that same build (pip reuses the build directory: the C++ is compiled once).
 # Usage: tools/setup.sh [build-dir] [extra cmake arguments...]   (default build dir: build)
 # KRC_BUILD_TARGETS="krc ..." builds only those targets (the demo builds just the krc command);
-# unset, everything is built, the test programs included. ccache is used where installed.
+# unset, everything is built, the test programs included. Builds go through ccache (installed
+# here too), which saves them where its cache (~/.cache/ccache) outlives the machine.
 # KRC_PYTHON=0 leaves out the environment and the package (the sanitizer build does);
 # KRC_VENV=DIR uses another environment than .venv.
 set -euo pipefail
@@ -13,7 +14,7 @@ build=${1:-build}
 shift || true
 
 packages=(cmake g++ make libeigen3-dev libboost-graph-dev nlohmann-json3-dev doctest-dev
-          libcli11-dev python3-numpy python3-torch clang-format python3-venv)
+          libcli11-dev python3-numpy clang-format python3-venv ccache)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

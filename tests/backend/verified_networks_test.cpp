@@ -109,17 +109,19 @@ TEST_CASE(
 static void kr_random_part(int part) {
   std::mt19937_64 rng(3000 + part);
   int solvable_count = 0;
-  for (int i = 0; i < test::scaled(100); ++i) {
+  int drawn = 0;
+  // At a small KRC_TEST_SCALE, draws on until one is solvable (at most the full 100).
+  for (; drawn < 100 && (drawn < test::scaled(100) || solvable_count == 0); ++drawn) {
     Automaton a = test::random_automaton(rng, 6, 3);
     if (!solvable(a)) continue;
     ++solvable_count;
     CAPTURE(part);
-    CAPTURE(i);
+    CAPTURE(drawn);
     CAPTURE(automaton_to_json(a).dump());
     require_verified(build(a, Strategy::Kr, 1024), a, 6, 300, 1024);
   }
-  MESSAGE(solvable_count << " of " << test::scaled(100) << " random automata were solvable");
-  if (test::test_scale() == 1.0) CHECK(solvable_count > 0);
+  MESSAGE(solvable_count << " of " << drawn << " random automata were solvable");
+  CHECK(solvable_count > 0);
 }
 TEST_CASE("kr: solvable random automata verify at max-len 1024, part 1") { kr_random_part(1); }
 TEST_CASE("kr: solvable random automata verify at max-len 1024, part 2") { kr_random_part(2); }

@@ -1,5 +1,7 @@
 #pragma once
 // Helpers shared by the test programs.
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -60,6 +62,29 @@ Automaton random_automaton(std::mt19937_64& rng, int max_states, int max_letters
 // build runs 20-50x slower, so `tools/test.sh --sanitize` sets it to 0.05. scaled(n) >= 1.
 double test_scale();
 long long scaled(long long n);
+// The sample of a fixed table (reference automata, SgpDec's 221) that a test checks at
+// KRC_TEST_SCALE: every round(1/scale)-th item from the first, so at least one, and all of them
+// at scale 1. A test over a sample says its size; a count over the whole table stays whole.
+template <typename T>
+std::vector<T> scaled_sample(const std::vector<T>& items) {
+  const auto stride = static_cast<std::size_t>(std::max(1LL, std::llround(1.0 / test_scale())));
+  std::vector<T> sample;
+  for (std::size_t i = 0; i < items.size(); i += stride) sample.push_back(items[i]);
+  return sample;
+}
+
+// Whether this is the AddressSanitizer build (tools/test.sh --lane and --sanitize), where
+// everything runs 20-50x slower: the hostile-input tests then feed smaller floods, which reach
+// the same limits.
+constexpr bool sanitized_build() {
+#if defined(__SANITIZE_ADDRESS__)
+  return true;
+#elif defined(__has_feature)
+  return __has_feature(address_sanitizer);
+#else
+  return false;
+#endif
+}
 
 // The heavy tests (ctest label "heavy": every reference automaton at max-len 16384 and 65536,
 // both strategies) take hours of CPU at the issues' full size. KRC_HEAVY_SCALE, a number in

@@ -120,7 +120,7 @@ TEST_CASE(
     "hostile descriptions: krc info on a 300,000-state permutation automaton stays in budget") {
   test::TempDir dir;
   const std::string file = test::write_file(
-      dir, "perm.json", permutation_automaton(test::test_scale() < 1.0 ? 100000 : 300000));
+      dir, "perm.json", permutation_automaton(test::sanitized_build() ? 100000 : 300000));
   const auto r = test::run_budgeted({"info", file}, kBudget);
   CAPTURE(r.err);
   CHECK(r.status == 2);
@@ -134,7 +134,7 @@ TEST_CASE(
 TEST_CASE("hostile descriptions: compiling a 5,000-state random automaton stops at the budget") {
   test::TempDir dir;
   std::mt19937_64 rng(9);
-  const int n = test::test_scale() < 1.0 ? 2000 : 5000;  // the sanitizer build is slower
+  const int n = test::sanitized_build() ? 2000 : 5000;
   std::string states, a, b;
   std::uniform_int_distribution<int> target(0, n - 1);
   for (int i = 0; i < n; ++i) {

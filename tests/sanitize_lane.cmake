@@ -1,0 +1,57 @@
+# The sanitized lane: the tests that `tools/test.sh --lane` runs in the Debug build with
+# AddressSanitizer and UBSan (build-asan) on every CI run (.ci/run), at full KRC_TEST_SCALE.
+# With its build it must stay within about 15 minutes on 2 cores, so it takes whole the code a
+# hostile file reaches first (the readers, the weights reader and writer, the forward passes, the
+# verifier, the command's error and output paths) and a sample of the construction and
+# verification tests; `tools/test.sh --sanitize` runs every test there.
+#
+# ctest reads this file after doctest's lists of discovered tests (test_MODULE_TESTS) and labels
+# "sanitize" every test whose name matches a pattern below (`ctest -L sanitize`). A pattern names
+# its module first; one that matches no test of a built module stops ctest, so that a renamed
+# test cannot leave the lane unnoticed.
+set(krc_sanitize_lane
+  # Whole modules: the automaton model, the readers, the runtime.
+  "^automata: "
+  "^frontend: "
+  "^runtime: "
+  # Hostile input and output safety, through the krc command.
+  "^tools: hostile descriptions: "
+  "^tools: hostile weights: "
+  "^tools: output: "
+  "^tools: options: "
+  "^tools: damaged weights files: "
+  "^tools: krc compile: "
+  "^tools: bad input exits 2"
+  "^tools: a missing input file"
+  "^tools: krc zoo with a bad family"
+  # A sample of the decomposition, the construction and verification.
+  "^decompose: decode\\(encode"
+  "^decompose: images, tiles and subduction classes"
+  "^decompose: holonomy groups: "
+  "^decompose: limits stop with a DecomposeLimitError"
+  "^decompose: the JSON summary"
+  "^backend: primitives: "
+  "^backend: exponents are unique"
+  "^backend: onelayer: exactly one attention layer"
+  "^backend: scan networks of small reference automata"
+  "^backend: kr networks of small reference automata"
+  "^backend: clamped walk: gridworld_n"
+  "^tools: pipeline through the krc command: parity"
+  "^tools: pipeline through the krc command: abab")
+
+foreach(krc_pattern IN LISTS krc_sanitize_lane)
+  string(REGEX REPLACE "^\\^([a-z_]+):.*" "\\1" krc_module "${krc_pattern}")
+  if(NOT DEFINED test_${krc_module}_TESTS)
+    continue()  # that test program is not built (a partial build)
+  endif()
+  set(krc_matched FALSE)
+  foreach(krc_test IN LISTS test_${krc_module}_TESTS)
+    if(krc_test MATCHES "${krc_pattern}")
+      set_tests_properties("${krc_test}" PROPERTIES LABELS sanitize)
+      set(krc_matched TRUE)
+    endif()
+  endforeach()
+  if(NOT krc_matched)
+    message(FATAL_ERROR "tests/sanitize_lane.cmake: no test matches '${krc_pattern}'")
+  endif()
+endforeach()
