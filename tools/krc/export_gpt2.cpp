@@ -4,10 +4,12 @@
 // identity bit for bit in PyTorch's float32 CPU kernel (compiler/README.md, "LayerNorm-proof
 // residual stream"): n_embd is a power of two N >= 512; krc's d residual coordinates and a
 // constant 1 sit in the first half, their exact negation in the second half, so the kernel's
-// Welford mean is exactly 0; epsilon is 4^36 and gamma 2^36, so the computed variance vanishes
-// against epsilon and the scaling is exact. Weights read the first half; every write (the
-// embeddings, attention's c_proj, the MLP's c_proj and bias) writes +w to the first half and
-// -w to the second, which keeps the negation exact because rounding commutes with it.
+// Welford mean is exactly 0; epsilon is 4^30 and gamma 2^30, so a computed variance up to 2^36
+// vanishes against epsilon and the scaling is exact for every value of magnitude at least 2^-96
+// (smaller ones, softmax leaks, are rounded to a multiple of 2^-119). Weights read the first half;
+// every write (the embeddings, attention's c_proj, the MLP's c_proj and bias) writes +w to the
+// first half and -w to the second, which keeps the negation exact because rounding commutes with
+// it.
 #include "export_gpt2.hpp"
 
 #include <bit>
@@ -27,16 +29,17 @@ namespace {
 
 using nlohmann::json;
 
-// LayerNorm(x) = (x - mean) / sqrt(var + eps) * gamma + beta with eps = 4^k, gamma = 2^k.
-constexpr int kNormExponent = 36;
+// LayerNorm(x) = (x - mean) / sqrt(var + eps) * gamma + beta with eps = 4^k, gamma = 2^k: exact
+// when var <= 2^(2k - 24) (every |x| <= 2^(k - 12)) for the values with |x| >= 2^(k - 126).
+constexpr int kNormExponent = 30;
 // A letter's or <bos>'s logit is the first state's minus this: letters never win.
 constexpr float kLetterPenalty = 1024.0f;
 // Below 512 a mirrored half fits in one Welford chunk of 16 AVX-512 vectors (see README).
 constexpr long long kMinWidth = 512;
 
 struct Gpt2Shape {
-  long long d = 0;      // krc's residual width; coordinate d is the constant 1
-  long long half = 0;   // n_embd / 2: where the mirror starts
+  long long d = 0;     // krc's residual width; coordinate d is the constant 1
+  long long half = 0;  // n_embd / 2: where the mirror starts
   long long n_embd = 0, n_head = 1, head_dim = 0, inner = 1;
   long long letters = 0, states = 0;  // vocabulary: <bos>, the letters, then the states
   long long vocab() const { return 1 + letters + states; }
@@ -56,8 +59,17 @@ Gpt2Shape gpt2_shape(const Network& n) {
   }
   s.n_head = static_cast<long long>(std::bit_ceil(static_cast<unsigned long long>(heads)));
   s.n_embd = std::max<long long>(
-      kMinWidth, static_cast<long long>(std::bit_ceil(static_cast<unsigned long long>(2 * s.d + 2))));
+      kMinWidth,
+      static_cast<long long>(std::bit_ceil(static_cast<unsigned long long>(2 * s.d + 2))));
   while (s.n_embd / s.n_head < width) s.n_embd *= 2;
+  // head_dim a power of 4, so that the 1/sqrt(head_dim) GPT-2 applies is a power of two that
+  // the query weights undo exactly (TransformerLens 4.3 ignores scale_attn_weights: false).
+  if (std::countr_zero(static_cast<unsigned long long>(s.n_embd / s.n_head)) % 2 == 1) {
+    if (s.n_embd / s.n_head / 2 >= width)
+      s.n_head *= 2;
+    else
+      s.n_embd *= 2;
+  }
   s.half = s.n_embd / 2;
   s.head_dim = s.n_embd / s.n_head;
   return s;
@@ -73,8 +85,10 @@ long long tensor_bytes(const Network& n, const Gpt2Shape& s) {
 // A dense row-major [rows, cols] float32 tensor being filled.
 struct Dense {
   long long rows, cols;
+  bool vector;  // a bias: shape [cols]
   std::vector<float> v;
-  Dense(long long r, long long c) : rows(r), cols(c), v(static_cast<std::size_t>(r * c), 0.0f) {}
+  Dense(long long r, long long c, bool is_vector = false)
+      : rows(r), cols(c), vector(is_vector), v(static_cast<std::size_t>(r * c), 0.0f) {}
   float& at(long long r, long long c) { return v[static_cast<std::size_t>(r * cols + c)]; }
   // A write into the residual stream: +x to coordinate c, -x to its mirror.
   void mirrored(long long r, long long c, float x, long long half) {
@@ -82,7 +96,7 @@ struct Dense {
     at(r, half + c) = -x;
   }
   Tensor tensor() const {
-    return rows == 1 ? make_f32_tensor({cols}, v) : make_f32_tensor({rows, cols}, v);
+    return vector ? make_f32_tensor({cols}, v) : make_f32_tensor({rows, cols}, v);
   }
 };
 
@@ -118,10 +132,12 @@ void add_embeddings(TensorFile& file, const Network& n, const Gpt2Shape& s) {
   file.tensors["transformer.ln_f.bias"] = filled(s.n_embd, 0.0f);
 }
 
-// c_attn holds [q | k | v], head h in columns h * head_dim ...; GPT-2's score is q . k
-// (scale_attn_weights false), so krc's scale, a power of two, goes into q exactly.
+// c_attn holds [q | k | v], head h in columns h * head_dim ...; GPT-2's score is
+// (q . k) / sqrt(head_dim), so krc's scale and sqrt(head_dim), both powers of two, go into q
+// exactly (scaling by a power of two commutes with rounding).
 void add_attention(TensorFile& file, const Layer& layer, const std::string& p, float scale,
                    const Gpt2Shape& s) {
+  scale *= std::ldexp(1.0f, std::countr_zero(static_cast<unsigned long long>(s.head_dim)) / 2);
   Dense qkv(s.n_embd, 3 * s.n_embd), proj(s.n_embd, s.n_embd);
   for (std::size_t h = 0; h < layer.heads.size(); ++h) {
     const auto& head = layer.heads[h];
@@ -130,7 +146,8 @@ void add_attention(TensorFile& file, const Layer& layer, const std::string& p, f
     each(head.key, [&](long long r, long long j, float x) { qkv.at(r, s.n_embd + base + j) = x; });
     each(head.value,
          [&](long long r, long long j, float x) { qkv.at(r, 2 * s.n_embd + base + j) = x; });
-    each(head.output, [&](long long j, long long c, float x) { proj.mirrored(base + j, c, x, s.half); });
+    each(head.output,
+         [&](long long j, long long c, float x) { proj.mirrored(base + j, c, x, s.half); });
   }
   file.tensors[p + "attn.c_attn.weight"] = qkv.tensor();
   file.tensors[p + "attn.c_attn.bias"] = filled(3 * s.n_embd, 0.0f);
@@ -139,7 +156,8 @@ void add_attention(TensorFile& file, const Layer& layer, const std::string& p, f
 }
 
 void add_mlp(TensorFile& file, const Layer& layer, const std::string& p, const Gpt2Shape& s) {
-  Dense in(s.n_embd, s.inner), in_bias(1, s.inner), out(s.inner, s.n_embd), out_bias(1, s.n_embd);
+  Dense in(s.n_embd, s.inner), in_bias(1, s.inner, true), out(s.inner, s.n_embd),
+      out_bias(1, s.n_embd, true);
   if (layer.mlp) {
     const Mlp& mlp = *layer.mlp;
     each(mlp.in_weight, [&](long long u, long long r, float x) { in.at(r, u) = x; });
@@ -185,7 +203,7 @@ json gpt2_config(const Network& n, const Gpt2Shape& s) {
           {"attn_pdrop", 0.0},
           {"layer_norm_epsilon", std::ldexp(1.0, 2 * kNormExponent)},
           {"initializer_range", 0.02},
-          {"scale_attn_weights", false},
+          {"scale_attn_weights", true},
           {"scale_attn_by_inverse_layer_idx", false},
           {"reorder_and_upcast_attn", false},
           {"tie_word_embeddings", false},
@@ -212,37 +230,53 @@ json side_file(const Network& n, const Gpt2Shape& s) {
   for (const Layer& layer : n.layers) {
     json heads = json::array(), blocks = json::array();
     for (const auto& h : layer.heads)
-      heads.push_back({{"name", h.name}, {"kind", to_string(h.kind)}, {"role", role_to_json(h.role)}});
+      heads.push_back(
+          {{"name", h.name}, {"kind", to_string(h.kind)}, {"role", role_to_json(h.role)}});
     if (layer.mlp)
       for (const auto& b : layer.mlp->blocks)
-        blocks.push_back({{"name", b.name}, {"first", b.first}, {"count", b.count},
+        blocks.push_back({{"name", b.name},
+                          {"first", b.first},
+                          {"count", b.count},
                           {"role", role_to_json(b.role)}});
-    layers.push_back({{"purpose", layer.purpose}, {"heads", heads},
+    layers.push_back({{"purpose", layer.purpose},
+                      {"heads", heads},
                       {"mlp_hidden", layer.mlp ? json(layer.mlp->hidden()) : json(nullptr)},
                       {"mlp_blocks", blocks}});
   }
   json subspaces = json::array();
   for (const auto& sub : n.subspaces)
-    subspaces.push_back({{"name", sub.name}, {"first", sub.first}, {"width", sub.width},
+    subspaces.push_back({{"name", sub.name},
+                         {"first", sub.first},
+                         {"width", sub.width},
                          {"role", role_to_json(sub.role)}});
-  return {{"format", "krc-gpt2"}, {"version", "1"},
-          {"layout", {{"d_model", s.d}, {"constant", s.d}, {"mirror_offset", s.half},
-                      {"layer_norm_epsilon_log4", kNormExponent},
-                      {"letter_penalty", kLetterPenalty}}},
-          {"residual_labels", labels}, {"residual_subspaces", subspaces}, {"layers", layers},
-          {"max_len", n.max_len}, {"automaton", n.automaton}, {"compiler", n.compiler}};
+  return {{"format", "krc-gpt2"},
+          {"version", "1"},
+          {"layout",
+           {{"d_model", s.d},
+            {"constant", s.d},
+            {"mirror_offset", s.half},
+            {"layer_norm_epsilon_log4", kNormExponent},
+            {"letter_penalty", kLetterPenalty}}},
+          {"residual_labels", labels},
+          {"residual_subspaces", subspaces},
+          {"layers", layers},
+          {"max_len", n.max_len},
+          {"automaton", n.automaton},
+          {"compiler", n.compiler}};
 }
 
 void check_exportable(const Network& n, const std::string& file) {
   if (n.attention != AttentionKind::Softmax)
-    throw InputError(file, "config", std::string("compiled for ") + to_string(n.attention) +
-                                         " attention; GPT-2 runs softmax (compile with "
-                                         "--attention softmax)");
+    throw InputError(file, "config",
+                     std::string("compiled for ") + to_string(n.attention) +
+                         " attention; GPT-2 runs softmax (compile with "
+                         "--attention softmax)");
   int exponent = 0;
   if (!(n.attention_scale > 0) || std::frexp(n.attention_scale, &exponent) != 0.5f)
-    throw InputError(file, "config", "attention scale " + std::to_string(n.attention_scale) +
-                                         " is not a power of two; GPT-2 has no scale to hold it "
-                                         "exactly");
+    throw InputError(file, "config",
+                     "attention scale " + std::to_string(n.attention_scale) +
+                         " is not a power of two; GPT-2 has no scale to hold it "
+                         "exactly");
 }
 
 // Each file appears whole (write_output); config.json comes last, so a directory that
@@ -257,7 +291,8 @@ void write_checkpoint(const std::string& dir, const std::string& tensors, const 
     throw InputError(dir, "", "cannot create the directory: " + ec.message());
   write_output(dir + "/model.safetensors", tensors);
   write_output(dir + "/krc_vocab.json", vocab.dump(1) + "\n");
-  write_output(dir + "/krc_gpt2.json", side.dump(-1, ' ', false, json::error_handler_t::replace) + "\n");
+  write_output(dir + "/krc_gpt2.json",
+               side.dump(-1, ' ', false, json::error_handler_t::replace) + "\n");
   write_output(dir + "/config.json", config.dump(1) + "\n");
 }
 
@@ -279,16 +314,19 @@ int run_export_gpt2(const Gpt2ExportArguments& a) {
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (a.json) {
-    std::cout << json{{"input", a.input}, {"output", a.output}, {"bytes", tensors.size()},
-                      {"config", config}, {"seconds", seconds}}
+    std::cout << json{{"input", a.input},
+                      {"output", a.output},
+                      {"bytes", tensors.size()},
+                      {"config", config},
+                      {"seconds", seconds}}
                      .dump(1, ' ', false, json::error_handler_t::replace)
               << "\n";
     return 0;
   }
   std::cout << "GPT-2 checkpoint: " << network.layers.size() << " layers, n_embd " << s.n_embd
             << " (d_model " << s.d << " + a constant, mirrored, padded to a power of two), n_head "
-            << s.n_head << " x " << s.head_dim << ", n_inner " << s.inner << ", vocab "
-            << s.vocab() << ", n_positions " << network.max_len + 1 << "\n";
+            << s.n_head << " x " << s.head_dim << ", n_inner " << s.inner << ", vocab " << s.vocab()
+            << ", n_positions " << network.max_len + 1 << "\n";
   std::cout << "wrote " << a.output << "/{config.json, model.safetensors, krc_vocab.json, "
             << "krc_gpt2.json} (" << with_thousands(static_cast<long long>(tensors.size()))
             << " bytes of tensors) in " << std::fixed;
