@@ -130,10 +130,11 @@ def test_layernorm_control_width_768_is_not_identity():
     assert not torch.equal(y, x)
 
 
-@pytest.mark.parametrize("name,strategy", [("parity", "scan"), ("abab", "kr"), ("quaternion", "scan"),
-                                           ("flipflop", "kr")])
-def test_transformers_matches_automaton_and_krc(tmp_path, name, strategy):
-    automaton, weights, out = compile_and_export(tmp_path, name, strategy, 64)
+@pytest.mark.parametrize("name,strategy,max_len", [("parity", "scan", 64), ("abab", "kr", 64),
+                                                   ("quaternion", "scan", 64), ("flipflop", "kr", 64),
+                                                   ("abab", "onelayer", 11)])
+def test_transformers_matches_automaton_and_krc(tmp_path, name, strategy, max_len):
+    automaton, weights, out = compile_and_export(tmp_path, name, strategy, max_len)
     config = json.loads((out / "config.json").read_text())
     assert config["model_type"] == "gpt2" and config["activation_function"] == "relu"
     assert config["n_embd"] & (config["n_embd"] - 1) == 0 and config["n_embd"] >= 512
@@ -143,8 +144,8 @@ def test_transformers_matches_automaton_and_krc(tmp_path, name, strategy):
     assert type(model).__name__ == "GPT2LMHeadModel"
     assert not torch.equal(model.lm_head.weight, model.transformer.wte.weight)
     rng = random.Random(7)
-    words = [[rng.choice(automaton["alphabet"]) for _ in range(64)] for _ in range(6)]
-    assert check_words(model, automaton, weights, out, words) == 6 * 65
+    words = [[rng.choice(automaton["alphabet"]) for _ in range(max_len)] for _ in range(6)]
+    assert check_words(model, automaton, weights, out, words) == 6 * (max_len + 1)
 
 
 def test_transformer_lens_bridge_matches_transformers(tmp_path):
@@ -184,6 +185,8 @@ def test_export_refuses_bad_requests(tmp_path):
     (tmp_path / "file").write_text("x")
     refused = krc("export", weights, "--format", "gpt2", "-o", tmp_path / "file")
     assert refused.returncode == 2 and "not a directory" in refused.stderr
+    refused = krc("export", weights, "--format", "gpt2", "-o", "-")
+    assert refused.returncode == 2 and "directory" in refused.stderr and refused.stdout == ""
 
 
 @pytest.mark.skipif(not FULL, reason="the full table: KRC_GPT2_FULL=1")

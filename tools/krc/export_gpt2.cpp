@@ -300,6 +300,9 @@ void write_checkpoint(const std::string& dir, const std::string& tensors, const 
 
 int run_export_gpt2(const Gpt2ExportArguments& a) {
   const auto start = std::chrono::steady_clock::now();
+  if (a.output == "-")
+    throw InputError("command line", "--output",
+                     "a GPT-2 checkpoint is a directory; - cannot hold it");
   const Network network = load_network(a.input);
   check_exportable(network, a.input);
   const Gpt2Shape s = gpt2_shape(network);
