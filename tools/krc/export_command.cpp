@@ -12,6 +12,7 @@
 #include <stdexcept>
 
 #include "command.hpp"
+#include "export_gpt2.hpp"
 #include "krc/input_error.hpp"
 #include "krc/verifier.hpp"
 #include "krc/weights_file.hpp"
@@ -24,7 +25,7 @@ namespace {
 using nlohmann::json;
 
 struct ExportArguments {
-  std::string input, output;
+  std::string input, output, format = "transformer-lens";
   long long max_bytes = 2LL << 30;
   bool json = false;
 };
@@ -220,7 +221,8 @@ int run_export(const ExportArguments& a) {
 
 const RegisterCommand registration{{
     "export",
-    "Write a weights file as dense safetensors in TransformerLens's layout (uniform layers)",
+    "Write a weights file as dense safetensors in TransformerLens's layout, or as a GPT-2 "
+    "checkpoint",
     45,
     [](CLI::App& sub) -> std::function<int()> {
       auto a = std::make_shared<ExportArguments>();
@@ -232,15 +234,27 @@ const RegisterCommand registration{{
           "kinds), automaton, residual_labels. See README \"Exporting\".");
       sub.add_option("FILE", a->input, "krc weights file (.safetensors, sparse or dense)")
           ->required();
-      sub.add_option("-o,--output", a->output, "File to write (safetensors); - for stdout")
+      sub.add_option("-o,--output", a->output,
+                     "File to write (safetensors; - for stdout), or with --format gpt2 the "
+                     "checkpoint directory")
           ->required();
+      sub.add_option("--format", a->format,
+                     "transformer-lens: one safetensors file in TransformerLens's layout; gpt2: a "
+                     "Hugging Face GPT2LMHeadModel checkpoint directory whose LayerNorms are exact "
+                     "identities (README \"Exporting\")")
+          ->check(CLI::IsMember({"transformer-lens", "gpt2"}))
+          ->capture_default_str();
       sub.add_option("--max-bytes", a->max_bytes,
                      "Refuse to write more tensor bytes than this (dense files of long max-len "
                      "networks are large)")
           ->check(CLI::PositiveNumber)
           ->capture_default_str();
       sub.add_flag("--json", a->json, "Print the summary and the config as JSON");
-      return [a] { return run_export(*a); };
+      return [a] {
+        if (a->format == "gpt2")
+          return run_export_gpt2({a->input, a->output, a->max_bytes, a->json});
+        return run_export(*a);
+      };
     },
 }};
 

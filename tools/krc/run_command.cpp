@@ -97,15 +97,21 @@ int run_word(const RunArguments& a) {
 
   if (a.json) {
     nlohmann::json out = {
-        {"letters", nlohmann::json::array()},        {"states", nlohmann::json::array()},
-        {"margins", nlohmann::json::array()},        {"expected", nlohmann::json::array()},
-        {"attention", to_string(options.attention)}, {"arithmetic", to_string(options.arithmetic)}};
+        {"letters", nlohmann::json::array()},         {"states", nlohmann::json::array()},
+        {"margins", nlohmann::json::array()},         {"expected", nlohmann::json::array()},
+        {"logits", nlohmann::json::array()},          {"attention", to_string(options.attention)},
+        {"arithmetic", to_string(options.arithmetic)}};
     for (LetterId l : word) out["letters"].push_back(automaton.letter_name(l));
     for (std::size_t t = 0; t < states.size(); ++t) {
       out["states"].push_back(automaton.state_name(states[t]));
       out["margins"].push_back(std::isfinite(margins[t]) ? nlohmann::json(margins[t])
                                                          : nlohmann::json(nullptr));
       out["expected"].push_back(automaton.state_name(expected[t]));
+      // Every logit, so that other frameworks can be compared with krc's own arithmetic; in
+      // float32 each double holds a float32 value exactly.
+      nlohmann::json row = nlohmann::json::array();
+      for (Eigen::Index s = 0; s < logits.cols(); ++s) row.push_back(logits(t, s));
+      out["logits"].push_back(row);
     }
     std::cout << out.dump() << "\n";
     return 0;
@@ -146,7 +152,7 @@ const RegisterCommand run_command{Command{
           ->check(CLI::IsMember({"float32", "float64-accumulate", "float64"}));
       sub.add_flag("--float64", a->float64, "the same as --arithmetic float64")
           ->excludes("--arithmetic");
-      sub.add_flag("--json", a->json, "print JSON: letters, states, margins, expected");
+      sub.add_flag("--json", a->json, "print JSON: letters, states, margins, expected, logits");
       return [a] { return run_word(*a); };
     }}};
 

@@ -1,0 +1,199 @@
+"""`krc export --format gpt2`: the checkpoint loads in the real `transformers` as a stock
+GPT2LMHeadModel (no custom code, eager attention, float32 on the CPU) and in TransformerLens 4,
+and at every position of random words its argmax is the automaton's state (an independent
+simulation of the automaton's JSON) and its state logits equal krc's own float32 forward pass
+(`krc run --json`): bit for bit, except that a residual value below 2^-96 in magnitude (a
+softmax leak) passes a LayerNorm rounded to a multiple of 2^-119, so logits may differ by less
+than 2^-100 where such values feed them. The LayerNorm identity the export relies on is checked
+on PyTorch's kernel directly, with a width that breaks it as the control, and on every LayerNorm
+of exported models through forward hooks.
+
+Run: python -m pytest tests/python (KRC_BINARY names the krc command, default build/krc).
+KRC_GPT2_FULL=1 adds the full table: every zoo automaton, scan and kr, max-len 1024, 20 words.
+"""
+import json
+import os
+import pathlib
+import random
+import subprocess
+
+import pytest
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+KRC = os.environ.get("KRC_BINARY", str(ROOT / "build" / "krc"))
+FULL = os.environ.get("KRC_GPT2_FULL") == "1"
+K = 30  # the export's epsilon is 4^K and gamma 2^K
+TINY = 2.0 ** (K - 126)  # below this a value loses bits in the LayerNorm's scaling
+ZOO = ["parity", "abab", "quaternion", "cyclic", "flipflop", "dihedral", "gridworld",
+       "alternating", "symmetric", "full_transformations"]
+
+
+def krc(*args):
+    return subprocess.run([KRC, *map(str, args)], capture_output=True, text=True)
+
+
+def krc_ok(*args):
+    result = krc(*args)
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def simulate(automaton, word):
+    """The state after every prefix, from the automaton's native JSON alone."""
+    states = automaton["states"]
+
+    def index(s):
+        return s if isinstance(s, int) else states.index(s)
+
+    q = index(automaton["initial"])
+    run = [states[q]]
+    for letter in word:
+        q = index(automaton["transitions"][letter][q])
+        run.append(states[q])
+    return run
+
+
+def compile_and_export(tmp, name, strategy, max_len):
+    source, weights, out = tmp / f"{name}.json", tmp / f"{name}_{strategy}.safetensors", tmp / f"{name}_{strategy}"
+    source.write_text(krc_ok("zoo", name))
+    krc_ok("compile", source, "--strategy", strategy, "--max-len", max_len, "-o", weights)
+    krc_ok("export", weights, "--format", "gpt2", "-o", out)
+    return json.loads(source.read_text()), weights, out
+
+
+def load(directory):
+    model, info = transformers.AutoModelForCausalLM.from_pretrained(
+        directory, attn_implementation="eager", output_loading_info=True)
+    assert not any(info.values()), info  # no missing, unexpected or mismatched tensor
+    return model.eval()
+
+
+def check_words(model, automaton, weights, directory, words):
+    """Every position of every word: the argmax against the automaton, the state logits
+    against krc's float32 forward pass. Returns the positions checked."""
+    vocab = json.loads((directory / "krc_vocab.json").read_text())
+    first_state = min(vocab["states"].values())
+    ids = torch.tensor([[vocab["bos"]] + [vocab["letters"][a] for a in w] for w in words])
+    logits = []
+    with torch.no_grad():
+        hooks = [m.register_forward_hook(check_layernorm) for m in model.modules()
+                 if isinstance(m, torch.nn.LayerNorm)]
+        try:
+            for batch in ids.split(4):
+                logits.append(model(batch).logits)
+        finally:
+            for h in hooks:
+                h.remove()
+    logits = torch.cat(logits)
+    assert logits.dtype == torch.float32
+    by_id = {i: s for s, i in vocab["states"].items()}
+    for w, row in zip(words, logits):
+        expected = simulate(automaton, w)
+        assert [by_id.get(i, "<letter>") for i in row.argmax(-1).tolist()] == expected
+        ours = krc_ok("run", weights, ",".join(w), "--json")
+        theirs = torch.tensor(json.loads(ours)["logits"], dtype=torch.float64)
+        assert (row[:, first_state:].double() - theirs).abs().max().item() < 2.0**-100
+    return sum(len(w) + 1 for w in words)
+
+
+def check_layernorm(module, inputs, output):
+    """A LayerNorm of an exported model: the identity on every value of magnitude >= TINY and
+    on zeros; smaller values are rounded to a multiple of 2^(K - 149); every |x| <= 2^(K - 12)."""
+    x = inputs[0]
+    assert x.abs().max().item() <= 2.0 ** (K - 12)
+    exact = (x.abs() >= TINY) | (x == 0)
+    assert torch.equal(output[exact], x[exact])
+    assert (output - x).abs().max().item() <= 2.0 ** (K - 150)
+
+
+@pytest.mark.parametrize("width", [512, 1024, 4096])
+def test_layernorm_is_identity_on_mirrored_halves(width):
+    gen = torch.Generator().manual_seed(width)
+    half = torch.randn(64, width // 2, generator=gen) * torch.exp2(
+        torch.randint(-20, 12, (64, width // 2), generator=gen).float())
+    half[torch.rand(half.shape, generator=gen) < 0.5] = 0
+    x = torch.cat([half, -half], 1)
+    gamma = torch.full((width,), 2.0**K)
+    y = torch.nn.functional.layer_norm(x, (width,), gamma, torch.zeros(width), 4.0**K)
+    assert torch.equal(y, x)
+
+
+def test_layernorm_control_width_768_is_not_identity():
+    """The power-of-two width matters: 768 = 3 * 256 splits the Welford cascade unevenly."""
+    gen = torch.Generator().manual_seed(1)
+    half = torch.randn(64, 384, generator=gen)
+    x = torch.cat([half, -half], 1)
+    y = torch.nn.functional.layer_norm(x, (768,), torch.full((768,), 2.0**K), torch.zeros(768), 4.0**K)
+    assert not torch.equal(y, x)
+
+
+@pytest.mark.parametrize("name,strategy,max_len", [("parity", "scan", 64), ("abab", "kr", 64),
+                                                   ("quaternion", "scan", 64), ("flipflop", "kr", 64),
+                                                   ("abab", "onelayer", 11)])
+def test_transformers_matches_automaton_and_krc(tmp_path, name, strategy, max_len):
+    automaton, weights, out = compile_and_export(tmp_path, name, strategy, max_len)
+    config = json.loads((out / "config.json").read_text())
+    assert config["model_type"] == "gpt2" and config["activation_function"] == "relu"
+    assert config["n_embd"] & (config["n_embd"] - 1) == 0 and config["n_embd"] >= 512
+    side = json.loads((out / "krc_gpt2.json").read_text())
+    assert len(side["residual_labels"]) == config["n_embd"]
+    model = load(out)
+    assert type(model).__name__ == "GPT2LMHeadModel"
+    assert not torch.equal(model.lm_head.weight, model.transformer.wte.weight)
+    rng = random.Random(7)
+    words = [[rng.choice(automaton["alphabet"]) for _ in range(max_len)] for _ in range(6)]
+    assert check_words(model, automaton, weights, out, words) == 6 * (max_len + 1)
+
+
+def test_transformer_lens_bridge_matches_transformers(tmp_path):
+    bridge_module = pytest.importorskip("transformer_lens.model_bridge")
+    automaton, weights, out = compile_and_export(tmp_path, "abab", "kr", 32)
+    bridge = bridge_module.TransformerBridge.boot_transformers(str(out), device="cpu")
+    model = load(out)
+    vocab = json.loads((out / "krc_vocab.json").read_text())
+    rng = random.Random(3)
+    words = [[rng.choice(automaton["alphabet"]) for _ in range(32)] for _ in range(4)]
+    ids = torch.tensor([[0] + [vocab["letters"][a] for a in w] for w in words])
+    with torch.no_grad():
+        reference = model(ids).logits
+        # The bridge's own LayerNorm (x - x.mean()) / sqrt(mean(x^2) + eps) takes torch.mean,
+        # whose sum is not exactly 0 on mirrored halves: close, and the same argmax.
+        default = bridge(ids)
+        assert (default - reference).abs().max().item() < 1e-6
+        assert torch.equal(default.argmax(-1), reference.argmax(-1))
+        # Running the LayerNorm of transformers inside the bridge: bit for bit.
+        for module in bridge.modules():
+            if type(module).__name__ == "NormalizationBridge":
+                module.use_native_layernorm_autograd = True
+        assert torch.equal(bridge(ids), reference)
+        _, cache = bridge.run_with_cache(ids)
+    assert len(cache) > 0
+    check_words(model, automaton, weights, out, words)
+
+
+def test_export_refuses_bad_requests(tmp_path):
+    source, weights = tmp_path / "p.json", tmp_path / "p.safetensors"
+    source.write_text(krc_ok("zoo", "parity"))
+    krc_ok("compile", source, "--strategy", "scan", "--max-len", 8, "--attention", "hard", "-o", weights)
+    refused = krc("export", weights, "--format", "gpt2", "-o", tmp_path / "out")
+    assert refused.returncode == 2 and "softmax" in refused.stderr
+    assert not (tmp_path / "out" / "config.json").exists()
+    krc_ok("compile", source, "--strategy", "scan", "--max-len", 8, "-o", weights)
+    (tmp_path / "file").write_text("x")
+    refused = krc("export", weights, "--format", "gpt2", "-o", tmp_path / "file")
+    assert refused.returncode == 2 and "not a directory" in refused.stderr
+    refused = krc("export", weights, "--format", "gpt2", "-o", "-")
+    assert refused.returncode == 2 and "directory" in refused.stderr and refused.stdout == ""
+
+
+@pytest.mark.skipif(not FULL, reason="the full table: KRC_GPT2_FULL=1")
+@pytest.mark.parametrize("strategy", ["scan", "kr"])
+@pytest.mark.parametrize("name", ZOO)
+def test_full_table_max_len_1024(tmp_path, name, strategy):
+    automaton, weights, out = compile_and_export(tmp_path, name, strategy, 1024)
+    rng = random.Random(11)
+    words = [[rng.choice(automaton["alphabet"]) for _ in range(1024)] for _ in range(20)]
+    assert check_words(load(out), automaton, weights, out, words) == 20 * 1025
