@@ -14,7 +14,9 @@ if not os.path.isdir(os.path.join(REPO, "tools", "python", "krc")):
     raise RuntimeError("tools/python/krc not found beside the tests")
 try:
     import krc.torch_module  # noqa: F401  (the installed package, or the source tree's)
-except ImportError:
+except ImportError:  # an installed krc without these modules: the source tree's instead
+    for name in [m for m in sys.modules if m == "krc" or m.startswith("krc.")]:
+        del sys.modules[name]
     sys.path.insert(0, os.path.join(REPO, "tools", "python"))
 
 

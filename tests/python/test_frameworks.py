@@ -13,7 +13,8 @@ import torch
 from frameworks_support import (
     compile_zoo, krc_binary, krc_run, one_thread, onnx_session, Oracle, zoo_names)
 
-pytestmark = pytest.mark.skipif(krc_binary() is None, reason="no krc binary (build/krc or $KRC_BINARY)")
+pytestmark = pytest.mark.skipif(krc_binary() is None,
+                                reason="no krc binary (build/krc or $KRC_BINARY)")
 
 
 @pytest.fixture(autouse=True)

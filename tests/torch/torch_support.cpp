@@ -30,8 +30,9 @@ std::string python() {
 
 bool torch_available() {
   static const bool available =
-      std::system((quote(python()) + " -c 'import torch, numpy, safetensors' >/dev/null 2>&1")
-                      .c_str()) == 0;
+      std::system(
+          (quote(python()) + " -c 'import torch, numpy, safetensors' >/dev/null 2>&1").c_str()) ==
+      0;
   return available;
 }
 

@@ -59,8 +59,8 @@ fs::path find_script(const std::string& option) {
 std::string find_python(const std::string& option, const fs::path& script) {
   if (!option.empty()) return option;
   const char* env = std::getenv("KRC_VENV");
-  const fs::path root = (env != nullptr && *env != '\0') ? fs::path(env)
-                                                          : script.parent_path() / ".." / ".venv";
+  const fs::path root =
+      (env != nullptr && *env != '\0') ? fs::path(env) : script.parent_path() / ".." / ".venv";
   const fs::path venv = root / "bin" / "python";
   std::error_code ec;
   if (fs::exists(venv, ec)) return venv.string();

@@ -105,8 +105,8 @@ def build_graph(model, hard):
         if block.mlp is not None:
             x = mlp(g, x, block.mlp, i)
     logits = g.op("MatMul", [x, g.const("unembed.W_U", model.unembed.W_U.numpy())])
-    g.nodes.append(g.helper.make_node("Add", [logits, g.const("unembed.b_U", model.unembed.b_U.numpy())],
-                                      ["logits"]))
+    b_U = g.const("unembed.b_U", model.unembed.b_U.numpy())
+    g.nodes.append(g.helper.make_node("Add", [logits, b_U], ["logits"]))
     inputs = [g.helper.make_tensor_value_info("tokens", TensorProto.INT64, ["batch", "positions"])]
     outputs = [g.helper.make_tensor_value_info("logits", TensorProto.FLOAT,
                                                ["batch", "positions", len(model.states)])]

@@ -217,7 +217,8 @@ def load_torch(path, device=None, dtype=None, uniform=False):
     try:
         model = KrcTransformer(*module_parts(dense_float32(raw, metadata), metadata))
     except (KeyError, TypeError, ValueError, IndexError, RuntimeError) as e:
-        raise KrcFileError("%s: not a krc weights file (%s: %s)" % (path, type(e).__name__, e)) from None
+        raise KrcFileError("%s: not a krc weights file (%s: %s)"
+                           % (path, type(e).__name__, e)) from None
     if uniform:
         c = model.transformer_lens_config()
         model.blocks = nn.ModuleList(uniform_blocks(
