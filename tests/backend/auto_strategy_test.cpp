@@ -1,7 +1,8 @@
 // What auto decides from plans before building: the 55-state TCP model of AALpy
 // (tests/reference/realworld) has 114,377 images of its state set, past auto's limit, so auto
-// does not decompose it and keeps scan, whose plan it knows. Oracle: the automaton's own image
-// orbit, counted here by a plain breadth-first search, and the verifier on the chosen network.
+// does not decompose it and keeps scan, whose plan it knows; a cascade deeper than scan's plan
+// is not built. Oracles: the automaton's own image orbit, counted here by a plain breadth-first
+// search, the verifier on the chosen network, and the cascade built by --strategy kr.
 #include <doctest/doctest.h>
 
 #include <set>
@@ -34,8 +35,8 @@ std::size_t images_up_to(const Automaton& a, std::size_t limit) {
 }  // namespace
 
 TEST_CASE("auto: a model with more images than auto decomposes keeps scan without kr's tables") {
-  const auto path = test::reference_dir() / "realworld" / "files" /
-                    "aalpy__TCP_tcp_server_bsd_trans.dot";
+  const auto path =
+      test::reference_dir() / "realworld" / "files" / "aalpy__TCP_tcp_server_bsd_trans.dot";
   const Automaton a = load_automaton(path.string());
   REQUIRE(images_up_to(a, std::size_t{1} << 14) > (std::size_t{1} << 14));
   CompileOptions options;
@@ -47,4 +48,18 @@ TEST_CASE("auto: a model with more images than auto decomposes keeps scan withou
   verify_options.exhaustive_length = 2;
   verify_options.random_words = 20;
   CHECK(verify(result.network, a, verify_options).ok());
+}
+
+TEST_CASE("auto: a cascade whose plan is deeper than scan is not built") {
+  const Automaton a = test::reference_automaton("full_transformations_4");
+  CompileOptions options;
+  options.max_len = 256;  // scan: 8 layers
+  const CompileResult chosen = compile(a, options);
+  CHECK(chosen.strategy == Strategy::Scan);
+  CHECK(chosen.network.size().layers == 8);
+  options.strategy = Strategy::Kr;  // the oracle: the cascade built
+  const int kr_layers = compile(a, options).network.size().layers;
+  REQUIRE(kr_layers > 8);
+  CHECK(chosen.reason.find("kr was not possible (its plan has " + std::to_string(kr_layers) +
+                           " layers, more than scan's 8)") != std::string::npos);
 }

@@ -24,7 +24,8 @@ std::vector<std::vector<float>> terms_in_unit_order(const MlpOp& mlp, const std:
   for (const Entry& e : mlp.in) pre[e.row] += e.value * x[e.col];
   for (std::size_t u = 0; u < pre.size(); ++u) pre[u] += mlp.bias[u];
   std::vector<std::vector<std::pair<int, float>>> by_output(x.size());
-  for (const Entry& e : mlp.out) by_output[e.row].emplace_back(e.col, e.value * std::max(0.0f, pre[e.col]));
+  for (const Entry& e : mlp.out)
+    by_output[e.row].emplace_back(e.col, e.value * std::max(0.0f, pre[e.col]));
   std::vector<std::vector<float>> terms(x.size());
   for (std::size_t d = 0; d < x.size(); ++d) {
     std::sort(by_output[d].begin(), by_output[d].end());
