@@ -69,7 +69,19 @@ CompileResult compile_scan(const Automaton& automaton, const CompileOptions& opt
   return result;
 }
 
-CompileResult compile_kr(const Automaton& automaton, const CompileOptions& options) {
+// Under auto, the holonomy decomposition stops past this many images of Q: the tile search
+// costs about images x classes subset tests (the 55-state TCP model: 114,377 images, 45 s,
+// then 197 levels whose tables do not fit), and a cascade that deep has more layers than scan.
+constexpr std::size_t kAutoMaxImages = std::size_t{1} << 14;
+
+// Scan's depth, known from its plan alone: a cascade or onelayer plan deeper than that is
+// not built under auto (layers decide first).
+int scan_layers(const Automaton& automaton, int max_len) {
+  return plan_scan(automaton, max_len).plan.steps;
+}
+
+CompileResult compile_kr(const Automaton& automaton, const CompileOptions& options,
+                         int deepest = -1) {
   // A clamped walk (gridworld) needs no decomposition: two layers for any number of cells.
   if (auto walk =
           options.kr.clamped_walk ? plan_clamped_walk(automaton, options.max_len) : std::nullopt) {
@@ -85,6 +97,7 @@ CompileResult compile_kr(const Automaton& automaton, const CompileOptions& optio
   }
   DecomposeOptions decompose;
   decompose.progress = options.progress;
+  if (options.strategy == Strategy::Auto) decompose.max_images = kAutoMaxImages;
   if (options.progress) options.progress("decomposing (holonomy)");
   // The cascade network is built from the complete action tables; scan needs no tables.
   const auto dec = [&] {
@@ -101,6 +114,9 @@ CompileResult compile_kr(const Automaton& automaton, const CompileOptions& optio
   if (options.progress) options.progress("building the Krohn-Rhodes cascade network");
   CompileResult result;
   result.kr = plan_kr(dec, options.max_len, options.kr);
+  if (deepest >= 0 && result.kr->layers > deepest)
+    throw LimitError("kr: its plan has " + std::to_string(result.kr->layers) +
+                     " layers, more than scan's " + std::to_string(deepest));
   result.network = finish(build_kr(dec, *result.kr, options.kr), automaton, options, Strategy::Kr);
   result.network.compiler["cascade"] = to_json(*result.kr);
   result.strategy = Strategy::Kr;
@@ -137,7 +153,9 @@ CompileResult compile_one(Strategy strategy, const Automaton& automaton,
 
 // Auto builds every strategy, keeping whichever succeed (each may exceed a limit where the
 // others do not: scan's state maps, kr's tables, onelayer's length), and keeps the network with
-// the fewest layers, then the fewest parameters.
+// the fewest layers, then the fewest parameters. Scan's depth is known from its plan, so a
+// cascade whose plan is deeper is not built, and a decomposition past kAutoMaxImages images is
+// not attempted.
 CompileResult compile_auto(const Automaton& automaton, const CompileOptions& options) {
   struct Candidate {
     Strategy strategy;
@@ -145,10 +163,18 @@ CompileResult compile_auto(const Automaton& automaton, const CompileOptions& opt
     std::string error;
   };
   std::vector<Candidate> candidates;
+  int deepest = -1;  // no bound when scan itself does not fit
+  try {
+    deepest = scan_layers(automaton, options.max_len);
+  } catch (const LimitError&) {
+  }
   for (Strategy s : {Strategy::Scan, Strategy::Kr, Strategy::OneLayer}) {
     Candidate c{s, std::nullopt, {}};
     try {
-      c.result = compile_one(s, automaton, options);
+      if (s == Strategy::Kr)  // planned first, built only when it can beat scan's depth
+        c.result = compile_kr(automaton, options, deepest);
+      else
+        c.result = compile_one(s, automaton, options);
     } catch (const LimitError& e) {
       c.error = e.what();
     }

@@ -32,7 +32,17 @@
 // a float32 sum of integers is exact, in any order, while the sum of their magnitudes stays
 // at most 2^24 (every partial sum is an integer no larger). The *_magnitude functions give that
 // sum for the worst inputs (x = 1, every y = n), including the value updated in place:
-// about 2 n^3, so both stay exact up to n = 202 (integer_coordinates_exact).
+// about 2 n^3, so both stay exact in any order up to n = 202
+// (integer_coordinates_exact_any_order).
+//
+// In unit order. The large terms cancel in neighbours: u1(s) and u2(s) are added one after the
+// other (their difference is 0, K or y_s + K/4), and so are the three units of a tent. A plain
+// float32 framework sums an output's terms in unit order (sequentially, or in blocks of
+// consecutive units, then the blocks: runtime/README.md, "Arithmetic"), so every partial sum
+// it forms is the sum of a run of consecutive terms. The *_run_bound functions bound every such
+// run (about 4 n^2 and 2 n^2); each is an integer, so every partial sum is exact while the
+// bound is at most 2^24: up to n = 2047 (integer_coordinates_exact). A framework that sums the
+// units in some other order (strided SIMD lanes over the hidden units) could round beyond 202.
 #include <vector>
 
 #include "ir/program.hpp"
@@ -57,7 +67,15 @@ void add_integer_one_hot_units(MlpOp& mlp, int earlier, const Subspace& current,
 double integer_compose_magnitude(int n);
 double integer_one_hot_magnitude(int n);
 
-// Whether both stay within float32's exact integers.
+// The largest magnitude of a sum of consecutive terms of one output, in unit order.
+double integer_compose_run_bound(int n);
+double integer_one_hot_run_bound(int n);
+// The largest sum of magnitudes of one unit's pre-activation terms.
+double integer_preactivation_bound(int n);
+
+// Whether every partial sum stays within float32's exact integers, in any order, or in unit
+// order (sequential or blocked sums: what the planner requires).
+bool integer_coordinates_exact_any_order(int n);
 bool integer_coordinates_exact(int n);
 
 }  // namespace krc

@@ -18,7 +18,8 @@
 //                        (primitives/integer_compose.hpp), the last step 2n + 1 (only f(q0)
 //                        is needed) or 3 n^2 where the result must be a one-hot; fetch by the
 //                        position phase (2B - 1 dimensions for all steps). Exact in plain
-//                        float32 for n <= 202; beyond that the form is not used.
+//                        float32 for n <= 2047 (summed in unit order; in any order for
+//                        n <= 202); beyond that the form is not used.
 // The planner takes, of the forms that are sound, the one whose widest compose MLP is
 // smallest (ties: the order above), enumerating M only as far as that can still be the
 // element form.
