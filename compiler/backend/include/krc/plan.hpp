@@ -128,8 +128,8 @@ struct KrPlan {
   int max_len = 0;
   // How counters sum their increments. 0: over all positions with one head (a layer per
   // counter), where plain float32 sums stay within the combs' 3/8: T <= 2048 and
-  // (p - 1) T <= 6144 for the largest prime p. B > 0 (a power of two >= sqrt(T), kept for
-  // reports): by dyadic heads, one per bit of t, exact in float32 (still one layer).
+  // (p - 1) T <= 6144 for the largest prime p. B > 0: in blocks of B ~ sqrt(T) positions, a
+  // sum within the block plus a sum of the blocks' residues (two layers per counter).
   int counter_block = 0;
   std::vector<KrLevelPlan> levels;  // empty for a clamped walk (no cascade is built)
   WalkPlan walk;                    // when form == ClampedWalk

@@ -15,7 +15,6 @@
 #include "strategies/kr/counter_level.hpp"
 
 #include "primitives/attention_heads.hpp"
-#include "primitives/exact_attention.hpp"
 
 namespace krc {
 
@@ -126,9 +125,10 @@ void CounterLevelBuilder::build_counters(ComponentCounters& c) {
 }
 
 // Counter i's count: the sum of its increments over positions 1..t (one head), or, where that
-// sum would round in float32 (KrPlan::counter_block > 0), the exact sum of one dyadic head per
-// bit of t, in the same single layer (Theorem 2's depth at every max_len; the comb then spans
-// (p - 1) T).
+// sum would round in float32 (KrPlan::counter_block = B > 0), the sum W over t's block so far
+// plus R, the sum over the blocks before of their sums mod p: R + W = count (mod p), and both
+// are small. W and the block before's sum come from two heads in one layer; an MLP writes the
+// block before's residue at each block start; a third head sums those in the next layer.
 CombInput CounterLevelBuilder::add_count(const ComponentCounters& c, int i,
                                          const Terms& increment) {
   auto& layout = ctx_.program.layout();
@@ -145,23 +145,40 @@ CombInput CounterLevelBuilder::add_count(const ComponentCounters& c, int i,
                      counter);
     return {{{count[0], 1.0f}}, static_cast<long>(p - 1) * n, f.one()[0]};
   }
-  // Where that sum would round: the Fenwick decomposition of 1..t, one dyadic head per bit of
-  // t (exact_attention.hpp), all in one layer; the count is their exact integer sum.
-  Terms count;
-  std::vector<int> parts;
-  for (int k = 0; k < f.code_bits(); ++k) {
-    const Role part_role = counter_role(RoleKind::CounterSum, k + 1);
-    parts.push_back(
-        layout
-            .allocate_scalar(counter + " count over the block of bit " + std::to_string(k),
-                             part_role)
-            .offset);
-    count.emplace_back(parts.back(), 1.0f);
-  }
-  for (auto& head : dyadic_sum_heads(f, increment, parts, counter + ": sum of increments",
-                                     counter_role(RoleKind::CounterSum)))
-    ctx_.program.add(std::move(head), counter);
-  return {count, static_cast<long>(p - 1) * n, f.one()[0]};
+  const Role window_role = counter_role(RoleKind::CounterWindowSum);
+  const Role previous_role = counter_role(RoleKind::CounterWindowSum, 1);
+  const Role residue_role = counter_role(RoleKind::CounterBlockResidue);
+  const Role sum_role = counter_role(RoleKind::CounterBlockSum);
+  Subspace window = layout.allocate_scalar(counter + " sum in block", window_role);
+  Subspace previous = layout.allocate_scalar(counter + " sum in the block before", previous_role);
+  Subspace residue =
+      layout.allocate_scalar(counter + " block residue at block start", residue_role);
+  Subspace blocks = layout.allocate_scalar(counter + " sum of block residues", sum_role);
+  ctx_.program.add(window_sum(f, block, false, increment, window[0],
+                              counter + ": sum of increments in the block", window_role),
+                   counter);
+  ctx_.program.add(window_sum(f, block, true, increment, previous[0],
+                              counter + ": sum of increments in the block before", previous_role),
+                   counter);
+  MlpOp mlp;
+  mlp.name = counter + ": residue of the block before, at block starts";
+  mlp.role = residue_role;
+  const long block_max = static_cast<long>(p - 1) * block;
+  CombGate at_start{{{f.block_start(block)[0], 1.0f}}, 1, static_cast<float>(block_max + 2)};
+  add_comb_units(
+      mlp, {{{previous[0], 1.0f}}, block_max, f.one()[0]}, p,
+      [&](int r) {
+        return r ? Terms{{residue[0], static_cast<float>(r)}} : Terms{};
+      },
+      &at_start);
+  ctx_.program.add(std::move(mlp), counter);
+  ctx_.program.add(block_sum(f, block, {{residue[0], 1.0f}}, blocks[0],
+                             counter + ": sum of block residues", sum_role),
+                   counter);
+  const long blocks_max = (static_cast<long>(n) + block - 1) / block;
+  return {{{blocks[0], 1.0f}, {window[0], 1.0f}},
+          static_cast<long>(p - 1) * (block + blocks_max),
+          f.one()[0]};
 }
 
 // Counter i+1's increment f(pi_t, e_0(t-1) .. e_i(t-1)): for every symbol pi and exponents

@@ -34,13 +34,15 @@ struct Ready {
 };
 
 // The counters of every component: counter i's head sums increments that counter i-1's MLP
-// wrote (the top counter's are linear in the element): one layer per counter, whether one
-// constant-denominator head sums them or dyadic heads do (KrPlan::counter_block > 0).
-int place_counters(const KrLevelPlan& plan, int transitions, Span& span) {
+// wrote (the top counter's are linear in the element): one layer per counter, or two when
+// counters sum in blocks (the block sums and the residues at block starts, then the sum of
+// residues and the comb).
+int place_counters(const KrLevelPlan& plan, bool blocks, int transitions, Span& span) {
   int ready = -1;
   for (const auto& component : plan.components) {
     int at = transitions;
     for (std::size_t i = 0; i < component.counters.size(); ++i) {
+      if (blocks) at = span.add(span.add(next_attention(at)) + 1);
       const int head = span.add(next_attention(at));
       at = span.add(head + 1);
     }
@@ -49,7 +51,7 @@ int place_counters(const KrLevelPlan& plan, int transitions, Span& span) {
   return ready;
 }
 
-Ready place_level(const KrLevelPlan& plan, int transitions, bool below, Span& span) {
+Ready place_level(const KrLevelPlan& plan, bool blocks, int transitions, bool below, Span& span) {
   Ready r;
   switch (plan.mode) {
     case LevelMode::Constant:
@@ -65,7 +67,7 @@ Ready place_level(const KrLevelPlan& plan, int transitions, bool below, Span& sp
     }
     case LevelMode::Memory:
     case LevelMode::Counters: {
-      const int counters = place_counters(plan, transitions, span);
+      const int counters = place_counters(plan, blocks, transitions, span);
       if (!plan.resets) {  // the last comb writes the coordinate
         r.coordinate = counters;
         break;
@@ -99,7 +101,7 @@ void place_per_level(KrPlan& plan) {
       for (int j = 0; j + 1 < d; ++j) inputs = std::max(inputs, ready[j].previous);
       transitions = span.add(next_mlp(inputs));
     }
-    ready[d] = place_level(level, transitions, d + 1 < levels, span);
+    ready[d] = place_level(level, plan.counter_block > 0, transitions, d + 1 < levels, span);
     level.first_sublayer = span.first;
     level.last_sublayer = span.last;
     last = std::max(last, span.last);
@@ -175,8 +177,8 @@ void place_time_shifted(KrPlan& plan) {
 // Counters sum over all positions where plain float32 keeps the count within 1/8 of an
 // integer: measured with sequential float32 sums (softmax normaliser and weighted values),
 // the worst count error is 0.04 at T = 1024 (p <= 7), 0.064 at 2048 (p = 5), 0.15 at 2048
-// (p = 7) and 0.125 at 4096 (p = 3). Elsewhere dyadic heads sum them exactly (counter_level.cpp);
-// B >= sqrt(T), a power of two, only marks that case (and is what reports print).
+// (p = 7) and 0.125 at 4096 (p = 3). Elsewhere they sum in blocks of B >= sqrt(T), a power of
+// two, so that both the block sums and the sums of residues stay within 1024 terms.
 int counter_block(const KrPlan& plan, int max_len) {
   int largest = 0;
   for (const auto& level : plan.levels)
