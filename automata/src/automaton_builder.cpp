@@ -146,6 +146,7 @@ Automaton AutomatonBuilder::build_deterministic(const BuildOptions& options) con
   }
   if (sink)
     for (auto& row : delta) row.push_back(*sink);
+  fill_outputs(options, states.size());
   StateId initial = 0;
   if (!options.initial.empty() && sink && options.initial == states.back())
     initial = *sink;
@@ -153,6 +154,22 @@ Automaton AutomatonBuilder::build_deterministic(const BuildOptions& options) con
     initial = initial_state(options);
   return Automaton(name_, std::move(states), letters_, std::move(delta), initial, accepting_,
                    description_);
+}
+
+// The outputs read, as tables over the built automaton's states (the sink, if any, last):
+// a transition or state without one (the sink's) outputs "". A Moore table needs every
+// file state to have an output.
+void AutomatonBuilder::fill_outputs(const BuildOptions& options, std::size_t states) const {
+  if (!options.outputs) return;
+  *options.outputs = {};
+  if (!mealy_.empty()) {
+    options.outputs->mealy.assign(letters_.size(), std::vector<std::string>(states));
+    for (const auto& [key, output] : mealy_) options.outputs->mealy[key.second][key.first] = output;
+  }
+  if (!moore_.empty() && moore_.size() == states_.size()) {
+    options.outputs->moore.assign(states, "");
+    for (const auto& [q, output] : moore_) options.outputs->moore[q] = output;
+  }
 }
 
 // An NFA: the subset construction from the initial state (missing transitions are the empty
@@ -171,6 +188,11 @@ Automaton AutomatonBuilder::build_determinised(const BuildOptions& options) cons
   nfa.epsilon = epsilon_;
   nfa.epsilon.resize(states_.size());
   Automaton dfa = determinise(nfa, options.max_subset_states);
+  if (options.outputs) *options.outputs = {};  // an NFA's outputs do not determinise
+  if (options.note && (!mealy_.empty() || !moore_.empty()))
+    options.note(file_ +
+                 ": the NFA's Mealy and Moore outputs are dropped (the subset "
+                 "automaton keeps its accepting states)");
   if (options.note)
     options.note(file_ + ": nondeterministic (" +
                  (first_nondeterminism_ ? "several targets for one state and letter"

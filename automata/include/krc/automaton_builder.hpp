@@ -10,6 +10,7 @@
 
 #include "krc/automaton.hpp"
 #include "krc/input_error.hpp"
+#include "krc/machine_outputs.hpp"
 
 namespace krc {
 
@@ -30,6 +31,8 @@ struct BuildOptions {
   // Told what a convention decided (the first state is initial, an NFA was determinised):
   // the krc command prints it on standard error. Unset: nothing is said.
   std::function<void(const std::string&)> note;
+  // Filled with the outputs the file carries (Mealy, Moore), when set.
+  MachineOutputs* outputs = nullptr;
 };
 using CompletionOptions = BuildOptions;  // the name the readers' signatures were written with
 
@@ -59,6 +62,12 @@ class AutomatonBuilder {
   // A second, different target for the same (state, letter) is nondeterminism: build()
   // determinises, or refuses it naming both places when asked not to.
   void add_transition(StateId from, LetterId letter, StateId to, const std::string& place);
+  // The Mealy output of the transition (from, letter) (its first target's), and a state's
+  // Moore output.
+  void add_output(StateId from, LetterId letter, const std::string& output) {
+    mealy_.emplace(std::make_pair(from, letter), output);
+  }
+  void set_state_output(StateId q, std::string output) { moore_[q] = std::move(output); }
   // An epsilon (JFLAP's lambda) transition: build() determinises, or refuses it.
   void add_epsilon(StateId from, StateId to, const std::string& place);
   void set_initial(StateId q, const std::string& place);
@@ -94,6 +103,10 @@ class AutomatonBuilder {
   };
   // Every target of (state, letter), the first one first; more than one is nondeterminism.
   std::map<std::pair<StateId, LetterId>, std::vector<Target>> transitions_;
+  void fill_outputs(const BuildOptions& options, std::size_t states) const;
+
+  std::map<std::pair<StateId, LetterId>, std::string> mealy_;
+  std::map<StateId, std::string> moore_;
   std::vector<std::vector<StateId>> epsilon_;  // by state
   std::string first_epsilon_place_;
   // The first nondeterminism met, for --no-determinise: its place and problem.

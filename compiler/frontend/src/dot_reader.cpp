@@ -248,19 +248,30 @@ void DotAutomatonReader::add_states() {
   if (state_vertices.empty())
     b_.fail("", "no states: the graph has no nodes besides the start marker");
   std::set<std::string> node_labels;
-  bool use_labels = true;
+  bool use_labels = true, moore = true;  // Moore: every label is "name|output" or "name / output"
   for (std::size_t v : state_vertices) {
     const std::string label = label_of(g[v]);
     if (label.empty() || label == "\\N" || !node_labels.insert(label).second) use_labels = false;
+    moore = moore && frontend::moore_label(label, g[v].shape).has_value();
   }
+  std::set<std::string> moore_names;
+  for (std::size_t v : state_vertices)
+    if (moore &&
+        !moore_names.insert(frontend::moore_label(label_of(g[v]), g[v].shape)->first).second)
+      moore = false;  // names must stay distinct
   state_of_.assign(boost::num_vertices(g), std::nullopt);
   for (std::size_t v : state_vertices) {
     const DotNode& node = g[v];
-    const std::string state_name = use_labels ? label_of(node) : node.id;
+    const auto moore_state =
+        moore ? frontend::moore_label(label_of(node), node.shape) : std::nullopt;
+    const std::string state_name = moore_state  ? moore_state->first
+                                   : use_labels ? label_of(node)
+                                                : node.id;
     if (auto problem = frontend::invalid_utf8_problem(state_name, "state name"))
       b_.fail(node_place(node), *problem);
     StateId q = b_.add_state(state_name, node_place(node));
     state_of_[v] = q;
+    if (moore_state) b_.set_state_output(q, moore_state->second);
     if (lowercase(node.shape) == "doublecircle") b_.add_accepting(q);
   }
 }
@@ -298,7 +309,10 @@ void DotAutomatonReader::add_transitions() {
                                ": which letter does it read?");
       if (auto problem = frontend::invalid_utf8_problem(letter, "letter"))
         b_.fail(places[i], *problem);
-      b_.add_transition(*state_of_[from], b_.letter(letter, places[i]), *state_of_[to], places[i]);
+      const LetterId l = b_.letter(letter, places[i]);
+      b_.add_transition(*state_of_[from], l, *state_of_[to], places[i]);
+      if (auto output = frontend::edge_output(labels[i], is_html))
+        b_.add_output(*state_of_[from], l, *output);
     }
   }
 }
