@@ -2,9 +2,11 @@
 
 Usage: krc_torch.py FILE [--attention softmax|hard] [--dtype float32|bfloat16|float16]
                    [--sparse-mlp] [--residual] [--threads N] [--bench] [LETTER ...]
-Letters are separate arguments or one string split on spaces or commas (a string that is not a
+An argument that is a letter is that letter ("SYN(V,V,0)"); any other is split into letters by
+tabs if it has one, else by spaces and the commas outside brackets (a piece that is not a
 letter but spells one-character letters is read letter by letter); without letters, words are
-read from stdin, one per line. Prints one JSON line per word, as `krc run --json` does:
+read from stdin, one per line, split the same way (krc bench torch writes them tab-separated).
+Prints one JSON line per word, as `krc run --json` does:
 {"letters", "states", "margins", "expected", "attention", "precision"}; --dtype runs the
 module in that dtype (weights cast to it, every operation in it; default float32), and
 "precision" names it. --residual adds
@@ -34,17 +36,43 @@ def automaton_run(automaton, letters):
     return out
 
 
-def parse_word(arguments, alphabet):
-    """Letters as arguments or one string split on spaces/commas; "0110" spells 1-char letters."""
-    word = []
-    for token in " ".join(arguments).replace(",", " ").split():
-        if token in alphabet:
-            word.append(token)
-        elif all(ch in alphabet for ch in token):
-            word.extend(token)
+def split_letters(text):
+    """One string of letters (automata/README.md, "Letters on the command line"): with a tab,
+    tabs alone separate letters; else spaces and the commas outside brackets do."""
+    if "\t" in text:
+        return [p.strip("\r\n") for p in text.split("\t") if p.strip("\r\n")]
+    parts, part, depth = [], "", 0
+    for c in text:
+        if c in "([{":
+            depth += 1
+        elif c in ")]}" and depth > 0:
+            depth -= 1
+        if c in " \r\n" or (c == "," and depth == 0):
+            if part:
+                parts.append(part)
+            part = ""
         else:
-            raise KrcFileError("letter %r is not in the network's alphabet (%s)"
-                               % (token, ", ".join(sorted(alphabet))))
+            part += c
+    return parts + ([part] if part else [])
+
+
+def parse_word(arguments, alphabet):
+    """An argument that is a letter is that letter; any other is split by split_letters, and a
+    piece that is not a letter but spells one-character letters ("0110") is read letter by
+    letter."""
+    word = []
+    for argument in arguments:
+        if argument in alphabet:
+            word.append(argument)
+            continue
+        for token in split_letters(argument):
+            if token in alphabet:
+                word.append(token)
+            elif all(ch in alphabet for ch in token):
+                word.extend(token)
+            else:
+                raise KrcFileError("letter %r is not in the network's alphabet (%s)"
+                                   % (token, ", ".join(sorted(alphabet))))
     return word
 
 
@@ -100,8 +128,8 @@ def main(argv):
         model = load_torch(args[0], dtype=options["--dtype"]).use_sparse_mlp(sparse)
         attention = options["--attention"] or model.attention
         alphabet = set(model.vocabulary[1:])
-        lines = [" ".join(args[1:])] if len(args) > 1 else sys.stdin.read().splitlines()
-        words = [parse_word([line], alphabet) for line in lines]
+        lines = [args[1:]] if len(args) > 1 else [[line] for line in sys.stdin.read().splitlines()]
+        words = [parse_word(line, alphabet) for line in lines]
         for word in words:
             if len(word) > model.max_len:
                 raise KrcFileError("a word of %d letters, more than the network's max_len %d"

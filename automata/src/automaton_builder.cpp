@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "krc/subset_construction.hpp"
+
 namespace krc {
 
 std::string unknown_initial_problem(const std::string& name,
@@ -60,12 +62,21 @@ StateId AutomatonBuilder::state(const std::string& name, const std::string& plac
 
 void AutomatonBuilder::add_transition(StateId from, LetterId letter, StateId to,
                                       const std::string& place) {
-  auto [it, inserted] =
-      transitions_.emplace(std::make_pair(from, letter), std::make_pair(to, place));
-  if (!inserted && it->second.first != to)
-    fail(place, "nondeterminism: state '" + states_.at(from) + "' already goes to '" +
-                    states_.at(it->second.first) + "' on letter '" + letters_.at(letter) + "' (" +
-                    it->second.second + "), here to '" + states_.at(to) + "'");
+  std::vector<Target>& targets = transitions_[{from, letter}];
+  for (const Target& t : targets)
+    if (t.to == to) return;
+  if (!targets.empty() && !first_nondeterminism_)
+    first_nondeterminism_.emplace(
+        place, "nondeterminism: state '" + states_.at(from) + "' already goes to '" +
+                   states_.at(targets.front().to) + "' on letter '" + letters_.at(letter) + "' (" +
+                   targets.front().place + "), here to '" + states_.at(to) + "'");
+  targets.push_back({to, place});
+}
+
+void AutomatonBuilder::add_epsilon(StateId from, StateId to, const std::string& place) {
+  if (epsilon_.size() <= from) epsilon_.resize(states_.size());
+  epsilon_.at(from).push_back(to);
+  if (first_epsilon_place_.empty()) first_epsilon_place_ = place.empty() ? "?" : place;
 }
 
 void AutomatonBuilder::set_initial(StateId q, const std::string& place) {
@@ -75,12 +86,41 @@ void AutomatonBuilder::set_initial(StateId q, const std::string& place) {
   initial_ = q;
 }
 
+// The file's start marker, else the first state listed (the Automata Wiki's and LearnLib's
+// convention for files without one, said through options.note); --initial overrides both.
+StateId AutomatonBuilder::initial_state(const BuildOptions& options) const {
+  if (!options.initial.empty()) {
+    auto it = state_index_.find(options.initial);
+    if (it == state_index_.end()) fail("", unknown_initial_problem(options.initial, states_));
+    return it->second;
+  }
+  if (initial_) return *initial_;
+  if (options.note)
+    options.note(file_ + ": no start marker: the first state listed, '" + states_.front() +
+                 "', is initial (the Automata Wiki's and LearnLib's convention; --initial "
+                 "names another)");
+  return 0;
+}
+
 Automaton AutomatonBuilder::build(const BuildOptions& options) const {
   if (states_.empty()) fail("", "the automaton has no states");
-  if (letters_.empty()) fail("", "the alphabet is empty");
-  if (!initial_ && options.initial.empty())
-    fail("", "no initial state (name one with --initial STATE)");
+  if (letters_.empty() && first_epsilon_place_.empty()) fail("", "the alphabet is empty");
+  if (letters_.empty())
+    fail(first_epsilon_place_,
+         "the alphabet is empty: every transition is an epsilon transition, so the automaton "
+         "reads no letters");
+  const bool nondeterministic = first_nondeterminism_ || !first_epsilon_place_.empty();
+  if (!nondeterministic) return build_deterministic(options);
+  if (!options.determinise) {
+    if (first_nondeterminism_) fail(first_nondeterminism_->first, first_nondeterminism_->second);
+    fail(first_epsilon_place_,
+         "an epsilon transition (an empty input): with --no-determinise krc reads one letter "
+         "per transition");
+  }
+  return build_determinised(options);
+}
 
+Automaton AutomatonBuilder::build_deterministic(const BuildOptions& options) const {
   std::vector<std::string> states = states_;
   std::vector<std::vector<StateId>> delta(letters_.size(), std::vector<StateId>(states_.size(), 0));
   std::optional<StateId> sink;
@@ -88,7 +128,7 @@ Automaton AutomatonBuilder::build(const BuildOptions& options) const {
     for (LetterId a = 0; a < letters_.size(); ++a) {
       auto it = transitions_.find({q, a});
       if (it != transitions_.end()) {
-        delta[a][q] = it->second.first;
+        delta[a][q] = it->second.front().to;
         continue;
       }
       if (!options.add_sink)
@@ -106,14 +146,61 @@ Automaton AutomatonBuilder::build(const BuildOptions& options) const {
   }
   if (sink)
     for (auto& row : delta) row.push_back(*sink);
-  StateId initial = initial_.value_or(0);
-  if (!options.initial.empty()) {
-    auto it = std::find(states.begin(), states.end(), options.initial);
-    if (it == states.end()) fail("", unknown_initial_problem(options.initial, states));
-    initial = static_cast<StateId>(it - states.begin());
-  }
+  fill_outputs(options, states.size());
+  StateId initial = 0;
+  if (!options.initial.empty() && sink && options.initial == states.back())
+    initial = *sink;
+  else
+    initial = initial_state(options);
   return Automaton(name_, std::move(states), letters_, std::move(delta), initial, accepting_,
                    description_);
+}
+
+// The outputs read, as tables over the built automaton's states (the sink, if any, last):
+// a transition or state without one (the sink's) outputs "". A Moore table needs every
+// file state to have an output.
+void AutomatonBuilder::fill_outputs(const BuildOptions& options, std::size_t states) const {
+  if (!options.outputs) return;
+  *options.outputs = {};
+  if (!mealy_.empty()) {
+    options.outputs->mealy.assign(letters_.size(), std::vector<std::string>(states));
+    for (const auto& [key, output] : mealy_) options.outputs->mealy[key.second][key.first] = output;
+  }
+  if (!moore_.empty() && moore_.size() == states_.size()) {
+    options.outputs->moore.assign(states, "");
+    for (const auto& [q, output] : moore_) options.outputs->moore[q] = output;
+  }
+}
+
+// An NFA: the subset construction from the initial state (missing transitions are the empty
+// set, so --complete is not needed), then what it made is said through options.note.
+Automaton AutomatonBuilder::build_determinised(const BuildOptions& options) const {
+  Nfa nfa;
+  nfa.name = name_;
+  nfa.description = description_;
+  nfa.states = states_;
+  nfa.letters = letters_;
+  nfa.initial = initial_state(options);
+  nfa.accepting = accepting_;
+  nfa.targets.assign(letters_.size(), std::vector<std::vector<StateId>>(states_.size()));
+  for (const auto& [key, targets] : transitions_)
+    for (const Target& t : targets) nfa.targets[key.second][key.first].push_back(t.to);
+  nfa.epsilon = epsilon_;
+  nfa.epsilon.resize(states_.size());
+  Automaton dfa = determinise(nfa, options.max_subset_states);
+  if (options.outputs) *options.outputs = {};  // an NFA's outputs do not determinise
+  if (options.note && (!mealy_.empty() || !moore_.empty()))
+    options.note(file_ +
+                 ": the NFA's Mealy and Moore outputs are dropped (the subset "
+                 "automaton keeps its accepting states)");
+  if (options.note)
+    options.note(file_ + ": nondeterministic (" +
+                 (first_nondeterminism_ ? "several targets for one state and letter"
+                                        : "epsilon transitions") +
+                 "): determinised by the subset construction from '" + states_[nfa.initial] +
+                 "' into " + std::to_string(dfa.state_count()) + " subset states (" +
+                 std::to_string(states_.size()) + " NFA states; --no-determinise refuses NFAs)");
+  return dfa;
 }
 
 }  // namespace krc

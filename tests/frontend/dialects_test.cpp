@@ -8,6 +8,7 @@
 using namespace krc;
 using test::contains;
 using test::load_error;
+using test::load_text;
 
 namespace {
 using Delta = std::vector<std::vector<StateId>>;
@@ -16,12 +17,6 @@ std::string dot_with_labels(const std::vector<std::string>& labels) {
   std::string text = "digraph g {\n  __start0 -> s0;\n";
   for (const auto& label : labels) text += "  s0 -> s0 [label=" + label + "];\n";
   return text + "}\n";
-}
-
-Automaton load_text(const std::string& name, const std::string& text,
-                    const LoadOptions& options = {}) {
-  test::TempDir dir;
-  return load_automaton(test::write_file(dir, name, text), options);
 }
 
 // A JFLAP 8 file: states 0..n-1 (named qI) on lines 4.., `start` (-1: none), and (from, to,
@@ -65,11 +60,14 @@ TEST_CASE("dot: an HTML label without <br> reads like a quoted one, a quoted '<b
   CHECK(contains(e.problem(), "empty input"));
 }
 
-TEST_CASE("--initial names the initial state of a file without a start marker") {
+TEST_CASE("without a start marker the first state is initial; --initial names another") {
   const std::string path = test::frontend_data("ssh_no_start.dot").string();
-  auto e = load_error("ssh.dot", test::read_text(path));
-  CHECK(contains(e.problem(), "no initial state"));
-  CHECK(contains(e.problem(), "--initial"));
+  std::vector<std::string> notes;
+  LoadOptions noted;
+  noted.completion.note = [&](const std::string& note) { notes.push_back(note); };
+  CHECK(load_automaton(path, noted).initial() == 0);
+  REQUIRE(notes.size() == 1);
+  CHECK(contains(notes[0], "the first state listed, 's0', is initial"));
   LoadOptions options;
   options.completion.initial = "s1";
   Automaton a = load_automaton(path, options);
@@ -107,12 +105,11 @@ TEST_CASE("--initial overrides the file's start in every format, and may name th
   CHECK(partial.initial() == 2);
 }
 
-TEST_CASE("--initial stands in for a missing initial state in JSON and JFLAP") {
+TEST_CASE("--initial stands in for a missing initial state in JSON; JFLAP takes the first") {
   const std::string json = R"({"states": ["a"], "alphabet": ["x"], "transitions": {"x": ["a"]}})";
   auto json_error = load_error("no_initial.json", json, "/");
   CHECK(contains(json_error.problem(), "--initial"));
-  auto jflap_error = load_error("no_initial.jff", jflap8(1, -1, {{0, 0, "x"}}));
-  CHECK(contains(jflap_error.problem(), "--initial"));
+  CHECK(load_text("no_initial.jff", jflap8(2, -1, {{0, 1, "x"}, {1, 0, "x"}})).initial() == 0);
   LoadOptions options;
   options.completion.initial = "a";
   CHECK(load_text("no_initial.json", json, options).initial() == 0);
@@ -152,12 +149,14 @@ TEST_CASE("jflap: JFLAP 8 Mealy machines read their inputs, errors name lines") 
       load_text("mealy.jff", jflap8(2, 0, {{0, 1, "A"}, {1, 0, "A"}}, "mealy_machine"));
   CHECK(mealy.letters() == std::vector<std::string>{"A"});
   CHECK(mealy.transitions() == Delta{{1, 0}});
-  // Two states: the transitions are on lines 9, 10, 11.
-  auto nfa =
-      load_error("nfa.jff", jflap8(2, 0, {{0, 1, "A"}, {1, 0, "A"}, {0, 0, "A"}}), "line 11");
+  // Two states: the transitions are on lines 9, 10, 11. NFAs are errors with --no-determinise.
+  LoadOptions strict;
+  strict.completion.determinise = false;
+  auto nfa = load_error("nfa.jff", jflap8(2, 0, {{0, 1, "A"}, {1, 0, "A"}, {0, 0, "A"}}), "line 11",
+                        strict);
   CHECK(contains(nfa.problem(), "nondeterminism"));
   CHECK(contains(nfa.problem(), "line 9"));  // the first transition of q0 on A
-  auto epsilon = load_error("eps.jff", jflap8(2, 0, {{0, 1, "A"}, {1, 0, ""}}), "line 10");
+  auto epsilon = load_error("eps.jff", jflap8(2, 0, {{0, 1, "A"}, {1, 0, ""}}), "line 10", strict);
   CHECK(contains(epsilon.problem(), "epsilon"));
   auto pda = load_error("pda.jff", jflap8(1, 0, {{0, 0, "A"}}, "pda"));
   CHECK(contains(pda.problem(), "JFLAP 8"));

@@ -5,6 +5,7 @@
 using namespace krc;
 using test::contains;
 using test::load_error;
+using test::load_text;
 
 namespace {
 using Delta = std::vector<std::vector<StateId>>;
@@ -60,7 +61,9 @@ TEST_CASE("dot: repeated labels fall back to node ids") {
   CHECK(a.initial() == 1);
 }
 
-TEST_CASE("dot: an edge repeating a letter of the same state is nondeterminism") {
+TEST_CASE("dot: with --no-determinise an edge repeating a letter of a state is an error") {
+  LoadOptions strict;
+  strict.completion.determinise = false;
   std::string text =
       "digraph g {\n"                // 1
       "  s0 [label=\"s0\"];\n"       // 2
@@ -70,7 +73,7 @@ TEST_CASE("dot: an edge repeating a letter of the same state is nondeterminism")
       "  s0 -> s0 [label=\"a\"];\n"  // 6: s0 already reads a
       "  __start0 -> s0;\n"
       "}\n";
-  auto e = load_error("nondeterministic.dot", text, "line 6");
+  auto e = load_error("nondeterministic.dot", text, "line 6", strict);
   CHECK(contains(e.problem(), "nondeterminism"));
   CHECK(contains(e.problem(), "state 's0'"));
   CHECK(contains(e.problem(), "letter 'a'"));
@@ -104,10 +107,10 @@ TEST_CASE("dot: an undirected graph") {
   CHECK(contains(e.problem(), "undirected"));
 }
 
-TEST_CASE("dot: no initial state") {
-  auto e = load_error("no_start.dot", "digraph g {\n  s0 -> s0 [label=\"a\"];\n}\n");
-  CHECK(contains(e.problem(), "no initial state"));
-  CHECK(contains(e.problem(), "__start0"));
+TEST_CASE("dot: no start marker: the first state mentioned is initial") {
+  CHECK(load_text("no_start.dot",
+                  "digraph g {\n  s1 -> s0 [label=\"a\"];\n  s0 -> s1 [label=\"a\"];\n}\n")
+            .initial() == 0);
 }
 
 TEST_CASE("dot: an edge without a label") {

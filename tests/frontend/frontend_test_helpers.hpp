@@ -15,6 +15,13 @@ inline std::filesystem::path frontend_data(const std::string& name) {
   return source_dir() / "tests" / "frontend" / "data" / name;
 }
 
+// Loads `text` saved as `name`.
+inline Automaton load_text(const std::string& name, const std::string& text,
+                           const LoadOptions& options = {}) {
+  TempDir dir;
+  return load_automaton(write_file(dir, name, text), options);
+}
+
 // Loads `text` saved as `name`, expecting an InputError; returns it for further checks after
 // checking that it names the file and that its place is `place` (when given).
 inline InputError load_error(const std::string& name, const std::string& text,

@@ -1,5 +1,7 @@
 #include "automaton_input.hpp"
 
+#include <iostream>
+
 #include "krc/verifier.hpp"
 
 namespace krc::cli {
@@ -12,8 +14,21 @@ void add_automaton_input_options(CLI::App& sub, LoadOptions& load) {
   sub.add_flag("--complete", load.completion.add_sink,
                "Complete a partial DFA with a sink state instead of failing");
   sub.add_option("--initial", load.completion.initial,
-                 "The initial state, by name (for files without a start marker, such as many "
-                 "benchmark Mealy machines; overrides the file's)");
+                 "The initial state, by name (overrides the file's start marker; without "
+                 "either, the first state the file lists is initial)");
+  sub.add_flag(
+      "--no-determinise", [&load](std::int64_t) { load.completion.determinise = false; },
+      "Refuse NFAs (several targets, epsilon transitions) instead of determinising "
+      "them by the subset construction");
+  sub.add_option("--max-subset-states", load.completion.max_subset_states,
+                 "Most states the subset construction of an NFA may make")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  // What a convention decided goes to standard error, where a summary on stdout or JSON is
+  // not disturbed by it.
+  load.completion.note = [](const std::string& note) {
+    std::cerr << "krc: note: " << note << "\n";
+  };
 }
 
 void refuse_format_option(CLI::App& sub) {

@@ -111,7 +111,7 @@ Timing time_torch(const TorchBenchArguments& a, const fs::path& script, const st
     std::ofstream in(dir / "words.txt");
     for (const auto& w : words) {
       for (std::size_t i = 0; i < w.size(); ++i)
-        in << (i ? " " : "") << network.vocabulary[w[i] + 1];
+        in << (i ? "\t" : "") << network.vocabulary[w[i] + 1];  // letters may hold spaces
       in << "\n";
     }
   }

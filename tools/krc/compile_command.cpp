@@ -13,6 +13,7 @@
 #include "krc/compile.hpp"
 #include "krc/input_error.hpp"
 #include "krc/load_automaton.hpp"
+#include "krc/machine_outputs.hpp"
 #include "krc/network_summary.hpp"
 #include "krc/verifier.hpp"
 #include "krc/weights_file.hpp"
@@ -25,7 +26,7 @@ namespace {
 
 struct CompileArguments {
   std::string input, output;
-  std::string strategy = "auto", attention = "softmax";
+  std::string strategy = "auto", attention = "softmax", output_kind;
   LoadOptions load;
   int max_len = 1024;
   OneLayerOptions onelayer;
@@ -38,7 +39,29 @@ int run_compile(const CompileArguments& a) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   };
   refuse_output_over_input(a.output, a.input);
-  const Automaton automaton = load_automaton(a.input, a.load);
+  MachineOutputs outputs;
+  LoadOptions load = a.load;
+  load.completion.outputs = &outputs;
+  const Automaton file_automaton = load_automaton(a.input, load);
+  // The network answers the chosen output: its states are those of the output's Moore
+  // machine, minimised modulo the output and named by it (machine_outputs.hpp).
+  const OutputKind kind = a.output_kind.empty() ? default_output(file_automaton, outputs)
+                                                : output_kind_from_string(a.output_kind);
+  const OutputMachine machine = [&] {
+    try {
+      return output_machine(file_automaton, outputs, kind);
+    } catch (const std::invalid_argument& e) {
+      throw InputError(a.input, "", e.what());
+    }
+  }();
+  const Automaton& automaton = machine.automaton;
+  std::cerr << "krc: output " << to_string(kind);
+  if (kind != OutputKind::State)
+    std::cerr << ": " << machine.before_minimising << " states answer it, minimised to "
+              << automaton.state_count() << " ("
+              << machine.before_minimising - automaton.state_count()
+              << " went); each state is named by its output";
+  std::cerr << "\n";
 
   CompileOptions options;
   options.strategy = strategy_from_string(a.strategy);
@@ -67,7 +90,8 @@ int run_compile(const CompileArguments& a) {
   // With the weights on standard output, the summary goes to standard error.
   std::ostream& out = a.output == "-" ? std::cerr : std::cout;
   if (a.json) {
-    nlohmann::json summary = {{"automaton",
+    nlohmann::json summary = {{"output_kind", to_string(kind)},
+                              {"automaton",
                                {{"name", automaton.name()},
                                 {"states", automaton.state_count()},
                                 {"letters", automaton.letter_count()}}},
@@ -151,6 +175,12 @@ const RegisterCommand registration{{
                      "Attention the network is meant for (verify uses it by default)")
           ->check(CLI::IsMember({"softmax", "hard"}))
           ->capture_default_str();
+      // --output is the weights file (-o), so the issue's `--output KIND` is --output-kind.
+      sub.add_option("--output-kind", a->output_kind,
+                     "What the network answers at every position: state, accepting, mealy (the "
+                     "output of the letter just read) or moore (default: what the file carries, "
+                     "else state)")
+          ->check(CLI::IsMember({"state", "accepting", "mealy", "moore"}));
       add_automaton_input_options(sub, a->load);
       refuse_format_option(sub);
       sub.add_flag("--dense", a->dense,

@@ -23,11 +23,20 @@ struct RunArguments {
   bool float64 = false, json = false;
 };
 
-std::vector<std::string> split_on_spaces_and_commas(const std::string& s) {
+// One string of several letters (automata/README.md, "Letters on the command line"): with a
+// tab in it, the tabs alone separate letters (which may then hold spaces and commas); else
+// spaces and the commas outside brackets do, so that "SYN(V,V,0),ACK(V,V,0)" is two letters.
+std::vector<std::string> split_letters(const std::string& s) {
+  const bool tabs = s.find('\t') != std::string::npos;
   std::vector<std::string> parts;
   std::string part;
+  int depth = 0;  // brackets open at this character
   for (char c : s) {
-    if (c == ' ' || c == ',' || c == '\t' || c == '\n') {
+    const bool separator =
+        tabs ? c == '\t' : c == ' ' || c == '\n' || c == '\r' || (c == ',' && depth == 0);
+    if (!tabs && (c == '(' || c == '[' || c == '{')) ++depth;
+    if (!tabs && (c == ')' || c == ']' || c == '}') && depth > 0) --depth;
+    if (separator) {
       if (!part.empty()) parts.push_back(part);
       part.clear();
     } else {
@@ -38,13 +47,18 @@ std::vector<std::string> split_on_spaces_and_commas(const std::string& s) {
   return parts;
 }
 
-// Letters as separate arguments or in one string split on spaces or commas; a token that is
-// not a letter but spells one-character letters ("0110") is read letter by letter.
+// An argument that is a letter is that letter, whatever it holds ("SYN(V,V,0)"); any other is
+// split by split_letters, and a piece that is not a letter but spells one-character letters
+// ("0110") is read letter by letter.
 std::vector<LetterId> parse_word(const std::vector<std::string>& arguments,
                                  const Automaton& automaton) {
   std::vector<LetterId> word;
-  for (const auto& argument : arguments)
-    for (const auto& token : split_on_spaces_and_commas(argument)) {
+  for (const auto& argument : arguments) {
+    if (long a = automaton.find_letter(argument); a >= 0) {
+      word.push_back(static_cast<LetterId>(a));
+      continue;
+    }
+    for (const auto& token : split_letters(argument)) {
       if (long a = automaton.find_letter(token); a >= 0) {
         word.push_back(static_cast<LetterId>(a));
         continue;
@@ -62,6 +76,7 @@ std::vector<LetterId> parse_word(const std::vector<std::string>& arguments,
       throw InputError("command line", "letter \"" + token + "\"",
                        "not in the network's alphabet (" + alphabet + ")");
     }
+  }
   return word;
 }
 
@@ -141,7 +156,8 @@ const RegisterCommand run_command{Command{
       auto a = std::make_shared<RunArguments>();
       sub.add_option("FILE", a->file, "weights file (.safetensors)")->required();
       sub.add_option("letters", a->letters,
-                     "the word: letters as arguments, or one string split on spaces/commas");
+                     "the word: one letter per argument, or a string of letters separated by tabs, "
+                     "or else by spaces and commas outside brackets");
       sub.add_option("--attention", a->attention,
                      "softmax, hard or hardmax (default: what the file was compiled for; see "
                      "krc verify --help)")

@@ -2,6 +2,7 @@
 // Collects states, letters and transitions as a frontend reads them, then checks the whole
 // and builds an Automaton. Every problem is reported as an InputError naming the file and
 // the place the frontend recorded (line, JSON pointer), so all formats report alike.
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -9,6 +10,7 @@
 
 #include "krc/automaton.hpp"
 #include "krc/input_error.hpp"
+#include "krc/machine_outputs.hpp"
 
 namespace krc {
 
@@ -16,12 +18,21 @@ namespace krc {
 // take it, or the network's vocabulary would list it twice and krc could not read it back.
 inline constexpr const char* kReservedLetter = "<bos>";
 
-// What the command line adds to a description: completion of a partial DFA and the initial
-// state (--initial) for files that have no start marker or name another one.
+// What the command line adds to a description: completion of a partial DFA, the initial
+// state (--initial; without it and without a start marker the first state listed is initial)
+// and whether an NFA is determinised (the subset construction, bounded by max_subset_states
+// and the memory budget) or refused (--no-determinise).
 struct BuildOptions {
   bool add_sink = false;           // complete a partial DFA with a sink state
   std::string sink_name = "sink";  // made unique if a state already has this name
   std::string initial;             // "" = the file's; else a state's name (overrides the file)
+  bool determinise = true;         // false: nondeterminism and epsilon transitions are errors
+  std::size_t max_subset_states = std::size_t{1} << 16;
+  // Told what a convention decided (the first state is initial, an NFA was determinised):
+  // the krc command prints it on standard error. Unset: nothing is said.
+  std::function<void(const std::string&)> note;
+  // Filled with the outputs the file carries (Mealy, Moore), when set.
+  MachineOutputs* outputs = nullptr;
 };
 using CompletionOptions = BuildOptions;  // the name the readers' signatures were written with
 
@@ -48,8 +59,17 @@ class AutomatonBuilder {
   // Like find_state, but an unknown name is an InputError at `place`.
   StateId state(const std::string& name, const std::string& place) const;
 
-  // A second, different target for the same (state, letter) is nondeterminism: an error.
+  // A second, different target for the same (state, letter) is nondeterminism: build()
+  // determinises, or refuses it naming both places when asked not to.
   void add_transition(StateId from, LetterId letter, StateId to, const std::string& place);
+  // The Mealy output of the transition (from, letter) (its first target's), and a state's
+  // Moore output.
+  void add_output(StateId from, LetterId letter, const std::string& output) {
+    mealy_.emplace(std::make_pair(from, letter), output);
+  }
+  void set_state_output(StateId q, std::string output) { moore_[q] = std::move(output); }
+  // An epsilon (JFLAP's lambda) transition: build() determinises, or refuses it.
+  void add_epsilon(StateId from, StateId to, const std::string& place);
   void set_initial(StateId q, const std::string& place);
   void add_accepting(StateId q) { accepting_.push_back(q); }
   // Where a state was declared, for "state X has no transition on Y" messages.
@@ -58,7 +78,8 @@ class AutomatonBuilder {
   std::size_t state_count() const { return states_.size(); }
   std::size_t letter_count() const { return letters_.size(); }
 
-  // Checks totality, the initial state and a non-empty alphabet, then builds.
+  // Checks totality, the initial state and a non-empty alphabet, then builds; an NFA is
+  // determinised from its initial state (subset_construction.hpp).
   Automaton build(const BuildOptions& options = {}) const;
   bool has_initial() const { return initial_.has_value(); }
 
@@ -72,7 +93,24 @@ class AutomatonBuilder {
   std::vector<std::string> states_, letters_, state_places_;
   std::map<std::string, StateId> state_index_;
   std::map<std::string, LetterId> letter_index_;
-  std::map<std::pair<StateId, LetterId>, std::pair<StateId, std::string>> transitions_;
+  StateId initial_state(const BuildOptions& options) const;
+  Automaton build_deterministic(const BuildOptions& options) const;
+  Automaton build_determinised(const BuildOptions& options) const;
+
+  struct Target {
+    StateId to;
+    std::string place;
+  };
+  // Every target of (state, letter), the first one first; more than one is nondeterminism.
+  std::map<std::pair<StateId, LetterId>, std::vector<Target>> transitions_;
+  void fill_outputs(const BuildOptions& options, std::size_t states) const;
+
+  std::map<std::pair<StateId, LetterId>, std::string> mealy_;
+  std::map<StateId, std::string> moore_;
+  std::vector<std::vector<StateId>> epsilon_;  // by state
+  std::string first_epsilon_place_;
+  // The first nondeterminism met, for --no-determinise: its place and problem.
+  std::optional<std::pair<std::string, std::string>> first_nondeterminism_;
   std::optional<StateId> initial_;
   std::vector<StateId> accepting_;
 };

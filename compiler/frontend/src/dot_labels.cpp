@@ -101,6 +101,32 @@ std::vector<std::string> edge_inputs(const std::string& label, bool html) {
   return out;
 }
 
+std::optional<std::string> edge_output(const std::string& label, bool html) {
+  if (!html || label.size() < 2 || label.front() != '<' || label.back() != '>') {
+    const std::size_t slash = label.find('/');
+    if (slash == std::string::npos) return std::nullopt;
+    return trim(label.substr(slash + 1));
+  }
+  const std::string body = label.substr(1, label.size() - 2);
+  const std::size_t br = lowercase(body).find("<br");
+  if (br == std::string::npos) return edge_output(html_text(body), false);
+  const std::size_t close = body.find('>', br);
+  return trim(html_text(close == std::string::npos ? "" : body.substr(close + 1)));
+}
+
+std::optional<std::pair<std::string, std::string>> moore_label(const std::string& label,
+                                                               const std::string& shape) {
+  std::string text = trim(label);
+  const bool record = lowercase(shape) == "record" || lowercase(shape) == "mrecord";
+  if (record && text.size() >= 2 && text.front() == '{' && text.back() == '}')
+    text = trim(text.substr(1, text.size() - 2));
+  const std::size_t bar = record ? text.find('|') : text.find(" / ");
+  if (bar == std::string::npos) return std::nullopt;
+  std::string name = trim(text.substr(0, bar)), output = trim(text.substr(bar + (record ? 1 : 3)));
+  if (name.empty()) return std::nullopt;
+  return std::make_pair(std::move(name), std::move(output));
+}
+
 std::string html_label_text(const std::string& label) {
   if (label.size() < 2 || label.front() != '<' || label.back() != '>') return trim(label);
   return trim(html_text(label.substr(1, label.size() - 2)));

@@ -18,6 +18,14 @@ namespace krc::frontend {
 // was written <...> (Boost gives it with its brackets). Empty inputs are returned as "".
 std::vector<std::string> edge_inputs(const std::string& label, bool html);
 
+// The output of a Mealy label: "x" for "a / x" and for <a | b<br />x>; nullopt without one.
+std::optional<std::string> edge_output(const std::string& label, bool html);
+
+// A Moore state label: AALpy's records "s0|1" and "{ A | init }" (shape record) and
+// AutomataLib's "0 / a": the state's name and its output; nullopt for other labels.
+std::optional<std::pair<std::string, std::string>> moore_label(const std::string& label,
+                                                               const std::string& shape);
+
 // The text of an HTML label <...>: tags dropped, entities decoded, trimmed.
 std::string html_label_text(const std::string& label);
 

@@ -121,7 +121,25 @@ void parse_with_boost(const std::string& input, ParsedDot& parsed) {
   boost::read_graphviz(input, parsed.graph, properties, "node_id");
 }
 
-bool is_start_marker(const DotNode& node) { return node.id.rfind("__start", 0) == 0; }
+bool is_start_marker_id(const std::string& id) { return id.rfind("__start", 0) == 0; }
+
+// Start markers: AALpy's and LearnLib's __start0; FlexFringe's `I -> 0` and MONA's
+// (LTLf2DFA's) `init -> 1` too, but only where that node is no state: no edge enters it and
+// its one edge has no label (AALpy's Moore machines have a real state named I).
+std::vector<bool> start_markers(const DotGraph& g) {
+  const std::size_t n = boost::num_vertices(g);
+  std::vector<std::size_t> in(n, 0), out(n, 0), labelled_out(n, 0);
+  for (auto [e, end] = boost::edges(g); e != end; ++e) {
+    ++in[boost::target(*e, g)];
+    ++out[boost::source(*e, g)];
+    if (!g[*e].label.empty()) ++labelled_out[boost::source(*e, g)];
+  }
+  std::vector<bool> marker(n);
+  for (std::size_t v = 0; v < n; ++v)
+    marker[v] = is_start_marker_id(g[v].id) || ((g[v].id == "I" || g[v].id == "init") &&
+                                                in[v] == 0 && out[v] == 1 && labelled_out[v] == 0);
+  return marker;
+}
 
 std::string lowercase(std::string s) {
   for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -161,14 +179,14 @@ class DotAutomatonReader {
   DotAutomatonReader(AutomatonBuilder& b, const std::string& text)
       : b_(b), tokens_(frontend::scan_dot(text)) {
     parse(text);
+    marker_ = start_markers(parsed_.graph);
     first_mention_ = frontend::first_node_mentions(tokens_);
     for (const auto& t : tokens_)
       if (t.kind == DotToken::EdgeOp) arrow_lines_.push_back(t.line);
   }
 
   void add_states();
-  // False when the file has no start marker.
-  bool add_transitions();
+  void add_transitions();
 
  private:
   void parse(const std::string& text) {
@@ -210,6 +228,7 @@ class DotAutomatonReader {
   std::map<std::string, const DotToken*> first_mention_;
   std::vector<std::size_t> arrow_lines_;
   std::vector<std::optional<StateId>> state_of_;  // by vertex
+  std::vector<bool> marker_;                      // by vertex: a start marker, no state
 };
 
 // States: every node but the start markers, in order of first mention. Labels name them when
@@ -219,7 +238,7 @@ void DotAutomatonReader::add_states() {
   const DotGraph& g = parsed_.graph;
   std::vector<std::size_t> state_vertices;
   for (std::size_t v = 0; v < boost::num_vertices(g); ++v)
-    if (!is_start_marker(g[v])) state_vertices.push_back(v);
+    if (!marker_[v]) state_vertices.push_back(v);
   auto mention_rank = [&](std::size_t v) {
     auto it = first_mention_.find(g[v].id);
     return it == first_mention_.end() ? std::numeric_limits<std::size_t>::max() : it->second->index;
@@ -229,42 +248,52 @@ void DotAutomatonReader::add_states() {
   if (state_vertices.empty())
     b_.fail("", "no states: the graph has no nodes besides the start marker");
   std::set<std::string> node_labels;
-  bool use_labels = true;
+  bool use_labels = true, moore = true;  // Moore: every label is "name|output" or "name / output"
   for (std::size_t v : state_vertices) {
     const std::string label = label_of(g[v]);
     if (label.empty() || label == "\\N" || !node_labels.insert(label).second) use_labels = false;
+    moore = moore && frontend::moore_label(label, g[v].shape).has_value();
   }
+  std::set<std::string> moore_names;
+  for (std::size_t v : state_vertices)
+    if (moore &&
+        !moore_names.insert(frontend::moore_label(label_of(g[v]), g[v].shape)->first).second)
+      moore = false;  // names must stay distinct
   state_of_.assign(boost::num_vertices(g), std::nullopt);
   for (std::size_t v : state_vertices) {
     const DotNode& node = g[v];
-    const std::string state_name = use_labels ? label_of(node) : node.id;
+    const auto moore_state =
+        moore ? frontend::moore_label(label_of(node), node.shape) : std::nullopt;
+    const std::string state_name = moore_state  ? moore_state->first
+                                   : use_labels ? label_of(node)
+                                                : node.id;
     if (auto problem = frontend::invalid_utf8_problem(state_name, "state name"))
       b_.fail(node_place(node), *problem);
     StateId q = b_.add_state(state_name, node_place(node));
     state_of_[v] = q;
+    if (moore_state) b_.set_state_output(q, moore_state->second);
     if (lowercase(node.shape) == "doublecircle") b_.add_accepting(q);
   }
 }
 
 // Transitions: every edge but the start marker's, in file order; each input of its label.
-bool DotAutomatonReader::add_transitions() {
+void DotAutomatonReader::add_transitions() {
   const DotGraph& g = parsed_.graph;
   std::vector<DotEdgeId> edges;
   std::vector<std::string> labels, places;
-  bool has_initial = false;
   for (std::size_t k = 0; k < parsed_.edges_in_order.size(); ++k) {
     const DotEdgeId& e = parsed_.edges_in_order[k];
     const DotNode& from = g[boost::source(e, g)];
     const DotNode& to = g[boost::target(e, g)];
     std::string place = edge_place(k, e);
-    if (is_start_marker(from)) {
-      if (is_start_marker(to))
+    if (marker_[boost::source(e, g)]) {
+      if (marker_[boost::target(e, g)])
         b_.fail(place, "an edge between two start markers ('" + from.id + "' -> '" + to.id + "')");
       b_.set_initial(*state_of_[boost::target(e, g)], place);
-      has_initial = true;
       continue;
     }
-    if (is_start_marker(to)) b_.fail(place, "an edge into the start marker '" + to.id + "'");
+    if (marker_[boost::target(e, g)])
+      b_.fail(place, "an edge into the start marker '" + to.id + "'");
     edges.push_back(e);
     labels.push_back(g[e].label);
     places.push_back(std::move(place));
@@ -280,10 +309,12 @@ bool DotAutomatonReader::add_transitions() {
                                ": which letter does it read?");
       if (auto problem = frontend::invalid_utf8_problem(letter, "letter"))
         b_.fail(places[i], *problem);
-      b_.add_transition(*state_of_[from], b_.letter(letter, places[i]), *state_of_[to], places[i]);
+      const LetterId l = b_.letter(letter, places[i]);
+      b_.add_transition(*state_of_[from], l, *state_of_[to], places[i]);
+      if (auto output = frontend::edge_output(labels[i], is_html))
+        b_.add_output(*state_of_[from], l, *output);
     }
   }
-  return has_initial;
 }
 
 }  // namespace
@@ -294,10 +325,7 @@ Automaton read_dot_automaton(const std::string& text, const std::string& file,
   b.set_name(name);
   DotAutomatonReader reader(b, text);
   reader.add_states();
-  if (!reader.add_transitions() && options.initial.empty())
-    b.fail("",
-           "no initial state: expected an edge from a start marker, as AALpy and LearnLib "
-           "write it (__start0 -> s0); name the initial state with --initial STATE");
+  reader.add_transitions();  // without a start marker the first state listed is initial
   return b.build(options);
 }
 

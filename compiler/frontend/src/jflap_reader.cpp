@@ -29,7 +29,6 @@ Automaton build(AutomatonBuilder& b, const frontend::JflapMachine& m,
   for (const auto& s : m.states)
     if (s.name.empty() || !names.insert(s.name).second) use_names = false;
   std::map<std::string, StateId> by_id;
-  bool has_initial = false;
   for (const auto& s : m.states) {
     if (by_id.count(s.id)) b.fail(s.place, "two states have the id '" + s.id + "'");
     const std::string& state_name = use_names ? s.name : s.id;
@@ -39,7 +38,6 @@ Automaton build(AutomatonBuilder& b, const frontend::JflapMachine& m,
     by_id.emplace(s.id, q);
     if (s.initial) b.set_initial(q, s.place);
     if (s.final) b.add_accepting(q);
-    has_initial = has_initial || s.initial;
   }
   for (const auto& t : m.transitions) {
     auto state_at = [&](const std::string& id, const char* field) {
@@ -50,15 +48,14 @@ Automaton build(AutomatonBuilder& b, const frontend::JflapMachine& m,
       return it->second;
     };
     StateId from = state_at(t.from, "from"), to = state_at(t.to, "to");
-    if (t.read.empty())
-      b.fail(t.place,
-             "an empty <read> (an epsilon transition): a DFA reads one letter per transition");
+    if (t.read.empty()) {  // epsilon (JFLAP's lambda): the builder determinises
+      b.add_epsilon(from, to, t.place);
+      continue;
+    }
     if (auto problem = frontend::invalid_utf8_problem(t.read, "letter")) b.fail(t.place, *problem);
     b.add_transition(from, b.letter(t.read, t.place), to, t.place);
   }
-  if (!has_initial && options.initial.empty())
-    b.fail("", "no initial state: no <state> is marked initial (name one with --initial STATE)");
-  return b.build(options);
+  return b.build(options);  // no <initial/>: the first <state> is initial
 }
 
 }  // namespace

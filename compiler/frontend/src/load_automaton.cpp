@@ -99,6 +99,8 @@ Automaton parse_automaton(const std::string& text, const std::string& file,
     if (format == "jff") return read_jflap_automaton(text, file, name, options.completion);
   } catch (const InputError&) {
     throw;
+  } catch (const LimitError&) {  // the subset construction's bound: the option that lifts it
+    throw;
   } catch (const std::exception& e) {
     // The readers check what they know to check; anything a library still rejects is bad
     // input too, and must not end krc as an internal error.
