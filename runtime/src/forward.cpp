@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <exception>
+#include <iterator>
 #include <mutex>
 #include <optional>
 #include <stdexcept>
@@ -10,41 +11,56 @@
 #include "float32_kernels.hpp"
 #include "forward_kernels.hpp"
 #include "krc/network_memory.hpp"
+#include "narrow_forward.hpp"
 #include "prepared_network.hpp"
 
 namespace krc {
 
 using namespace kernels;
 
+namespace {
+// One row per arithmetic, in enum order: its name (parsing, printing, the CLI's choices) and
+// what it means, for reports.
+struct ArithmeticName {
+  Arithmetic arithmetic;
+  const char* name;
+  const char* meaning;
+};
+constexpr ArithmeticName kArithmeticNames[] = {
+    {Arithmetic::Float32, "float32",
+     "a plain float32 framework: float32 products and running sums"},
+    {Arithmetic::Float64Accumulate, "float64-accumulate",
+     "float32 activations, every sum in float64 rounded once"},
+    {Arithmetic::Float64, "float64", "everything in float64"},
+    {Arithmetic::BFloat16, "bf16",
+     "a model cast to bfloat16: every tensor bf16, products summed in float32"},
+    {Arithmetic::Float16, "fp16",
+     "a model cast to float16: every tensor fp16, products summed in float32"},
+};
+static_assert(std::size(kArithmeticNames) == kArithmeticCount);
+}  // namespace
+
 const char* to_string(Arithmetic arithmetic) {
-  switch (arithmetic) {
-    case Arithmetic::Float32:
-      return "float32";
-    case Arithmetic::Float64Accumulate:
-      return "float64-accumulate";
-    case Arithmetic::Float64:
-      return "float64";
-  }
-  return "?";
+  return kArithmeticNames[static_cast<int>(arithmetic)].name;
 }
 
 Arithmetic arithmetic_from_string(const std::string& s) {
-  for (Arithmetic a : {Arithmetic::Float32, Arithmetic::Float64Accumulate, Arithmetic::Float64})
-    if (s == to_string(a)) return a;
-  throw std::invalid_argument("unknown arithmetic '" + s +
-                              "' (float32, float64-accumulate or float64)");
+  std::string names;
+  for (const ArithmeticName& a : kArithmeticNames) {
+    if (s == a.name) return a.arithmetic;
+    names += std::string(names.empty() ? "" : ", ") + a.name;
+  }
+  throw std::invalid_argument("unknown arithmetic '" + s + "' (" + names + ")");
+}
+
+std::vector<std::string> arithmetic_names() {
+  std::vector<std::string> names;
+  for (const ArithmeticName& a : kArithmeticNames) names.push_back(a.name);
+  return names;
 }
 
 const char* describe(Arithmetic arithmetic) {
-  switch (arithmetic) {
-    case Arithmetic::Float32:
-      return "a plain float32 framework: float32 products and running sums";
-    case Arithmetic::Float64Accumulate:
-      return "float32 activations, every sum in float64 rounded once";
-    case Arithmetic::Float64:
-      return "everything in float64";
-  }
-  return "?";
+  return kArithmeticNames[static_cast<int>(arithmetic)].meaning;
 }
 
 namespace {
@@ -194,6 +210,8 @@ ForwardPass::ForwardPass(const Network& network, ForwardOptions options)
   network.check_shapes();
   check_prepare_memory(network);
   prepared_ = std::make_unique<PreparedNetwork>(network);
+  if (narrow::is_narrow(options_.arithmetic))
+    narrow_ = std::make_unique<narrow::Forward>(network, options_.arithmetic, options_.attention);
 }
 
 ForwardPass::~ForwardPass() = default;
@@ -201,6 +219,7 @@ ForwardPass::~ForwardPass() = default;
 Eigen::MatrixXd ForwardPass::run(const std::vector<LetterId>& word) const {
   check_word(network_, word);
   check_forward_memory(network_, 1, 1, static_cast<std::int64_t>(word.size()), word.size() + 1);
+  if (narrow_) return narrow_->run(word);
   if (options_.arithmetic != Arithmetic::Float64)
     return Eigen::MatrixXd(WordRunner<float>(network_, *prepared_, options_).run(word));
   return Eigen::MatrixXd(WordRunner<double>(network_, *prepared_, options_).run(word));
@@ -221,7 +240,10 @@ std::vector<Eigen::MatrixXd> ForwardPass::run(
                        static_cast<std::int64_t>(longest), rows);
   std::vector<Eigen::MatrixXd> logits(words.size());
   auto body = [&](auto& runner, std::size_t i) { logits[i] = runner.run(words[i]); };
-  if (options_.arithmetic != Arithmetic::Float64)
+  if (narrow_)  // the runner (and its reuse of shared prefixes) is not used: dense rows
+    run_parallel<float>(network_, *prepared_, options_, words.size(),
+                        [&](auto&, std::size_t i) { logits[i] = narrow_->run(words[i]); });
+  else if (options_.arithmetic != Arithmetic::Float64)
     run_parallel<float>(network_, *prepared_, options_, words.size(), body);
   else
     run_parallel<double>(network_, *prepared_, options_, words.size(), body);

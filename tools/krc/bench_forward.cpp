@@ -203,8 +203,8 @@ const RegisterBenchSuite forward_suite{BenchSuite{
       sub.add_option("--attention", o->attention, "only this attention: softmax, hard or hardmax")
           ->check(CLI::IsMember({"softmax", "hard", "hardmax"}));
       sub.add_option("--arithmetic", o->arithmetic,
-                     "only this arithmetic: float32, float64-accumulate or float64")
-          ->check(CLI::IsMember({"float32", "float64-accumulate", "float64"}));
+                     "only this arithmetic: float32, float64-accumulate, float64, bf16 or fp16")
+          ->check(CLI::IsMember(arithmetic_names()));
       sub.add_option("--key-tree-from", o->key_tree_from_row,
                      "rows of select heads from this one on use bounds on blocks of keys "
                      "(default 1024; the results are the same; a value past the length scores "

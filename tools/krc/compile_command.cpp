@@ -1,7 +1,7 @@
 // `krc compile AUT -o OUT.safetensors [--strategy auto|scan|kr|onelayer] [--max-len N]
-// [--attention softmax|hard] [--max-onelayer-units U] [--max-onelayer-values V] [--input-format
-// F] [--complete] [--initial S] [--dense] [--json]`: compiles an automaton description into
-// transformer weights and says what it built.
+// [--precision fp32|bf16|fp16] [--attention softmax|hard] [--max-onelayer-units U]
+// [--max-onelayer-values V] [--input-format F] [--complete] [--initial S] [--dense] [--json]`:
+// compiles an automaton description into transformer weights and says what it built.
 #include <unistd.h>
 
 #include <chrono>
@@ -19,6 +19,7 @@
 #include "krc/weights_file.hpp"
 #include "option_checks.hpp"
 #include "output_file.hpp"
+#include "precision_line.hpp"
 
 namespace krc::cli {
 
@@ -26,7 +27,7 @@ namespace {
 
 struct CompileArguments {
   std::string input, output;
-  std::string strategy = "auto", attention = "softmax", output_kind;
+  std::string strategy = "auto", attention = "softmax", output_kind, precision = "fp32";
   LoadOptions load;
   int max_len = 1024;
   OneLayerOptions onelayer;
@@ -68,6 +69,7 @@ int run_compile(const CompileArguments& a) {
   options.max_len = a.max_len;
   options.onelayer = a.onelayer;
   options.attention = attention_kind_from_string(a.attention);
+  options.precision = precision_from_string(a.precision);
   // Stage lines only for compilations slow enough to wonder about.
   const bool tty = isatty(STDERR_FILENO);
   options.progress = [&](const std::string& stage) {
@@ -96,6 +98,7 @@ int run_compile(const CompileArguments& a) {
                                 {"states", automaton.state_count()},
                                 {"letters", automaton.letter_count()}}},
                               {"strategy", to_string(result.strategy)},
+                              {"precision", net.compiler["precision"]},
                               {"reason", result.reason},
                               {"network", network_summary(net)},
                               {"output", a.output},
@@ -130,6 +133,7 @@ int run_compile(const CompileArguments& a) {
   }
   if (result.onelayer) out << plan_text(*result.onelayer);
   out << "network: " << network_size_line(net) << "\n";
+  out << precision_line(net.compiler);
   out << "wrote " << a.output << " (" << with_thousands(static_cast<long long>(bytes.size()))
       << " bytes) in " << std::fixed;
   out.precision(2);
@@ -159,6 +163,13 @@ const RegisterCommand registration{{
                      "onelayer: one attention layer (a rank-1 head giving every prefix a number) "
                      "and 1 feed-forward layer; short words only: it says the largest --max-len")
           ->check(CLI::IsMember({"auto", "scan", "kr", "onelayer"}))
+          ->capture_default_str();
+      sub.add_option("--precision", a->precision,
+                     "The format the network must be exact in: fp32 (a plain float32 "
+                     "framework), bf16 or fp16 (the model cast to that format); bf16 and fp16 "
+                     "admit only the constructions with a bound there (today the scan's "
+                     "one-hot forms) and refuse otherwise")
+          ->check(CLI::IsMember(precision_names()))
           ->capture_default_str();
       sub.add_option("--max-len", a->max_len, "Longest input word the network must handle")
           ->check(CLI::Range(1, 1 << 20))

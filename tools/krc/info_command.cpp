@@ -18,6 +18,7 @@
 #include "krc/network_summary.hpp"
 #include "krc/verifier.hpp"
 #include "krc/weights_file.hpp"
+#include "precision_line.hpp"
 
 namespace krc::cli {
 
@@ -153,6 +154,7 @@ int network_info(const InfoArguments& a) {
             << text_member(net.compiler, "strategy") << ", max_len " << net.max_len
             << ", attention " << to_string(net.attention) << "\n";
   std::cout << scan_lines(net.compiler);
+  std::cout << precision_line(net.compiler);
   std::cout << "size: " << network_size_line(net) << "\n";
   std::cout << "layers by role:\n";
   for (const auto& [role, layers] : roles)

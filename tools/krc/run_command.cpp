@@ -163,9 +163,9 @@ const RegisterCommand run_command{Command{
                      "krc verify --help)")
           ->check(CLI::IsMember({"softmax", "hard", "hardmax"}));
       sub.add_option("--arithmetic", a->arithmetic,
-                     std::string("float32, float64-accumulate or float64 (default ") +
+                     std::string("float32, float64-accumulate, float64, bf16 or fp16 (default ") +
                          to_string(kDefaultArithmetic) + "; see krc verify --help)")
-          ->check(CLI::IsMember({"float32", "float64-accumulate", "float64"}));
+          ->check(CLI::IsMember(arithmetic_names()));
       sub.add_flag("--float64", a->float64, "the same as --arithmetic float64")
           ->excludes("--arithmetic");
       sub.add_flag("--json", a->json, "print JSON: letters, states, margins, expected, logits");

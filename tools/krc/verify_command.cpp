@@ -134,10 +134,12 @@ const RegisterCommand verify_command{Command{
           ->check(CLI::IsMember({"softmax", "hard", "hardmax"}));
       sub.add_option("--arithmetic", a->arithmetic,
                      std::string("float32 (a plain float32 framework: float32 products and "
-                                 "sums), float64-accumulate (float32 activations, float64 sums) "
-                                 "or float64 (default ") +
+                                 "sums), float64-accumulate (float32 activations, float64 sums), "
+                                 "float64, bf16 or fp16 (the model cast to that format, as a GPU "
+                                 "framework runs it: every tensor rounded, sums in float32) "
+                                 "(default ") +
                          to_string(kDefaultArithmetic) + ")")
-          ->check(CLI::IsMember({"float32", "float64-accumulate", "float64"}));
+          ->check(CLI::IsMember(arithmetic_names()));
       sub.add_flag("--float64", a->float64, "the same as --arithmetic float64")
           ->excludes("--arithmetic");
       sub.add_option("--threads", a->threads, "words run in parallel (default: one per core)")

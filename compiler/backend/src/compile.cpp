@@ -10,6 +10,7 @@
 #include "krc/input_error.hpp"
 #include "krc/verifier.hpp"
 #include "krc/version.hpp"
+#include "precision_plan.hpp"
 #include "strategies/kr/clamped_walk.hpp"
 #include "strategies/kr/kr_strategy.hpp"
 #include "strategies/onelayer/onelayer_strategy.hpp"
@@ -58,7 +59,8 @@ Network finish(const Program& program, const Automaton& automaton, const Compile
 
 CompileResult compile_scan(const Automaton& automaton, const CompileOptions& options) {
   if (options.progress) options.progress("building the parallel-prefix network");
-  const ScanChoice choice = plan_scan(automaton, options.max_len);
+  const ScanChoice choice =
+      plan_scan(automaton, options.max_len, scan_integer_form_allowed(options));
   CompileResult result;
   result.network =
       finish(build_scan(automaton, options.max_len, choice), automaton, options, Strategy::Scan);
@@ -138,6 +140,7 @@ CompileResult compile_onelayer(const Automaton& automaton, const CompileOptions&
 
 CompileResult compile_one(Strategy strategy, const Automaton& automaton,
                           const CompileOptions& options) {
+  check_precision(strategy, options);
   switch (strategy) {
     case Strategy::Scan:
       return compile_scan(automaton, options);
@@ -225,8 +228,12 @@ CompileResult compile_auto(const Automaton& automaton, const CompileOptions& opt
 
 CompileResult compile(const Automaton& automaton, const CompileOptions& options) {
   if (options.max_len < 1) throw std::invalid_argument("max_len must be at least 1");
-  if (options.strategy == Strategy::Auto) return compile_auto(automaton, options);
-  return compile_one(options.strategy, automaton, options);
+  CompileResult result = options.strategy == Strategy::Auto
+                             ? compile_auto(automaton, options)
+                             : compile_one(options.strategy, automaton, options);
+  result.network.compiler["precision"] = {{"compiled_for", to_string(options.precision)},
+                                          {"exact_in", exact_formats(result)}};
+  return result;
 }
 
 }  // namespace krc

@@ -2,7 +2,7 @@
 // The forward pass (semantics in network.hpp), fast on compiled networks: sparse weights,
 // sparse activations, mostly one-hot values, attention weights that are almost all zero.
 //
-// Three arithmetics (README "Arithmetic"):
+// Five arithmetics (README "Arithmetic"):
 //
 // Arithmetic::Float32 is a plain float32 framework (PyTorch or numpy on a BLAS): every product
 // is rounded to float32 and every sum is a float32 running sum in a fixed order, sequential
@@ -26,6 +26,11 @@
 // Arithmetic::Float64: everything in double (terms below -746 are skipped, exact zeros in
 // float64), with the re-associations of Float64Accumulate.
 //
+// Arithmetic::BFloat16 and Arithmetic::Float16: a model cast to that format in a GPU framework:
+// weights and every stored tensor rounded to the format, each product summed in float32 and
+// rounded once, softmax in float32 (narrow_forward.hpp; README "bf16 and fp16"). Dense
+// attention, so slower than the others on long words.
+//
 // AttentionKind::Hard: Select heads take the argmax of the scores (ties to the latest
 // position); Average heads have no argmax form and are evaluated as softmax.
 // AttentionKind::Hardmax: every head puts weight 1/|M| on the positions M of its maximal
@@ -44,14 +49,19 @@ enum class Arithmetic {
   Float32,            // a plain float32 framework: float32 products and running sums
   Float64Accumulate,  // float32 activations, each sum in float64 rounded once
   Float64,            // everything in double
+  BFloat16,           // a model cast to bfloat16 on a GPU framework (narrow_forward.hpp)
+  Float16,            // a model cast to float16 (IEEE binary16) on a GPU framework
 };
+inline constexpr int kArithmeticCount = 5;
 // The arithmetic of ForwardOptions, `krc verify` and `krc run` unless told otherwise: what a
 // plain float32 framework computes, because that is where users run the weights. Every
 // construction is exact in it up to max-len 65536 (README "In a plain float32 framework").
 inline constexpr Arithmetic kDefaultArithmetic = Arithmetic::Float32;
 
-const char* to_string(Arithmetic arithmetic);  // "float32", "float64-accumulate", "float64"
+// "float32", "float64-accumulate", "float64", "bf16", "fp16"
+const char* to_string(Arithmetic arithmetic);
 Arithmetic arithmetic_from_string(const std::string& s);  // throws std::invalid_argument
+std::vector<std::string> arithmetic_names();  // every name, in enum order (the CLI's choices)
 // What the arithmetic means, in a few words, for reports.
 const char* describe(Arithmetic arithmetic);
 
@@ -66,6 +76,9 @@ struct ForwardOptions {
 };
 
 struct PreparedNetwork;  // sparse copies of the weights laid out for the kernels
+namespace narrow {
+class Forward;  // the BFloat16/Float16 pass
+}
 
 // Prepares the network once (transposed sparse copies), then runs any number of words.
 // Thread-safe: run() may be called concurrently. The network must outlive the ForwardPass.
@@ -91,6 +104,7 @@ class ForwardPass {
   const Network& network_;
   ForwardOptions options_;
   std::unique_ptr<PreparedNetwork> prepared_;
+  std::unique_ptr<narrow::Forward> narrow_;  // in BFloat16 and Float16 only
 };
 
 // Per word [len + 1, states].

@@ -17,6 +17,7 @@
 #include "krc/automaton.hpp"
 #include "krc/network.hpp"
 #include "krc/plan.hpp"
+#include "krc/precision.hpp"
 
 namespace krc {
 
@@ -28,6 +29,9 @@ struct CompileOptions {
   Strategy strategy = Strategy::Auto;
   int max_len = 1024;
   AttentionKind attention = AttentionKind::Softmax;
+  // The format the network must be exact in; bf16 and fp16 admit only the constructions
+  // with a bound there (krc/precision.hpp), and refuse otherwise.
+  Precision precision = Precision::Float32;
   KrOptions kr;              // choices inside the kr construction (defaults: the best known)
   OneLayerOptions onelayer;  // the onelayer strategy's limits
   std::function<void(const std::string&)> progress;  // optional status lines

@@ -75,8 +75,8 @@ ScanChoice plan_prefix_scan(const PrefixScanSpec& spec, int max_len) {
   plan.set_size = n;
   plan.steps = ceil_log2(max_len);
   // The integer form needs a step to write a one-hot, and float32 to hold its sums.
-  const bool integer_sound =
-      integer_coordinates_exact(n) && !(spec.one_hot_result && plan.steps == 0);
+  const bool integer_sound = spec.integer_form && integer_coordinates_exact(n) &&
+                             !(spec.one_hot_result && plan.steps == 0);
   const long long other = integer_sound
                               ? std::min(state_map_units(n), integer_units(n, spec.one_hot_result))
                               : state_map_units(n);

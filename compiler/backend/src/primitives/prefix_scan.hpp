@@ -44,6 +44,8 @@ struct PrefixScanSpec {
   // The result must be a categorical (result()), as the cascade's lookups read it; otherwise
   // only unembed() reads it, which the integer form does without a one-hot.
   bool one_hot_result = false;
+  bool integer_form =
+      true;  // false: one-hot forms only (the integer form is exact in float32 only)
   std::size_t max_elements = 200000;            // monoid enumeration limit for the element form
   std::size_t max_units_per_step = 20'000'000;  // beyond this the network is not practical
 };

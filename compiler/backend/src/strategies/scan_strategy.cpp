@@ -19,8 +19,10 @@ PrefixScanSpec letters_spec(const Automaton& automaton) {
 
 }  // namespace
 
-ScanChoice plan_scan(const Automaton& automaton, int max_len) {
-  return plan_prefix_scan(letters_spec(automaton), max_len);
+ScanChoice plan_scan(const Automaton& automaton, int max_len, bool integer_form) {
+  PrefixScanSpec spec = letters_spec(automaton);
+  spec.integer_form = integer_form;
+  return plan_prefix_scan(spec, max_len);
 }
 
 Program build_scan(const Automaton& automaton, int max_len, const ScanChoice& choice) {

@@ -8,7 +8,8 @@
 namespace krc {
 
 // The scan over the letters' transformations, its form chosen (primitives/prefix_scan.hpp).
-ScanChoice plan_scan(const Automaton& automaton, int max_len);
+// integer_form = false keeps to the one-hot forms (exact in bf16 and fp16 too).
+ScanChoice plan_scan(const Automaton& automaton, int max_len, bool integer_form = true);
 
 Program build_scan(const Automaton& automaton, int max_len, const ScanChoice& choice);
 

@@ -1,0 +1,19 @@
+#pragma once
+// How the planner honours CompileOptions::precision (krc/precision.hpp).
+#include <nlohmann/json.hpp>
+
+#include "krc/compile.hpp"
+
+namespace krc {
+
+// Throws LimitError, naming the strategy, why and the largest max-len, where `strategy` has no
+// construction exact in options.precision. fp32 admits every strategy; bf16 and fp16 only the
+// scan with its one-hot forms.
+void check_precision(Strategy strategy, const CompileOptions& options);
+// Whether the scan may use its integer-coordinate form (exact in float32 only).
+bool scan_integer_form_allowed(const CompileOptions& options);
+// {"fp32": L, "bf16": L, "fp16": L}: for a built network, the largest length the bounds certify
+// in each format (its max_len), or null where none is certified.
+nlohmann::json exact_formats(const CompileResult& result);
+
+}  // namespace krc

@@ -1,0 +1,14 @@
+#pragma once
+// The line `krc compile` and `krc info` print about number formats: the precision a network
+// was compiled for and, per format, the largest length the bounds certify (the `compiler`
+// metadata's "precision" member, compile.cpp).
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace krc::cli {
+
+// "precision: compiled for bf16; exact in fp32 up to max-len 4,096, bf16 up to 4,096, fp16 up
+// to 4,096\n", or "" when the notes carry no such member of the expected types.
+std::string precision_line(const nlohmann::json& compiler);
+
+}  // namespace krc::cli
