@@ -6,7 +6,7 @@
 # KRC_BUILD_TARGETS="krc ..." builds only those targets (the demo builds just the krc command);
 # unset, everything is built, the test programs included. Builds go through ccache (installed
 # here too), which saves them where its cache (~/.cache/ccache) outlives the machine.
-# KRC_PYTHON=0 leaves out the environment and the package (the sanitizer build does);
+# KRC_PYTHON=0 leaves out the environment and the package (sanitizer and fuzz builds do);
 # KRC_VENV=DIR uses another environment than .venv.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -29,6 +29,8 @@ fi
 
 cd "$here"
 python=${KRC_PYTHON:-1}
+# A sanitized extension would not load into a plain interpreter: those builds leave Python out.
+case " $* " in *-DKRC_SANITIZE=ON*|*-DKRC_FUZZ=ON*) python=${KRC_PYTHON:-0} ;; esac
 venv=${KRC_VENV:-$here/.venv}
 cmake_python=()
 if [ "$python" = 1 ]; then
@@ -57,7 +59,8 @@ if [ "$python" = 1 ]; then
   # `pip install .` by scikit-build-core, in the build directory just built (its generator, no
   # isolated environment): it builds only what is missing (the extension), then installs.
   build_dir=$(cd "$build" && pwd)
-  CMAKE_GENERATOR=$(sed -n 's/^CMAKE_GENERATOR:INTERNAL=//p' "$build_dir/CMakeCache.txt") \
+  cached() { sed -n "s/^$1:[A-Z]*=//p" "$build_dir/CMakeCache.txt"; }
+  CMAKE_GENERATOR=$(cached CMAKE_GENERATOR) \
     "$venv/bin/python" -m pip install -q --no-build-isolation --no-deps \
-    -C "build-dir=$build_dir" -C cmake.build-type=Release "$here"
+    -C "build-dir=$build_dir" -C "cmake.build-type=$(cached CMAKE_BUILD_TYPE)" "$here"
 fi
