@@ -11,33 +11,33 @@
 # test cannot leave the lane unnoticed.
 set(krc_sanitize_lane
   # Whole modules: the automaton model, the readers, the runtime.
-  "^automata: "
-  "^frontend: "
-  "^runtime: "
+  "^automata:"
+  "^frontend:"
+  "^runtime:"
   # Hostile input and output safety, through the krc command.
-  "^tools: hostile descriptions: "
-  "^tools: hostile weights: "
-  "^tools: output: "
-  "^tools: options: "
-  "^tools: damaged weights files: "
-  "^tools: krc compile: "
-  "^tools: bad input exits 2"
-  "^tools: a missing input file"
-  "^tools: krc zoo with a bad family"
+  "^tools:hostile descriptions: "
+  "^tools:hostile weights: "
+  "^tools:output: "
+  "^tools:options: "
+  "^tools:damaged weights files: "
+  "^tools:krc compile: "
+  "^tools:bad input exits 2"
+  "^tools:a missing input file"
+  "^tools:krc zoo with a bad family"
   # A sample of the decomposition, the construction and verification.
-  "^decompose: decode\\(encode"
-  "^decompose: images, tiles and subduction classes"
-  "^decompose: holonomy groups: "
-  "^decompose: limits stop with a DecomposeLimitError"
-  "^decompose: the JSON summary"
-  "^backend: primitives: "
-  "^backend: exponents are unique"
-  "^backend: onelayer: exactly one attention layer"
-  "^backend: scan networks of small reference automata"
-  "^backend: kr networks of small reference automata"
-  "^backend: clamped walk: gridworld_n"
-  "^tools: pipeline through the krc command: parity"
-  "^tools: pipeline through the krc command: abab")
+  "^decompose:decode\\(encode"
+  "^decompose:images, tiles and subduction classes"
+  "^decompose:holonomy groups: "
+  "^decompose:limits stop with a DecomposeLimitError"
+  "^decompose:the JSON summary"
+  "^backend:primitives: "
+  "^backend:exponents are unique"
+  "^backend:onelayer: exactly one attention layer"
+  "^backend:scan networks of small reference automata"
+  "^backend:kr networks of small reference automata"
+  "^backend:clamped walk: gridworld_n"
+  "^tools:pipeline through the krc command: parity"
+  "^tools:pipeline through the krc command: abab")
 
 foreach(krc_pattern IN LISTS krc_sanitize_lane)
   string(REGEX REPLACE "^\\^([a-z_]+):.*" "\\1" krc_module "${krc_pattern}")
