@@ -7,6 +7,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 import krc
 
 
@@ -100,13 +102,25 @@ def test_framework_methods_hand_over_a_weights_file(tmp_path, monkeypatch):
         assert not os.path.exists(call[4])  # the temporary weights file is gone
 
 
-def test_readme_python_example_is_true(capsys):
-    # The tour's Python block up to the framework lines (their tests are test_frameworks*).
+def test_readme_python_example_is_true(capsys, tmp_path, monkeypatch):
+    # The tour's Python block, whole: it asserts itself that krc's runner, the torch module, the
+    # TransformerLens bridge and onnxruntime give the same states; here the states it claims in
+    # a comment are checked against the automaton, run by hand.
+    pytest.importorskip("torch")
+    pytest.importorskip("onnxruntime")
+    pytest.importorskip("transformer_lens")
     readme = open(os.path.join(os.path.dirname(__file__), "..", "..", "README.md")).read()
     block = readme.split("```python\n", 1)[1].split("```", 1)[0]
-    core = block.split("model = net.to_torch()")[0]
-    exec(compile(core, "README.md", "exec"), {})
+    monkeypatch.chdir(tmp_path)  # it writes g9.onnx
+    scope = {}
+    exec(compile(block, "README.md", "exec"), scope)
     printed = capsys.readouterr().out
-    claimed = ast.literal_eval(core.split("# ")[-1].strip())  # the states the comment shows
     assert "all right" in printed or "verified" in printed
-    assert str(claimed) in printed
+    claimed = ast.literal_eval(block.split("states = net.run(word).states")[1]
+                               .split("# ")[1].split("\n")[0].strip())
+    # gridworld_9 (automata/zoo): cells 0..8 from cell 0, R moves right, L left, clamped.
+    cell, expected = 0, ["0"]
+    for letter in scope["word"].split():
+        cell = min(8, cell + 1) if letter == "R" else max(0, cell - 1)
+        expected.append(str(cell))
+    assert claimed == expected == scope["states"]
