@@ -6,7 +6,9 @@ TransformerLens". Run it with the project's venv Python ($KRC_VENV/bin/python, d
 import os
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "python"))
+# The package that tools/setup.sh installed (with its compiled core) comes first; the source
+# tree's copy is only a fallback, since its krc/__init__.py needs the built extension.
+sys.path.append(os.path.join(os.path.dirname(os.path.abspath(__file__)), "python"))
 
 from krc.torch_layers import MLP, Attention, Block, Embed, PosEmbed, Unembed  # noqa: E402,F401
 from krc.torch_module import (  # noqa: E402,F401

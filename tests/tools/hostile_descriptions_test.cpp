@@ -148,10 +148,13 @@ TEST_CASE("hostile descriptions: compiling a 5,000-state random automaton stops 
       "{\"states\":[" + states + "],\"alphabet\":[\"a\",\"b\"],\"initial\":0,\"transitions\":{" +
           "\"a\":[" + a + "],\"b\":[" + b + "]}}");
   // At max-len 8 the one-layer strategy fits (511 prefixes); at 64 it cannot enumerate them.
+  // auto stops kr at its image cap (2^14 sets) before any budget; kr asked for stops at it.
   const auto r = compile_refused(file, {"--max-len", "64"});
   CHECK(contains(r.err, "krc: error: no strategy fits: scan: "));
+  CHECK(contains(r.err, "; kr: the image orbit of 'random' has more than 16384 sets"));
   CHECK(contains(r.err, "; onelayer: "));
-  CHECK(contains(r.err, "memory budget (--max-memory 512 MiB)"));
+  const auto kr = compile_refused(file, {"--max-len", "64", "--strategy", "kr"});
+  CHECK(contains(kr.err, "memory budget (--max-memory 512 MiB)"));
 }
 
 TEST_CASE("hostile descriptions: the letter <bos> is refused where it is written") {

@@ -174,10 +174,12 @@ CompileResult compile_auto(const Automaton& automaton, const CompileOptions& opt
   for (Strategy s : {Strategy::Scan, Strategy::Kr, Strategy::OneLayer}) {
     Candidate c{s, std::nullopt, {}};
     try {
-      if (s == Strategy::Kr)  // planned first, built only when it can beat scan's depth
+      if (s == Strategy::Kr) {  // planned first, built only when it can beat scan's depth
+        check_precision(s, options);
         c.result = compile_kr(automaton, options, deepest);
-      else
+      } else {
         c.result = compile_one(s, automaton, options);
+      }
     } catch (const LimitError& e) {
       c.error = e.what();
     }
