@@ -67,7 +67,7 @@ Eigen::MatrixXd Forward::run(const std::vector<LetterId>& word) const {
   std::vector<float> acc(states);
   for (int t = 0; t < n; ++t) {
     std::fill(acc.begin(), acc.end(), 0.0f);
-    accumulate(unembedding_, &x[t * d_], acc.data());
+    accumulate(unembedding_, x.data() + t * d_, acc.data());
     for (int s = 0; s < states; ++s) logits(t, s) = round_(acc[s]);
   }
   return logits;
@@ -78,7 +78,8 @@ void Forward::attention(const Layer& layer, Rows& x, int n) const {
   Rows acc(static_cast<std::size_t>(n) * d_, 0.0f);
   for (const Head& head : layer.heads) {
     const Rows z = head_output(head, x, n);
-    for (int t = 0; t < n; ++t) accumulate(head.output, &z[t * head.output.rows], &acc[t * d_]);
+    for (int t = 0; t < n; ++t)
+      accumulate(head.output, z.data() + t * head.output.rows, acc.data() + t * d_);
   }
   for (std::size_t i = 0; i < x.size(); ++i) x[i] = round_(x[i] + round_(acc[i]));
 }
@@ -87,7 +88,7 @@ void Forward::attention(const Layer& layer, Rows& x, int n) const {
 Forward::Rows Forward::head_output(const Head& head, const Rows& x, int n) const {
   auto project = [&](const Matrix& w) {
     Rows y(static_cast<std::size_t>(n) * w.cols, 0.0f);
-    for (int t = 0; t < n; ++t) accumulate(w, &x[t * d_], &y[t * w.cols]);
+    for (int t = 0; t < n; ++t) accumulate(w, x.data() + t * d_, y.data() + t * w.cols);
     for (float& v : y) v = round_(v);
     return y;
   };
@@ -108,7 +109,7 @@ Forward::Rows Forward::head_output(const Head& head, const Rows& x, int n) const
       p[j] = scale_ == 1.0f ? s : round_(s * scale_);
     }
     softmax_row(head.kind, p);
-    float* zt = &z[t * width];
+    float* zt = z.data() + t * width;
     for (int j = 0; j <= t; ++j) {
       if (p[j] == 0.0f && !nonfinite_value[j]) continue;  // +-0 terms (see the header)
       for (int c = 0; c < width; ++c) zt[c] += p[j] * v[j * width + c];
@@ -155,7 +156,7 @@ void Forward::mlp(const Mlp& m, Rows& x, int n) const {
   std::vector<char> touched_mark(hidden, 0);
   std::vector<int> active;
   for (int t = 0; t < n; ++t) {
-    float* xt = &x[t * d_];
+    float* xt = x.data() + t * d_;
     const bool finite = std::all_of(xt, xt + d_, [](float v) { return std::isfinite(v); });
     std::fill(out.begin(), out.end(), 0.0f);
     if (!finite || m.in.any_nonfinite || m.out.any_nonfinite) {  // every unit, densely

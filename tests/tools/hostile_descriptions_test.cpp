@@ -93,7 +93,7 @@ TEST_CASE("hostile descriptions: a huge file or an endless stream stops at the r
                             ": 20.0 GiB, more than the 16.0 MiB a "
                             "description file may have (1/32 of the memory "
                             "budget, --max-memory 512 MiB"));
-  CHECK(r.peak_bytes < (std::uint64_t{64} << 20));
+  test::check_peak_under(r, std::uint64_t{64} << 20);  // plus ASan's own in that build
   // An endless stream of text (a FIFO fed by a thread until krc closes it).
   const std::string fifo = (dir / "endless.json").string();
   REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
@@ -134,7 +134,7 @@ TEST_CASE(
 TEST_CASE("hostile descriptions: compiling a 5,000-state random automaton stops at the budget") {
   test::TempDir dir;
   std::mt19937_64 rng(9);
-  const int n = test::sanitized_build() ? 2000 : 5000;
+  const int n = test::sanitized_build() ? 2100 : 5000;  // past the integer scan's 2,047 states
   std::string states, a, b;
   std::uniform_int_distribution<int> target(0, n - 1);
   for (int i = 0; i < n; ++i) {
