@@ -1,37 +1,15 @@
-"""Shared by the Python API tests: where the repository's data lies, and an automaton oracle
-that reads krc's native JSON by itself (never through krc) and runs words on it."""
+"""Shared by the Python tests: where the repository's data lies, the automaton oracle (oracle.py),
+and the marker `frameworks` of the tests that run networks through torch, TransformerLens and
+onnxruntime beside the krc command."""
 
-import json
 import os
 import sys
 
 import pytest
 
-REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-ZOO = os.path.join(REPO, "automata", "zoo")
+from oracle import Oracle, REPO, ZOO  # noqa: F401  (the API tests import them from here)
+
 REFERENCE = os.path.join(REPO, "tests", "reference")
-
-
-class JsonAutomaton:
-    """The automaton of a native JSON file as its text says: targets by name or by index."""
-
-    def __init__(self, path):
-        with open(path) as f:
-            doc = json.load(f)
-        self.states = list(doc["states"])
-        self.letters = list(doc["alphabet"])
-        index = {name: i for i, name in enumerate(self.states)}
-        target = lambda t: index[t] if isinstance(t, str) else int(t)
-        self.initial = target(doc["initial"])
-        self.delta = {a: [target(t) for t in doc["transitions"][a]] for a in self.letters}
-
-    def run(self, word):
-        """State names after every prefix, the empty one first."""
-        q, out = self.initial, [self.states[self.initial]]
-        for a in word:
-            q = self.delta[a][q]
-            out.append(self.states[q])
-        return out
 
 
 @pytest.fixture(scope="session")
@@ -48,3 +26,23 @@ def reference_forward():
     finally:
         sys.path.pop(0)
     return reference_forward
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "frameworks: needs the krc command (skipped without it); torch on one thread")
+
+
+@pytest.fixture(autouse=True)
+def _frameworks(request):
+    """For tests marked `frameworks`: skipped without the krc command; torch on one intra-op
+    thread while they run (frameworks_support.one_thread says why)."""
+    if request.node.get_closest_marker("frameworks") is None:
+        yield
+        return
+    from frameworks_support import krc_binary, one_thread
+
+    if krc_binary() is None:
+        pytest.skip("no krc binary (build/krc or $KRC_BINARY)")
+    with one_thread():
+        yield

@@ -1,15 +1,14 @@
 """Shared by tests/python/test_frameworks*.py: the krc command, zoo networks compiled into a
 temporary directory, the automaton oracle read from a weights file's own metadata through the
-official safetensors reader, and random words."""
+official safetensors reader (oracle.py), and random words."""
 import contextlib
 import json
 import os
-import random
 import subprocess
 import sys
 
-REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-ZOO = os.path.join(REPO, "automata", "zoo")
+from oracle import Oracle, REPO, ZOO  # noqa: F401  (the tests import them from here too)
+
 if not os.path.isdir(os.path.join(REPO, "tools", "python", "krc")):
     raise RuntimeError("tools/python/krc not found beside the tests")
 try:
@@ -68,44 +67,6 @@ def compile_zoo(directory, name, strategy, max_len, *options):
 
 def zoo_names():
     return sorted(f[:-5] for f in os.listdir(ZOO) if f.endswith(".json"))
-
-
-class Oracle:
-    """An automaton in krc's native JSON (targets by name or by index), run letter by letter:
-    a zoo file (Oracle.zoo) or the "automaton" metadata of a weights file (Oracle.of_file)."""
-
-    @staticmethod
-    def zoo(name):
-        with open(os.path.join(ZOO, name + ".json")) as f:
-            return Oracle(json.load(f))
-
-    @staticmethod
-    def of_file(weights_path):
-        from safetensors import safe_open
-
-        with safe_open(weights_path, framework="np") as f:
-            return Oracle(json.loads(f.metadata()["automaton"]))
-
-    def __init__(self, doc):
-        self.states, self.letters = list(doc["states"]), list(doc["alphabet"])
-        index = {name: i for i, name in enumerate(self.states)}
-        target = (lambda t: index[t] if isinstance(t, str) else int(t))
-        self.initial = target(doc["initial"])
-        self.delta = {a: [target(t) for t in doc["transitions"][a]] for a in self.letters}
-
-    def run(self, word):
-        """State names after every prefix, the empty one first."""
-        q, out = self.initial, [self.states[self.initial]]
-        for a in word:
-            q = self.delta[a][q]
-            out.append(self.states[q])
-        return out
-
-    def words(self, seed, count, longest, short):
-        """`count` random words: one of `longest` letters, the others of 0..short letters."""
-        rng = random.Random(seed)
-        lengths = [longest] + [rng.randint(0, short) for _ in range(count - 1)]
-        return [[rng.choice(self.letters) for _ in range(n)] for n in lengths]
 
 
 def krc_run(path, word, *options):

@@ -7,7 +7,7 @@ import os
 import pytest
 
 import krc
-from conftest import REFERENCE, ZOO, JsonAutomaton
+from conftest import REFERENCE, Oracle, ZOO
 
 REPO_DATA = os.path.join(os.path.dirname(REFERENCE), "frontend", "data")
 
@@ -15,7 +15,7 @@ REPO_DATA = os.path.join(os.path.dirname(REFERENCE), "frontend", "data")
 @pytest.mark.parametrize("name", ["gridworld_9", "dihedral_4", "abab", "parity"])
 def test_load_automaton_reads_what_the_file_says(name):
     path = os.path.join(ZOO, name + ".json")
-    oracle = JsonAutomaton(path)
+    oracle = Oracle.of_json(path)
     a = krc.load_automaton(path)
     assert isinstance(a, krc.Automaton)
     assert a.states == oracle.states and a.letters == oracle.letters
@@ -28,7 +28,7 @@ def test_load_automaton_reads_what_the_file_says(name):
 
 def test_run_is_the_automaton_s_run():
     path = os.path.join(ZOO, "dihedral_4.json")
-    oracle, a = JsonAutomaton(path), krc.load_automaton(path)
+    oracle, a = Oracle.of_json(path), krc.load_automaton(path)
     word = [oracle.letters[(7 * i + i // 3) % len(oracle.letters)] for i in range(40)]
     assert a.run(word) == oracle.run(word)
     assert len(a.run([])) == 1

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import krc
-from conftest import ZOO, JsonAutomaton
+from conftest import Oracle, ZOO
 
 
 @pytest.fixture(scope="module")
@@ -22,7 +22,7 @@ def random_word(letters, length, seed):
 
 
 def test_gridworld_runs_as_the_automaton(gridworld):
-    oracle = JsonAutomaton(os.path.join(ZOO, "gridworld_9.json"))
+    oracle = Oracle.of_json(os.path.join(ZOO, "gridworld_9.json"))
     assert isinstance(gridworld, krc.Network)
     for seed in range(5):
         word = random_word(oracle.letters, 64, seed)
@@ -40,7 +40,7 @@ def test_gridworld_runs_as_the_automaton(gridworld):
                                                 ("onelayer", krc.OneLayerPlan)])
 def test_each_strategy_builds_its_plan_and_runs_right(strategy, plan_type):
     path = os.path.join(ZOO, "dihedral_3.json")
-    oracle = JsonAutomaton(path)
+    oracle = Oracle.of_json(path)
     net = krc.compile(krc.load_automaton(path), strategy=strategy, max_len=8)
     assert net.strategy == strategy and net.reason
     assert isinstance(net.plan, plan_type)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import krc
-from conftest import JsonAutomaton, ZOO
+from conftest import Oracle, ZOO
 
 
 @pytest.fixture(scope="module")
@@ -55,7 +55,7 @@ def test_a_wrong_network_gives_its_counterexample(gridworld, tmp_path):
     report = krc.load(bad).verify(exhaustive=3, random=5, progress=False)
     assert not report.ok and report.wrong_positions > 0
     c = report.counterexample
-    oracle = JsonAutomaton(ZOO + "/gridworld_9.json")
+    oracle = Oracle.of_json(ZOO + "/gridworld_9.json")
     assert c.part == "exhaustive" and c.position == 0  # the initial state "0" is now "1"
     assert c.expected == oracle.run(c.word)
     assert c.actual[0] == "1" and c.wrong[0]

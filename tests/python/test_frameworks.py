@@ -10,17 +10,10 @@ import numpy as np
 import pytest
 import torch
 
-from frameworks_support import (
+from frameworks_support import 
     compile_zoo, krc_binary, krc_run, one_thread, onnx_session, Oracle, zoo_names)
 
-pytestmark = pytest.mark.skipif(krc_binary() is None,
-                                reason="no krc binary (build/krc or $KRC_BINARY)")
-
-
-@pytest.fixture(autouse=True)
-def _one_thread():
-    with one_thread():
-        yield
+pytestmark = pytest.mark.frameworks
 
 
 MAX_LEN, WORDS, SHORT = 256, 20, 48

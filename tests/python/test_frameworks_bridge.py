@@ -5,16 +5,9 @@ import json
 import pytest
 import torch
 
-from frameworks_support import compile_zoo, krc_binary, one_thread, onnx_session, Oracle
+from frameworks_support import compile_zoo, onnx_session, Oracle
 
-pytestmark = pytest.mark.skipif(krc_binary() is None,
-                                reason="no krc binary (build/krc or $KRC_BINARY)")
-
-
-@pytest.fixture(autouse=True)
-def _one_thread():
-    with one_thread():
-        yield
+pytestmark = pytest.mark.frameworks
 
 
 def test_the_bridge_caches_under_canonical_names_and_carries_labels_and_heads(tmp_path):

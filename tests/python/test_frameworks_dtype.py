@@ -10,16 +10,9 @@ import sys
 import pytest
 import torch
 
-from frameworks_support import compile_zoo, krc, krc_binary, one_thread, Oracle, REPO
+from frameworks_support import compile_zoo, krc, Oracle, REPO
 
-pytestmark = pytest.mark.skipif(krc_binary() is None,
-                                reason="no krc binary (build/krc or $KRC_BINARY)")
-
-
-@pytest.fixture(autouse=True)
-def _one_thread():
-    with one_thread():
-        yield
+pytestmark = pytest.mark.frameworks
 
 DTYPES = {"bfloat16": torch.bfloat16, "float16": torch.float16}
 

@@ -10,16 +10,9 @@ import struct
 import numpy as np
 import pytest
 
-from frameworks_support import compile_zoo, krc, krc_binary, one_thread
+from frameworks_support import compile_zoo, krc
 
-pytestmark = pytest.mark.skipif(krc_binary() is None,
-                                reason="no krc binary (build/krc or $KRC_BINARY)")
-
-
-@pytest.fixture(autouse=True)
-def _one_thread():
-    with one_thread():
-        yield
+pytestmark = pytest.mark.frameworks
 
 DTYPES = {"F32": "<f4", "F64": "<f8", "I32": "<i4", "I64": "<i8", "U8": "u1"}
 
