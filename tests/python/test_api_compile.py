@@ -36,6 +36,24 @@ def test_gridworld_runs_as_the_automaton(gridworld):
     assert gridworld.run("RRL").states == oracle.run(["R", "R", "L"])
 
 
+def test_letters_with_commas_are_read_as_krc_run_reads_them():
+    # Letters as LearnLib writes TCP's ("SYN(V,V,0)"): a string that is a letter is that letter,
+    # commas inside brackets do not separate, tabs alone separate when there is one.
+    text = """{"states": ["closed", "open"], "alphabet": ["SYN(V,V,0)", "RST(V,V,0)", "a b"],
+               "initial": "closed",
+               "transitions": {"SYN(V,V,0)": ["open", "open"], "RST(V,V,0)": ["closed", "closed"],
+                               "a b": ["open", "closed"]}}"""
+    net = krc.compile(krc.parse_automaton(text, "tcp.json"), max_len=8)
+    syn, rst = "SYN(V,V,0)", "RST(V,V,0)"
+    assert net.run(syn).states == ["closed", "open"]
+    assert net.run("SYN(V,V,0),RST(V,V,0) SYN(V,V,0)").states == ["closed", "open", "closed", "open"]
+    assert net.run([rst, syn, "a b"]).states == ["closed", "closed", "open", "closed"]
+    assert net.run("a b\tSYN(V,V,0)").states == ["closed", "open", "open"]
+    with pytest.raises(krc.InputError) as e:
+        net.run("SYN(V,V,0),FIN(V,V,0)")
+    assert "FIN(V,V,0)" in str(e.value)
+
+
 @pytest.mark.parametrize("strategy,plan_type", [("scan", krc.ScanPlan), ("kr", krc.KrPlan),
                                                 ("onelayer", krc.OneLayerPlan)])
 def test_each_strategy_builds_its_plan_and_runs_right(strategy, plan_type):

@@ -34,6 +34,11 @@ def test_progress_goes_to_a_callable(gridworld):
     assert seen and all(isinstance(p, krc.VerifyProgress) for p in seen)
     assert all(0 <= p.words_done <= p.words_total for p in seen)
     assert seen[-1].words_done == seen[-1].words_total
+    # str() is krc verify's progress line: the counts with thousands separators, the seconds.
+    last = seen[-1]
+    words = "{:,} of {:,} words".format(last.words_done, last.words_total)
+    assert str(last).startswith("verifying: ") and words in str(last)
+    assert ("%d s" % int(last.seconds)) in str(last)
 
 
 def swap_unembedding_columns(source, target, a, b):

@@ -20,17 +20,6 @@ using namespace krc;
 
 namespace {
 
-std::vector<std::string> word_lines(const Network& n,
-                                    const std::vector<std::vector<LetterId>>& words) {
-  std::vector<std::string> lines;
-  for (const auto& w : words) {
-    std::string line;
-    for (std::size_t i = 0; i < w.size(); ++i) line += (i ? "," : "") + n.vocabulary[w[i] + 1];
-    lines.push_back(line);
-  }
-  return lines;
-}
-
 // Runs `words` through krc and numpy in `arithmetic`; counts the logits that differ (NaN equals
 // NaN) and the non-finite ones. Every logit must be a value of the format.
 struct Comparison {
@@ -43,7 +32,7 @@ Comparison compare_with_numpy(const Network& n, const std::vector<std::vector<Le
   std::ofstream(model, std::ios::binary) << network_to_safetensors(n);
   const std::string flag = arithmetic == Arithmetic::BFloat16 ? "--bf16" : "--fp16";
   const auto script = test::run_reference_forward(
-      dir, model, word_lines(n, words), {flag, "--logits", "--attention", to_string(attention)});
+      dir, model, test::word_lines(n.vocabulary, words), {flag, "--logits", "--attention", to_string(attention)});
   REQUIRE(script.size() == words.size());
   const narrow::Rounding round = narrow::rounding_of(arithmetic);
   ForwardPass pass(n, {attention, arithmetic, 1});

@@ -14,22 +14,6 @@
 using namespace krc;
 using nlohmann::json;
 
-namespace {
-
-// The words as the script reads them: one per line, letters by name, comma-separated.
-std::vector<std::string> word_lines(const Network& n,
-                                    const std::vector<std::vector<LetterId>>& words) {
-  std::vector<std::string> lines;
-  for (const auto& w : words) {
-    std::string line;
-    for (std::size_t i = 0; i < w.size(); ++i) line += (i ? "," : "") + n.vocabulary[w[i] + 1];
-    lines.push_back(line);
-  }
-  return lines;
-}
-
-}  // namespace
-
 TEST_CASE("reference_forward.py agrees with the C++ forward pass on random networks") {
   std::mt19937_64 rng(31);
   test::TempDir dir;
@@ -48,7 +32,7 @@ TEST_CASE("reference_forward.py agrees with the C++ forward pass on random netwo
       words.push_back(test::random_word(rng, static_cast<int>(a.letter_count()),
                                         std::uniform_int_distribution<int>(1, shape.max_len)(rng)));
     for (auto attention : {AttentionKind::Softmax, AttentionKind::Hard}) {
-      const auto script = test::run_reference_forward(dir, model, word_lines(n, words),
+      const auto script = test::run_reference_forward(dir, model, test::word_lines(n.vocabulary, words),
                                                       {"--attention", to_string(attention)});
       REQUIRE(script.size() == words.size());
       ForwardPass pass(n, {attention, Arithmetic::Float64, 1});
@@ -94,7 +78,7 @@ TEST_CASE("numpy in float32 and the Float32 arithmetic agree with the automaton 
     std::ofstream(model, std::ios::binary) << network_to_safetensors(n);
     const auto word = test::random_word(rng, static_cast<int>(a.letter_count()), c.max_len);
     const auto script =
-        test::run_reference_forward(dir, model, word_lines(n, {word}), {"--float32"});
+        test::run_reference_forward(dir, model, test::word_lines(n.vocabulary, {word}), {"--float32"});
     REQUIRE(script.size() == 1);
     const std::vector<StateId> expected = a.run(word);
     const auto states = predict_states(n, {word}, {AttentionKind::Softmax, Arithmetic::Float32, 1});

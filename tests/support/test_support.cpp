@@ -99,6 +99,17 @@ std::vector<nlohmann::json> run_reference_forward(const TempDir& dir, const std:
   return lines;
 }
 
+std::vector<std::string> word_lines(const std::vector<std::string>& vocabulary,
+                                    const std::vector<std::vector<LetterId>>& words) {
+  std::vector<std::string> lines;
+  for (const auto& w : words) {
+    std::string line;
+    for (std::size_t i = 0; i < w.size(); ++i) line += (i ? "," : "") + vocabulary[w[i] + 1];
+    lines.push_back(line);
+  }
+  return lines;
+}
+
 CommandResult run_krc(const std::vector<std::string>& args) {
   const char* env = std::getenv("KRC_BINARY");
   std::string binary = env ? env : (fs::path(KRC_BINARY_DIR) / "krc").string();

@@ -53,6 +53,10 @@ std::string write_file(const TempDir& dir, const std::string& name, const std::s
 std::vector<nlohmann::json> run_reference_forward(const TempDir& dir, const std::string& model,
                                                   const std::vector<std::string>& word_lines,
                                                   const std::vector<std::string>& args = {});
+// The words as reference_forward.py reads them: one a line, letters by their names in the
+// network's vocabulary, separated by commas.
+std::vector<std::string> word_lines(const std::vector<std::string>& vocabulary,
+                                    const std::vector<std::vector<LetterId>>& words);
 
 // A uniformly random complete automaton with 1..max_states states and 1..max_letters letters.
 Automaton random_automaton(std::mt19937_64& rng, int max_states, int max_letters);

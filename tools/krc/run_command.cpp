@@ -9,8 +9,8 @@
 #include "command.hpp"
 #include "krc/automaton_json.hpp"
 #include "krc/forward.hpp"
-#include "krc/input_error.hpp"
 #include "krc/weights_file.hpp"
+#include "krc/word_run.hpp"
 
 namespace krc::cli {
 
@@ -23,99 +23,26 @@ struct RunArguments {
   bool float64 = false, json = false;
 };
 
-// One string of several letters (automata/README.md, "Letters on the command line"): with a
-// tab in it, the tabs alone separate letters (which may then hold spaces and commas); else
-// spaces and the commas outside brackets do, so that "SYN(V,V,0),ACK(V,V,0)" is two letters.
-std::vector<std::string> split_letters(const std::string& s) {
-  const bool tabs = s.find('\t') != std::string::npos;
-  std::vector<std::string> parts;
-  std::string part;
-  int depth = 0;  // brackets open at this character
-  for (char c : s) {
-    const bool separator =
-        tabs ? c == '\t' : c == ' ' || c == '\n' || c == '\r' || (c == ',' && depth == 0);
-    if (!tabs && (c == '(' || c == '[' || c == '{')) ++depth;
-    if (!tabs && (c == ')' || c == ']' || c == '}') && depth > 0) --depth;
-    if (separator) {
-      if (!part.empty()) parts.push_back(part);
-      part.clear();
-    } else {
-      part += c;
-    }
-  }
-  if (!part.empty()) parts.push_back(part);
-  return parts;
-}
-
-// An argument that is a letter is that letter, whatever it holds ("SYN(V,V,0)"); any other is
-// split by split_letters, and a piece that is not a letter but spells one-character letters
-// ("0110") is read letter by letter.
-std::vector<LetterId> parse_word(const std::vector<std::string>& arguments,
-                                 const Automaton& automaton) {
-  std::vector<LetterId> word;
-  for (const auto& argument : arguments) {
-    if (long a = automaton.find_letter(argument); a >= 0) {
-      word.push_back(static_cast<LetterId>(a));
-      continue;
-    }
-    for (const auto& token : split_letters(argument)) {
-      if (long a = automaton.find_letter(token); a >= 0) {
-        word.push_back(static_cast<LetterId>(a));
-        continue;
-      }
-      std::vector<LetterId> spelled;
-      for (char c : token)
-        if (long a = automaton.find_letter(std::string(1, c)); a >= 0)
-          spelled.push_back(static_cast<LetterId>(a));
-      if (spelled.size() == token.size()) {
-        word.insert(word.end(), spelled.begin(), spelled.end());
-        continue;
-      }
-      std::string alphabet;
-      for (const auto& l : automaton.letters()) alphabet += (alphabet.empty() ? "" : ", ") + l;
-      throw InputError("command line", "letter \"" + token + "\"",
-                       "not in the network's alphabet (" + alphabet + ")");
-    }
-  }
-  return word;
-}
-
-int run_word(const RunArguments& a) {
+int run_file(const RunArguments& a) {
   const Network network = load_network(a.file);
   const Automaton automaton =
       automaton_from_json(network.automaton, a.file);  // checked by the loader
-  const std::vector<LetterId> word = parse_word(a.letters, automaton);
-  if (static_cast<long long>(word.size()) > network.max_len)
-    throw InputError("command line", "letters",
-                     std::to_string(word.size()) + " letters, more than the network's max_len " +
-                         std::to_string(network.max_len));
   ForwardOptions options;
   options.attention =
       a.attention.empty() ? network.attention : attention_kind_from_string(a.attention);
   options.arithmetic = a.float64              ? Arithmetic::Float64
                        : a.arithmetic.empty() ? kDefaultArithmetic
                                               : arithmetic_from_string(a.arithmetic);
-  const Eigen::MatrixXd logits = ForwardPass(network, options).run(word);
-  const std::vector<StateId> expected = automaton.run(word);
-
-  std::vector<StateId> states;
-  std::vector<double> margins;  // best - second best; infinite with one state
-  for (Eigen::Index t = 0; t < logits.rows(); ++t) {
-    Eigen::Index best = 0;
-    logits.row(t).maxCoeff(&best);
-    double second = -std::numeric_limits<double>::infinity();
-    for (Eigen::Index s = 0; s < logits.cols(); ++s)
-      if (s != best) second = std::max(second, logits(t, s));
-    states.push_back(static_cast<StateId>(best));
-    margins.push_back(logits(t, best) - second);
-  }
+  const WordRun r = run_word(network, automaton, parse_word(a.letters, automaton, "command line"),
+                             options, "command line");
+  const auto& [word, logits, states, margins, expected, ran] = r;
 
   if (a.json) {
     nlohmann::json out = {
         {"letters", nlohmann::json::array()},         {"states", nlohmann::json::array()},
         {"margins", nlohmann::json::array()},         {"expected", nlohmann::json::array()},
-        {"logits", nlohmann::json::array()},          {"attention", to_string(options.attention)},
-        {"arithmetic", to_string(options.arithmetic)}};
+        {"logits", nlohmann::json::array()},          {"attention", to_string(ran.attention)},
+        {"arithmetic", to_string(ran.arithmetic)}};
     for (LetterId l : word) out["letters"].push_back(automaton.letter_name(l));
     for (std::size_t t = 0; t < states.size(); ++t) {
       out["states"].push_back(automaton.state_name(states[t]));
@@ -169,7 +96,7 @@ const RegisterCommand run_command{Command{
       sub.add_flag("--float64", a->float64, "the same as --arithmetic float64")
           ->excludes("--arithmetic");
       sub.add_flag("--json", a->json, "print JSON: letters, states, margins, expected, logits");
-      return [a] { return run_word(*a); };
+      return [a] { return run_file(*a); };
     }}};
 
 }  // namespace

@@ -43,16 +43,7 @@ class ProgressLine {
   }
   void operator()(const VerifyProgress& p) {
     if (!wanted_ || p.seconds < 2.0) return;
-    // Exhaustive words cost far less than random ones: the share of time, once it is known.
-    const double percent = p.seconds_left >= 0 ? 100.0 * p.seconds / (p.seconds + p.seconds_left)
-                           : p.positions_total > 0 ? 100.0 * p.positions_done / p.positions_total
-                                                   : 100.0;
-    std::string line = "verifying: " + std::to_string(static_cast<int>(percent)) + "% (" +
-                       with_thousands(p.words_done) + " of " + with_thousands(p.words_total) +
-                       " words), " + std::to_string(static_cast<int>(p.seconds)) + " s";
-    if (p.seconds_left >= 0)
-      line += ", about " + std::to_string(static_cast<long long>(std::ceil(p.seconds_left))) +
-              " s left";
+    std::string line = progress_line(p);
     width_ = std::max(width_, line.size());
     line.resize(width_, ' ');  // over the longer line before it
     std::cerr << "\r" << line << std::flush;

@@ -86,7 +86,8 @@ void bind_classes(py::module_& m) {
       .def_readonly("positions_done", &VerifyProgress::positions_done)
       .def_readonly("positions_total", &VerifyProgress::positions_total)
       .def_readonly("seconds", &VerifyProgress::seconds)
-      .def_readonly("seconds_left", &VerifyProgress::seconds_left, "< 0 while unknown");
+      .def_readonly("seconds_left", &VerifyProgress::seconds_left, "< 0 while unknown")
+      .def("__str__", &progress_line, "krc verify's progress line for this point");
   py::class_<NamedCounterexample>(m, "Counterexample", "The first wrong word of a verification.")
       .def_readonly("part", &NamedCounterexample::part, "\"exhaustive\" or \"random\"")
       .def_readonly("word_index", &NamedCounterexample::word_index)

@@ -229,6 +229,7 @@ class VerifyProgress:
     positions_total: int
     seconds: float
     seconds_left: float
+    def __str__(self) -> str: ...
 
 class Counterexample:
     part: str

@@ -18,10 +18,12 @@ Progress = Union[bool, Callable[["_core.VerifyProgress"], None]]
 
 
 def _tokens(word: Word) -> List[str]:
-    """A word as letter tokens: a string is split on spaces and commas (a token that is no
-    letter but spells one-character letters, such as "0110", is read letter by letter)."""
+    """A word as letter arguments, read as `krc run` reads its command line: a string that is a
+    letter is that letter; another is split by tabs, else by spaces and the commas outside
+    brackets ("SYN(V,V,0),ACK(V,V,0)": two letters), and a piece that is no letter but spells
+    one-character letters, such as "0110", is read letter by letter."""
     if isinstance(word, str):
-        return word.replace(",", " ").split()
+        return [word]
     return [str(letter) for letter in word]
 
 
@@ -34,14 +36,7 @@ class _ProgressLine:
     def __call__(self, p: "_core.VerifyProgress") -> None:
         if p.seconds < 2.0:
             return
-        if p.seconds_left >= 0:
-            percent = 100.0 * p.seconds / (p.seconds + p.seconds_left)
-        else:
-            percent = 100.0 * p.positions_done / max(p.positions_total, 1)
-        line = "verifying: %d%% (%d of %d words), %d s" % (
-            percent, p.words_done, p.words_total, p.seconds)
-        if p.seconds_left >= 0:
-            line += ", about %d s left" % (p.seconds_left + 0.999)
+        line = str(p)  # krc verify's own line (runtime's progress_line)
         self.width = max(self.width, len(line))
         sys.stderr.write("\r" + line.ljust(self.width))
         sys.stderr.flush()
@@ -172,7 +167,7 @@ class Network:
     def run(self, word: Word, attention: Optional[str] = None,
             arithmetic: str = "float32") -> "_core.RunResult":
         """The network's state after every prefix of `word` (letters as a list, or one string
-        split on spaces and commas), with the margins and the automaton's states beside them.
+        split as `krc run` splits it: tabs, else spaces and commas outside brackets), with the margins and the automaton's states beside them.
         attention: "softmax", "hard" or "hardmax" (default: what it was compiled for);
         arithmetic: "float32" (a plain float32 framework), "float64-accumulate" or "float64"."""
         return self._core.run(_tokens(word), attention, arithmetic)
