@@ -19,26 +19,7 @@ namespace krc {
 class HolonomyDecomposition::TableBudget {
  public:
   TableBudget(const HolonomyDecomposition& h, const DecomposeOptions& options,
-              const RowIndex& tuples)
-      : name_(h.automaton_.name()),
-        levels_(h.levels_.size()),
-        letters_(h.automaton_.letter_count()),
-        tuples_(tuples),
-        cells_(options, 16,
-               {options.max_table_cells, DecomposeLimitError::Limit::MaxTableCells,
-                options.max_table_cells}),
-        tuple_count_(
-            options, 0,
-            {options.max_tuples, DecomposeLimitError::Limit::MaxTuples, options.max_tuples}),
-        progress_(cells_, std::size_t{1} << 18) {
-    if (h.chain_count_ > 500'000)
-      cells_.say([&] {
-        return "action tables: up to " +
-               (h.chain_count_ == UINT64_MAX ? std::string("more than 10^19")
-                                             : std::to_string(h.chain_count_)) +
-               " coordinate tuples (tile chains); this may take a while";
-      });
-  }
+              const RowIndex& tuples);
 
   void spend(std::uint64_t more) {
     spent_ += more;
@@ -80,9 +61,31 @@ class HolonomyDecomposition::TableBudget {
   std::size_t levels_, letters_;
   const RowIndex& tuples_;
   StageBudget cells_, tuple_count_;
-  StageBudget::Progress progress_;
+  StageProgress progress_;
   std::uint64_t spent_ = 0;
 };
+
+HolonomyDecomposition::TableBudget::TableBudget(const HolonomyDecomposition& h,
+                                                const DecomposeOptions& options,
+                                                const RowIndex& tuples)
+    : name_(h.automaton_.name()),
+      levels_(h.levels_.size()),
+      letters_(h.automaton_.letter_count()),
+      tuples_(tuples),
+      cells_(options, 16,
+             {options.max_table_cells, DecomposeLimitError::Limit::MaxTableCells,
+              options.max_table_cells}),
+      tuple_count_(options, 0,
+                   {options.max_tuples, DecomposeLimitError::Limit::MaxTuples, options.max_tuples}),
+      progress_(cells_, std::size_t{1} << 18) {
+  if (h.chain_count_ > 500'000)
+    cells_.say([&] {
+      return "action tables: up to " +
+             (h.chain_count_ == UINT64_MAX ? std::string("more than 10^19")
+                                           : std::to_string(h.chain_count_)) +
+             " coordinate tuples (tile chains); this may take a while";
+    });
+}
 
 // 1. The encodings of the states; 2. breadth first over the tuples: each new tuple's successors
 // and the actions of its new prefixes; 3. the tuples as rows.

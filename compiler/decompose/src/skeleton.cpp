@@ -177,7 +177,7 @@ void Skeleton::add_orbit(const Automaton& automaton, const StageBudget& budget) 
   std::vector<SetWord> current(words), image(words);
   for (std::size_t q = 0; q < n; ++q) set_bits::set(current, q);
   sets_.insert(current);
-  StageBudget::Progress progress(budget, std::size_t{1} << 18);
+  StageProgress progress(budget, std::size_t{1} << 18);
   for (std::size_t i = 0; i < sets_.size(); ++i) {
     auto source = sets_.set(i);
     std::copy(source.begin(), source.end(), current.begin());

@@ -57,26 +57,26 @@ class StageBudget {
     if (options_.progress) options_.progress(message());
   }
 
-  // Says `message(done)` each time `done` reaches the next doubling from `first`.
-  class Progress {
-   public:
-    Progress(const StageBudget& budget, std::uint64_t first) : budget_(budget), next_(first) {}
-    template <typename Message>
-    void at(std::uint64_t done, Message message) {
-      if (done < next_) return;
-      budget_.say(message);
-      next_ *= 2;
-    }
-
-   private:
-    const StageBudget& budget_;
-    std::uint64_t next_;
-  };
-
  private:
   const DecomposeOptions& options_;
   std::uint64_t bytes_per_item_, memory_items_;
   Cap cap_;
+};
+
+// Says `message(done)` each time `done` reaches the next doubling from `first`.
+class StageProgress {
+ public:
+  StageProgress(const StageBudget& budget, std::uint64_t first) : budget_(budget), next_(first) {}
+  template <typename Message>
+  void at(std::uint64_t done, Message message) {
+    if (done < next_) return;
+    budget_.say(message);
+    next_ *= 2;
+  }
+
+ private:
+  const StageBudget& budget_;
+  std::uint64_t next_;
 };
 
 }  // namespace krc
