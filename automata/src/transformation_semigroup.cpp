@@ -45,117 +45,18 @@ template <class Entry>
 class SemigroupEnumerator {
  public:
   SemigroupEnumerator(TransformationSemigroup& s, const Automaton& automaton,
-                      std::size_t max_elements, std::size_t max_bytes)
-      : s_(s),
-        automaton_(automaton),
-        n_(automaton.state_count()),
-        k_(automaton.letter_count()),
-        max_elements_(max_elements),
-        elements_(std::get<std::vector<Entry>>(s.elements_)) {
-    // Bytes one more element costs: its entries, its Cayley row, its tree links, and two
-    // hash slots (the table stays at most half full).
-    bytes_per_element_ = n_ * sizeof(Entry) + k_ * sizeof(ElementId) + sizeof(ElementId) +
-                         sizeof(LetterId) + 2 * sizeof(TransformationSemigroup::Slot);
-    // The arrays grow by doubling, so a reallocation holds the old and the new one: the
-    // memory budget allows a third of itself in elements.
-    const std::uint64_t budget = memory_budget() / 3;
-    budget_limited_ = budget < max_bytes;
-    max_bytes = static_cast<std::size_t>(std::min<std::uint64_t>(max_bytes, budget));
-    max_elements_ =
-        std::min(max_elements_, std::max<std::size_t>(1, max_bytes / bytes_per_element_));
-    bytes_limited_ = max_elements_ < max_elements;
-    letter_table_.resize(k_ * n_);
-    for (LetterId a = 0; a < k_; ++a)
-      for (StateId q = 0; q < n_; ++q)
-        letter_table_[a * n_ + q] = static_cast<Entry>(automaton.step(q, a));
-    s_.table_.assign(1024, {});
-  }
-
-  void run() {
-    std::vector<Entry> product(n_);
-    if (s_.with_identity_) {
-      for (StateId q = 0; q < n_; ++q) product[q] = static_cast<Entry>(q);
-      find_or_insert(product.data(), kNoParent, kNoLetter);
-    } else {
-      for (LetterId a = 0; a < k_; ++a)
-        s_.letter_element_.push_back(find_or_insert(&letter_table_[a * n_], kNoParent, a));
-    }
-    std::vector<Entry> current(n_);
-    s_.cayley_.reserve(s_.size() * k_);
-    for (std::size_t i = 0; i < s_.size(); ++i) {
-      std::copy_n(elements_.begin() + static_cast<std::ptrdiff_t>(i * n_), n_, current.begin());
-      for (LetterId a = 0; a < k_; ++a) {
-        const Entry* letter = &letter_table_[a * n_];
-        for (std::size_t q = 0; q < n_; ++q) product[q] = letter[current[q]];
-        s_.cayley_.push_back(find_or_insert(product.data(), static_cast<ElementId>(i), a));
-      }
-    }
-    if (s_.with_identity_) {
-      for (LetterId a = 0; a < k_; ++a) s_.letter_element_.push_back(s_.cayley_[a]);
-      s_.identity_ = 0;
-      s_.identity_in_semigroup_ =
-          std::find(s_.cayley_.begin(), s_.cayley_.end(), ElementId{0}) != s_.cayley_.end();
-    } else {
-      Transformation identity(n_);
-      for (StateId q = 0; q < n_; ++q) identity[q] = q;
-      s_.identity_ = s_.index_of(identity);
-      s_.identity_in_semigroup_ = s_.identity_.has_value();
-    }
-    elements_.shrink_to_fit();
-  }
+                      std::size_t max_elements, std::size_t max_bytes);
+  // 1. the generators (or the identity); 2. products breadth first; 3. the identity's place.
+  void run();
 
  private:
-  ElementId find_or_insert(const Entry* t, ElementId parent, LetterId letter) {
-    std::uint32_t hash = hash_transformation(t, n_);
-    std::size_t mask = s_.table_.size() - 1;
-    for (std::size_t slot = hash & mask;; slot = (slot + 1) & mask) {
-      auto& entry = s_.table_[slot];
-      if (entry.element_plus_one == 0) break;
-      if (entry.hash == hash) {
-        ElementId e = entry.element_plus_one - 1;
-        if (std::equal(t, t + n_,
-                       elements_.begin() + static_cast<std::ptrdiff_t>(std::size_t{e} * n_)))
-          return e;
-      }
-    }
-    if (s_.size() >= max_elements_) throw_limit();
-    auto id = static_cast<ElementId>(s_.size());
-    elements_.insert(elements_.end(), t, t + n_);
-    s_.parent_.push_back(parent);
-    s_.parent_letter_.push_back(letter);
-    if (2 * (s_.size() + 1) > s_.table_.size()) grow();
-    insert_slot(hash, id);
-    return id;
-  }
-
-  void insert_slot(std::uint32_t hash, ElementId id) {
-    std::size_t mask = s_.table_.size() - 1;
-    std::size_t slot = hash & mask;
-    while (s_.table_[slot].element_plus_one != 0) slot = (slot + 1) & mask;
-    s_.table_[slot] = {id + 1, hash};
-  }
-
-  void grow() {
-    std::vector<TransformationSemigroup::Slot> old(s_.table_.size() * 2);
-    old.swap(s_.table_);
-    for (const auto& entry : old)
-      if (entry.element_plus_one != 0) insert_slot(entry.hash, entry.element_plus_one - 1);
-  }
-
-  [[noreturn]] void throw_limit() const {
-    std::string what = s_.with_identity_ ? "monoid" : "semigroup";
-    std::string message = "the transformation " + what + " of '" + automaton_.name() +
-                          "' has more than " + with_thousands(max_elements_) + " elements";
-    if (bytes_limited_)
-      message += " of " + std::to_string(n_) + " states each, more than fit in " +
-                 (budget_limited_
-                      ? "the memory budget (--max-memory " + byte_size_text(memory_budget()) + ")"
-                      : "the memory allowed for them (" +
-                            byte_size_text(bytes_per_element_ * max_elements_) + ")");
-    message += "; it is too large to enumerate element by element";
-    if (!bytes_limited_) message += " within the element limit";
-    throw LimitError(message);
-  }
+  void add_generators(std::vector<Entry>& scratch);
+  void close_under_letters(std::vector<Entry>& product);
+  void find_identity();
+  ElementId find_or_insert(const Entry* t, ElementId parent, LetterId letter);
+  void insert_slot(std::uint32_t hash, ElementId id);
+  void grow();
+  [[noreturn]] void throw_limit() const;
 
   TransformationSemigroup& s_;
   const Automaton& automaton_;
@@ -164,6 +65,140 @@ class SemigroupEnumerator {
   std::vector<Entry>& elements_;
   std::vector<Entry> letter_table_;  // letter_table_[a * n + q] = delta(q, a)
 };
+
+template <class Entry>
+SemigroupEnumerator<Entry>::SemigroupEnumerator(TransformationSemigroup& s,
+                                                const Automaton& automaton,
+                                                std::size_t max_elements, std::size_t max_bytes)
+    : s_(s),
+      automaton_(automaton),
+      n_(automaton.state_count()),
+      k_(automaton.letter_count()),
+      max_elements_(max_elements),
+      elements_(std::get<std::vector<Entry>>(s.elements_)) {
+  // Bytes one more element costs: its entries, its Cayley row, its tree links, and two hash
+  // slots (the table stays at most half full).
+  bytes_per_element_ = n_ * sizeof(Entry) + k_ * sizeof(ElementId) + sizeof(ElementId) +
+                       sizeof(LetterId) + 2 * sizeof(TransformationSemigroup::Slot);
+  // The arrays grow by doubling, so a reallocation holds the old and the new one: the memory
+  // budget allows a third of itself in elements.
+  const std::uint64_t budget = memory_budget() / 3;
+  budget_limited_ = budget < max_bytes;
+  max_bytes = static_cast<std::size_t>(std::min<std::uint64_t>(max_bytes, budget));
+  max_elements_ = std::min(max_elements_, std::max<std::size_t>(1, max_bytes / bytes_per_element_));
+  bytes_limited_ = max_elements_ < max_elements;
+  letter_table_.resize(k_ * n_);
+  for (LetterId a = 0; a < k_; ++a)
+    for (StateId q = 0; q < n_; ++q)
+      letter_table_[a * n_ + q] = static_cast<Entry>(automaton.step(q, a));
+  s_.table_.assign(1024, {});
+}
+
+template <class Entry>
+void SemigroupEnumerator<Entry>::run() {
+  std::vector<Entry> product(n_);
+  add_generators(product);
+  close_under_letters(product);
+  find_identity();
+  elements_.shrink_to_fit();
+}
+
+template <class Entry>
+void SemigroupEnumerator<Entry>::add_generators(std::vector<Entry>& scratch) {
+  if (s_.with_identity_) {
+    for (StateId q = 0; q < n_; ++q) scratch[q] = static_cast<Entry>(q);
+    find_or_insert(scratch.data(), kNoParent, kNoLetter);
+  } else {
+    for (LetterId a = 0; a < k_; ++a)
+      s_.letter_element_.push_back(find_or_insert(&letter_table_[a * n_], kNoParent, a));
+  }
+}
+
+template <class Entry>
+void SemigroupEnumerator<Entry>::close_under_letters(std::vector<Entry>& product) {
+  std::vector<Entry> current(n_);
+  s_.cayley_.reserve(s_.size() * k_);
+  for (std::size_t i = 0; i < s_.size(); ++i) {
+    std::copy_n(elements_.begin() + static_cast<std::ptrdiff_t>(i * n_), n_, current.begin());
+    for (LetterId a = 0; a < k_; ++a) {
+      const Entry* letter = &letter_table_[a * n_];
+      for (std::size_t q = 0; q < n_; ++q) product[q] = letter[current[q]];
+      s_.cayley_.push_back(find_or_insert(product.data(), static_cast<ElementId>(i), a));
+    }
+  }
+}
+
+template <class Entry>
+void SemigroupEnumerator<Entry>::find_identity() {
+  if (s_.with_identity_) {
+    for (LetterId a = 0; a < k_; ++a) s_.letter_element_.push_back(s_.cayley_[a]);
+    s_.identity_ = 0;
+    s_.identity_in_semigroup_ =
+        std::find(s_.cayley_.begin(), s_.cayley_.end(), ElementId{0}) != s_.cayley_.end();
+  } else {
+    Transformation identity(n_);
+    for (StateId q = 0; q < n_; ++q) identity[q] = q;
+    s_.identity_ = s_.index_of(identity);
+    s_.identity_in_semigroup_ = s_.identity_.has_value();
+  }
+}
+
+template <class Entry>
+ElementId SemigroupEnumerator<Entry>::find_or_insert(const Entry* t, ElementId parent,
+                                                     LetterId letter) {
+  std::uint32_t hash = hash_transformation(t, n_);
+  std::size_t mask = s_.table_.size() - 1;
+  for (std::size_t slot = hash & mask;; slot = (slot + 1) & mask) {
+    auto& entry = s_.table_[slot];
+    if (entry.element_plus_one == 0) break;
+    if (entry.hash == hash) {
+      ElementId e = entry.element_plus_one - 1;
+      if (std::equal(t, t + n_,
+                     elements_.begin() + static_cast<std::ptrdiff_t>(std::size_t{e} * n_)))
+        return e;
+    }
+  }
+  if (s_.size() >= max_elements_) throw_limit();
+  auto id = static_cast<ElementId>(s_.size());
+  elements_.insert(elements_.end(), t, t + n_);
+  s_.parent_.push_back(parent);
+  s_.parent_letter_.push_back(letter);
+  if (2 * (s_.size() + 1) > s_.table_.size()) grow();
+  insert_slot(hash, id);
+  return id;
+}
+
+template <class Entry>
+void SemigroupEnumerator<Entry>::insert_slot(std::uint32_t hash, ElementId id) {
+  std::size_t mask = s_.table_.size() - 1;
+  std::size_t slot = hash & mask;
+  while (s_.table_[slot].element_plus_one != 0) slot = (slot + 1) & mask;
+  s_.table_[slot] = {id + 1, hash};
+}
+
+template <class Entry>
+void SemigroupEnumerator<Entry>::grow() {
+  std::vector<TransformationSemigroup::Slot> old(s_.table_.size() * 2);
+  old.swap(s_.table_);
+  for (const auto& entry : old)
+    if (entry.element_plus_one != 0) insert_slot(entry.hash, entry.element_plus_one - 1);
+}
+
+template <class Entry>
+void SemigroupEnumerator<Entry>::throw_limit() const {
+  std::string what = s_.with_identity_ ? "monoid" : "semigroup";
+  std::string message = "the transformation " + what + " of '" + automaton_.name() +
+                        "' has more than " + with_thousands(max_elements_) + " elements";
+  if (bytes_limited_)
+    message += " of " + std::to_string(n_) + " states each, more than fit in " +
+               (budget_limited_
+                    ? "the memory budget (--max-memory " + byte_size_text(memory_budget()) + ")"
+                    : "the memory allowed for them (" +
+                          byte_size_text(bytes_per_element_ * max_elements_) + ")");
+  message += "; it is too large to enumerate element by element";
+  if (!bytes_limited_) message += " within the element limit";
+  throw LimitError(message);
+}
 
 TransformationSemigroup TransformationSemigroup::generate(const Automaton& automaton,
                                                           bool with_identity,

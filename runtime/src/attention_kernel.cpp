@@ -15,6 +15,7 @@
 
 #include "forward_kernels.hpp"
 #include "key_tree.hpp"
+#include "projection.hpp"
 
 #if defined(__AVX__)
 #include <immintrin.h>
@@ -37,56 +38,6 @@ int round_up_to_16(int n) { return (n + 15) / 16 * 16; }
 double skip_threshold(const ForwardOptions& options) {
   if (options.attention == AttentionKind::Hardmax) return 0.0;
   return options.arithmetic == Arithmetic::Float64 ? -746.0 : -104.0;
-}
-
-// q, k and v of rows [from, n); rows < from of k and v stay as the previous word left them.
-template <typename Act>
-void project(const PreparedHead& head, const Activations<Act>& x, int from, int n, bool float32,
-             HeadState& h, AttentionScratch& s) {
-  const int qd = head.query_dim, vd = head.value_dim;
-  h.q.resize(n, qd);
-  const int columns = round_up_to_16(n);
-  if (h.kt.rows() != qd) {
-    h.kt.setZero(qd, columns);
-  } else if (h.kt.cols() < columns) {
-    DoubleRows grown = DoubleRows::Zero(qd, columns);
-    grown.leftCols(h.kt.cols()) = h.kt;
-    h.kt.swap(grown);
-  }
-  h.v.start.resize(from + 1);
-  h.v.index.resize(h.v.start[from]);
-  h.v.value.resize(h.v.start[from]);
-  s.key.assign(qd, 0.0);
-  s.dense_v.assign(vd, 0.0);
-  auto scatter = [](const ScatterRows& w, int c, double xv, double* out) {
-    for (int e = w.begin(c); e < w.end(c); ++e) out[w.column[e]] += xv * w.value[e];
-  };
-  for (int i = from; i < n; ++i) {
-    double *q = h.q.row(i).data(), *k = s.key.data(), *v = s.dense_v.data();
-    std::fill(q, q + qd, 0.0);
-    const Act* row = x.row(i).data();
-    head.reads.for_each([&](int c) {
-      const double xv = row[c];
-      if (xv == 0.0) return;
-      scatter(head.query, c, xv, q);
-      scatter(head.key, c, xv, k);
-      scatter(head.value, c, xv, v);
-    });
-    for (int j = 0; j < qd; ++j) {
-      q[j] = stored(q[j], float32);
-      h.kt(j, i) = stored(k[j], float32);
-      k[j] = 0.0;
-    }
-    for (int j = 0; j < vd; ++j) {
-      if (v[j] == 0.0) continue;
-      const double value = stored(v[j], float32);
-      v[j] = 0.0;
-      if (value == 0.0) continue;  // underflowed in float32
-      h.v.index.push_back(j);
-      h.v.value.push_back(value);
-    }
-    h.v.start.push_back(static_cast<int>(h.v.index.size()));
-  }
 }
 
 // scores(i - r0, j) = scale * q_i . k_j for the rows i in [r0, r1) and the keys j <= i (up
@@ -302,7 +253,9 @@ void apply_attention(const PreparedLayer& layer, double scale, const ForwardOpti
   state.heads.resize(layer.heads.size());
   int widest_value = 0;
   for (std::size_t h = 0; h < layer.heads.size(); ++h) {
-    project(layer.heads[h], x, from, n, float32, state.heads[h], s);
+    project(
+        layer.heads[h], x, from, n, [float32](double v) { return stored(v, float32); },
+        state.heads[h], s.key, s.dense_v);
     state.heads[h].groups.keep_rows(from);
     if (layer.heads[h].kind == HeadKind::Select && n > options.key_tree_from_row)
       state.heads[h].tree.build(state.heads[h].kt, from, n);

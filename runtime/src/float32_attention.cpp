@@ -14,6 +14,7 @@
 #include "float32_kernels.hpp"
 #include "forward_kernels.hpp"
 #include "identical_sum.hpp"
+#include "projection.hpp"
 
 namespace krc::kernels::f32 {
 
@@ -28,53 +29,6 @@ constexpr float kUnderflow = -104.0f;
 int round_up_to_16(int n) { return (n + 15) / 16 * 16; }
 
 enum class Mix { Softmax, Argmax, Hardmax };
-
-// q, k and v of rows [from, n), each a float32 sum over the input dims in ascending order;
-// rows < from of k and v stay as the previous word left them.
-void project(const PreparedHead& head, const Activations<float>& x, int from, int n, HeadState& h,
-             Scratch& s) {
-  const int qd = head.query_dim, vd = head.value_dim, columns = round_up_to_16(n);
-  h.q.resize(n, qd);
-  if (h.kt.rows() != qd) {
-    h.kt.setZero(qd, columns);
-  } else if (h.kt.cols() < columns) {
-    FloatRows grown = FloatRows::Zero(qd, columns);
-    grown.leftCols(h.kt.cols()) = h.kt;
-    h.kt.swap(grown);
-  }
-  h.v.start.resize(from + 1);
-  h.v.index.resize(h.v.start[from]);
-  h.v.value.resize(h.v.start[from]);
-  s.key.assign(qd, 0.0f);
-  s.value.assign(vd, 0.0f);
-  auto scatter = [](const ScatterRows& w, int c, float xv, float* out) {
-    for (int e = w.begin(c); e < w.end(c); ++e)
-      out[w.column[e]] += xv * static_cast<float>(w.value[e]);
-  };
-  for (int i = from; i < n; ++i) {
-    float *q = h.q.row(i).data(), *k = s.key.data(), *v = s.value.data();
-    std::fill(q, q + qd, 0.0f);
-    const float* row = x.row(i).data();
-    head.reads.for_each([&](int c) {
-      if (row[c] == 0.0f) return;
-      scatter(head.query, c, row[c], q);
-      scatter(head.key, c, row[c], k);
-      scatter(head.value, c, row[c], v);
-    });
-    for (int j = 0; j < qd; ++j) {
-      h.kt(j, i) = k[j];
-      k[j] = 0.0f;
-    }
-    for (int j = 0; j < vd; ++j) {
-      if (v[j] != 0.0f) {
-        h.v.index.push_back(j);
-        h.v.value.push_back(v[j]);
-      }
-      v[j] = 0.0f;
-    }
-    h.v.start.push_back(static_cast<int>(h.v.index.size()));
-  }
-}
 
 // fl(scale * (q . k_j)), the dot summed over the query dims in order.
 float score(const float* q, const FloatRows& kt, int j, float scale) {
@@ -215,7 +169,9 @@ void apply_attention(const PreparedLayer& layer, float scale, const ForwardOptio
   for (std::size_t hi = 0; hi < layer.heads.size(); ++hi) {
     const PreparedHead& head = layer.heads[hi];
     HeadState& h = state.heads[hi];
-    project(head, x, from, n, h, s);
+    // Every sum is a float32 one already: nothing to round.
+    kernels::project(
+        head, x, from, n, [](float v) { return v; }, h, s.key, s.value);
     h.runs.keep_rows(from);
     if (head.kind == HeadKind::Select && n > options.key_tree_from_row) h.tree.build(h.kt, from, n);
     widest_value = std::max(widest_value, head.value_dim);

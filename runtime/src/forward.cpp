@@ -7,6 +7,7 @@
 #include <optional>
 #include <stdexcept>
 #include <thread>
+#include <type_traits>
 
 #include "float32_kernels.hpp"
 #include "forward_kernels.hpp"
@@ -90,74 +91,43 @@ class WordRunner {
       : network_(network),
         prepared_(prepared),
         options_(options),
-        layer_states_(prepared.layers.size()) {}
+        layers_(layers_for(options.arithmetic)),
+        layer_states_(prepared.layers.size()),
+        float32_states_(prepared.layers.size()) {}
 
+  // 1. the rows after the prefix shared with the last word; 2. their embeddings; 3. the layers
+  // and the unembedding, in the kernels of the arithmetic (chosen once, in the constructor).
   const DoubleRows& run(const std::vector<LetterId>& word) {
-    const int n = static_cast<int>(word.size()) + 1, d = prepared_.d_model;
-    int from = 0;  // the first row to compute
-    if (last_word_) {
-      std::size_t shared = 0;
-      while (shared < word.size() && shared < last_word_->size() &&
-             word[shared] == (*last_word_)[shared])
-        ++shared;
-      from = static_cast<int>(shared) + 1;
-    }
+    const int n = static_cast<int>(word.size()) + 1;
+    const int from = first_new_row(word);
     last_word_.reset();  // the state is not a whole word's until this run completes
-    if (x_.rows() != n) x_.resize(n, d);  // rows before `from` are not read again
-    for (int t = from; t < n; ++t) {
-      const int token = t == 0 ? 0 : static_cast<int>(word[t - 1]) + 1;
-      for (int c = 0; c < d; ++c)
-        x_(t, c) = static_cast<Act>(static_cast<double>(network_.token_embedding(token, c)) +
-                                    static_cast<double>(network_.position_embedding(t, c)));
-    }
-    const ScatterRows& u = prepared_.unembedding;
-    logits_.conservativeResize(n, u.cols);
-    if constexpr (std::is_same_v<Act, float>) {
-      if (options_.arithmetic == Arithmetic::Float32) {
-        run_float32(from, n);
-        last_word_ = word;
-        return logits_;
-      }
-    }
-    for (std::size_t l = 0; l < prepared_.layers.size(); ++l) {
-      const PreparedLayer& layer = prepared_.layers[l];
-      // Every head reads the same x; their outputs are summed, then added once.
-      if (!layer.heads.empty())
-        apply_attention(layer, prepared_.scale, options_, x_, from, n, layer_states_[l],
-                        attention_);
-      if (layer.mlp) apply_mlp(*layer.mlp, x_, from, n, mlp_);
-    }
-    for (int t = from; t < n; ++t) {
-      double* row = logits_.row(t).data();
-      std::fill(row, row + u.cols, 0.0);
-      for (int c = 0; c < d; ++c) {
-        const double xv = x_(t, c);
-        if (xv == 0.0) continue;
-        for (int e = u.begin(c); e < u.end(c); ++e) row[u.column[e]] += xv * u.value[e];
-      }
-      for (int s = 0; s < u.cols; ++s) row[s] = static_cast<double>(static_cast<Act>(row[s]));
-    }
+    embed(word, from);
+    logits_.conservativeResize(n, prepared_.unembedding.cols);
+    (this->*layers_)(from, n);
     last_word_ = word;
     return logits_;
   }
 
  private:
-  // The layers and the unembedding of rows [from, n) in Arithmetic::Float32.
-  void run_float32(int from, int n) {
-    float32_states_.resize(prepared_.layers.size());
-    for (std::size_t l = 0; l < prepared_.layers.size(); ++l) {
-      const PreparedLayer& layer = prepared_.layers[l];
-      if (!layer.heads.empty())
-        f32::apply_attention(layer, static_cast<float>(prepared_.scale), options_, x_, from, n,
-                             float32_states_[l], float32_attention_);
-      if (layer.mlp) f32::apply_mlp(*layer.mlp, x_, from, n, float32_mlp_);
-    }
-    f32::unembed(prepared_.unembedding, x_, from, n, logits_);
+  using Layers = void (WordRunner::*)(int from, int n);
+
+  // Arithmetic::Float32 has kernels of its own (float32 sums); every other arithmetic runs the
+  // double-sum kernels, rounding activations to Act.
+  static Layers layers_for(Arithmetic arithmetic) {
+    if constexpr (std::is_same_v<Act, float>)
+      if (arithmetic == Arithmetic::Float32) return &WordRunner::run_float32;
+    return &WordRunner::run_double_sums;
   }
+
+  int first_new_row(const std::vector<LetterId>& word) const;
+  void embed(const std::vector<LetterId>& word, int from);
+  void run_double_sums(int from, int n);
+  void run_float32(int from, int n) requires std::is_same_v<Act, float>;
 
   const Network& network_;
   const PreparedNetwork& prepared_;
   const ForwardOptions& options_;
+  const Layers layers_;
   Activations<Act> x_;
   std::vector<LayerAttentionState> layer_states_;
   AttentionScratch attention_;
@@ -168,6 +138,65 @@ class WordRunner {
   DoubleRows logits_;
   std::optional<std::vector<LetterId>> last_word_;
 };
+
+template <typename Act>
+int WordRunner<Act>::first_new_row(const std::vector<LetterId>& word) const {
+  if (!last_word_) return 0;
+  std::size_t shared = 0;
+  while (shared < word.size() && shared < last_word_->size() &&
+         word[shared] == (*last_word_)[shared])
+    ++shared;
+  return static_cast<int>(shared) + 1;
+}
+
+// Rows [from, n) of x: token plus position embedding, summed in double, stored as Act.
+template <typename Act>
+void WordRunner<Act>::embed(const std::vector<LetterId>& word, int from) {
+  const int n = static_cast<int>(word.size()) + 1, d = prepared_.d_model;
+  if (x_.rows() != n) x_.resize(n, d);  // rows before `from` are not read again
+  for (int t = from; t < n; ++t) {
+    const int token = t == 0 ? 0 : static_cast<int>(word[t - 1]) + 1;
+    for (int c = 0; c < d; ++c)
+      x_(t, c) = static_cast<Act>(static_cast<double>(network_.token_embedding(token, c)) +
+                                  static_cast<double>(network_.position_embedding(t, c)));
+  }
+}
+
+// The layers and the unembedding of rows [from, n), sums in double.
+template <typename Act>
+void WordRunner<Act>::run_double_sums(int from, int n) {
+  for (std::size_t l = 0; l < prepared_.layers.size(); ++l) {
+    const PreparedLayer& layer = prepared_.layers[l];
+    // Every head reads the same x; their outputs are summed, then added once.
+    if (!layer.heads.empty())
+      apply_attention(layer, prepared_.scale, options_, x_, from, n, layer_states_[l], attention_);
+    if (layer.mlp) apply_mlp(*layer.mlp, x_, from, n, mlp_);
+  }
+  const ScatterRows& u = prepared_.unembedding;
+  for (int t = from; t < n; ++t) {
+    double* row = logits_.row(t).data();
+    std::fill(row, row + u.cols, 0.0);
+    for (int c = 0; c < prepared_.d_model; ++c) {
+      const double xv = x_(t, c);
+      if (xv == 0.0) continue;
+      for (int e = u.begin(c); e < u.end(c); ++e) row[u.column[e]] += xv * u.value[e];
+    }
+    for (int s = 0; s < u.cols; ++s) row[s] = static_cast<double>(static_cast<Act>(row[s]));
+  }
+}
+
+// The layers and the unembedding of rows [from, n) in Arithmetic::Float32.
+template <typename Act>
+void WordRunner<Act>::run_float32(int from, int n) requires std::is_same_v<Act, float> {
+  for (std::size_t l = 0; l < prepared_.layers.size(); ++l) {
+    const PreparedLayer& layer = prepared_.layers[l];
+    if (!layer.heads.empty())
+      f32::apply_attention(layer, static_cast<float>(prepared_.scale), options_, x_, from, n,
+                           float32_states_[l], float32_attention_);
+    if (layer.mlp) f32::apply_mlp(*layer.mlp, x_, from, n, float32_mlp_);
+  }
+  f32::unembed(prepared_.unembedding, x_, from, n, logits_);
+}
 
 // Runs `body(runner, i)` for i in [0, count) on `threads` threads, each with its own runner.
 // Threads take runs of consecutive words, so that a runner sees the prefixes they share.

@@ -190,11 +190,75 @@ long long keep_to_budget(VerifyReport& report, VerifyReport::Budget& budget, dou
   return report.random_words;
 }
 
-}  // namespace
+// The verification's bookkeeping, apart from its checks: the clock, the time budget (random
+// words cut to what fits at the pace measured so far) and progress reports.
+class Bookkeeping {
+ public:
+  Bookkeeping(const ForwardPass& pass, const VerifyOptions& options, VerifyReport& report,
+              Clock::time_point start)
+      : options_(options), report_(report), start_(start) {
+    progress_.words_total = report.exhaustive_words + report.random_words;
+    progress_.positions_total = report.exhaustive_words * (report.exhaustive_length + 1) +
+                                report.random_words * (report.random_length + 1);
+    random_cpu_per_word_ = !options.progress ? 0.0
+                           : report.budget
+                               ? report.budget->estimated_cpu_per_word
+                               : estimated_cpu_seconds_per_word(pass, report.random_length);
+  }
 
-VerifyReport verify(const Network& network, const Automaton& automaton,
-                    const VerifyOptions& options) {
-  const auto start = Clock::now();
+  double seconds() const { return since(start_); }
+  void start_part() { part_start_ = Clock::now(); }
+
+  // After a batch: `done` of the part's `count` words are checked. Under the default budget the
+  // random words left may be cut (count with them); progress is reported.
+  void batch_done(VerifyPart part, long long done, long long& count) {
+    if (part == VerifyPart::Random && report_.budget) {
+      count = keep_to_budget(report_, *report_.budget, seconds(), since(part_start_), done);
+      progress_.words_total = report_.exhaustive_words + count;
+      progress_.positions_total = report_.exhaustive_words * (report_.exhaustive_length + 1) +
+                                  count * (report_.random_length + 1);
+    }
+    if (!options_.progress) return;
+    progress_.words_done = report_.words;
+    progress_.positions_done = report_.positions;
+    progress_.seconds = seconds();
+    progress_.seconds_left =
+        seconds_left(report_, random_cpu_per_word_, since(part_start_), done, count, part);
+    options_.progress(progress_);
+  }
+
+ private:
+  static double since(Clock::time_point t) {
+    return std::chrono::duration<double>(Clock::now() - t).count();
+  }
+
+  const VerifyOptions& options_;
+  VerifyReport& report_;
+  const Clock::time_point start_;
+  Clock::time_point part_start_ = Clock::now();
+  VerifyProgress progress_;
+  double random_cpu_per_word_ = 0.0;
+};
+
+// Checks `count` words of one part, make_word(i) for i in [0, count), in batches of about 64K
+// positions (at least one word per thread), so that threads stay busy and progress comes often.
+template <typename MakeWord>
+void run_part(const ForwardPass& pass, Checker& checker, Bookkeeping& books, VerifyPart part,
+              long long& count, int length, int threads, MakeWord make_word) {
+  books.start_part();
+  const long long per_batch = std::max<long long>(threads, 65536 / (length + 1));
+  for (long long first = 0; first < count; first += per_batch) {
+    const long long last = std::min(count, first + per_batch);
+    std::vector<std::vector<LetterId>> words;
+    for (long long i = first; i < last; ++i) words.push_back(make_word(i));
+    const auto logits = pass.run(words);
+    for (long long i = first; i < last; ++i)
+      checker.check(part, i, words[i - first], logits[i - first]);
+    books.batch_done(part, last, count);
+  }
+}
+
+void check_sizes(const Network& network, const Automaton& automaton) {
   const std::size_t letters = automaton.letter_count();
   if (letters + 1 != network.vocabulary.size())
     throw std::invalid_argument("the automaton has " + std::to_string(letters) +
@@ -203,62 +267,33 @@ VerifyReport verify(const Network& network, const Automaton& automaton,
   if (automaton.state_count() != network.states.size())
     throw std::invalid_argument("the automaton has " + std::to_string(automaton.state_count()) +
                                 " states, the network " + std::to_string(network.states.size()));
+}
+
+}  // namespace
+
+// 1. the sizes agree; 2. the plan; 3. the exhaustive words; 4. the random words.
+VerifyReport verify(const Network& network, const Automaton& automaton,
+                    const VerifyOptions& options) {
+  const auto start = Clock::now();  // the report's seconds include preparing the network
+  check_sizes(network, automaton);
+  const std::size_t letters = automaton.letter_count();
   const ForwardPass pass(network, options.forward);
   VerifyReport report;
   plan(pass, letters, options, report);
-
   Checker checker(automaton, report);
-  VerifyProgress progress;
-  progress.words_total = report.exhaustive_words + report.random_words;
-  progress.positions_total = report.exhaustive_words * (report.exhaustive_length + 1) +
-                             report.random_words * (report.random_length + 1);
-  const double random_cpu_per_word =
-      !options.progress ? 0.0
-      : report.budget   ? report.budget->estimated_cpu_per_word
-                        : estimated_cpu_seconds_per_word(pass, report.random_length);
-  auto since = [](Clock::time_point t) {
-    return std::chrono::duration<double>(Clock::now() - t).count();
-  };
-
-  // Batches hold about 64K positions (at least one word per thread), so that threads stay
-  // busy and progress comes often.
-  auto run_part = [&](VerifyPart part, long long& count, int length, auto make_word) {
-    const auto part_start = Clock::now();
-    const long long per_batch = std::max<long long>(report.threads, 65536 / (length + 1));
-    for (long long first = 0; first < count; first += per_batch) {
-      const long long last = std::min(count, first + per_batch);
-      std::vector<std::vector<LetterId>> words;
-      for (long long i = first; i < last; ++i) words.push_back(make_word(i));
-      const auto logits = pass.run(words);
-      for (long long i = first; i < last; ++i)
-        checker.check(part, i, words[i - first], logits[i - first]);
-      if (part == VerifyPart::Random && report.budget) {
-        count = keep_to_budget(report, *report.budget, since(start), since(part_start), last);
-        progress.words_total = report.exhaustive_words + count;
-        progress.positions_total = report.exhaustive_words * (report.exhaustive_length + 1) +
-                                   count * (report.random_length + 1);
-      }
-      if (options.progress) {
-        progress.words_done = report.words;
-        progress.positions_done = report.positions;
-        progress.seconds = since(start);
-        progress.seconds_left =
-            seconds_left(report, random_cpu_per_word, since(part_start), last, count, part);
-        options.progress(progress);
-      }
-    }
-  };
-
-  run_part(VerifyPart::Exhaustive, report.exhaustive_words, report.exhaustive_length,
+  Bookkeeping books(pass, options, report, start);
+  run_part(pass, checker, books, VerifyPart::Exhaustive, report.exhaustive_words,
+           report.exhaustive_length, report.threads,
            [&](long long i) { return exhaustive_word(i, letters, report.exhaustive_length); });
   std::mt19937_64 rng(options.seed);
   std::uniform_int_distribution<LetterId> letter(0, static_cast<LetterId>(letters - 1));
-  run_part(VerifyPart::Random, report.random_words, report.random_length, [&](long long) {
-    std::vector<LetterId> word(report.random_length);
-    for (auto& a : word) a = letter(rng);
-    return word;
-  });
-  report.seconds = since(start);
+  run_part(pass, checker, books, VerifyPart::Random, report.random_words, report.random_length,
+           report.threads, [&](long long) {
+             std::vector<LetterId> word(report.random_length);
+             for (auto& a : word) a = letter(rng);
+             return word;
+           });
+  report.seconds = books.seconds();
   return report;
 }
 

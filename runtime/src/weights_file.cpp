@@ -143,6 +143,44 @@ void check_readable(const TensorFile& file) {
   }
 }
 
+// The heads of layer `at`, from its stacked q, k, v and o tensors.
+std::vector<AttentionHead> read_heads(TensorReader& t, const LayerConfig& lc, std::int64_t d,
+                                      const std::string& at, const std::string& file) {
+  const std::int64_t heads = static_cast<std::int64_t>(lc.heads.size()), hd = lc.head_dim;
+  const Entries q = t.take(at + ".attn.q", {heads, d, hd}),
+                k = t.take(at + ".attn.k", {heads, d, hd}),
+                v = t.take(at + ".attn.v", {heads, d, hd}),
+                o = t.take(at + ".attn.o", {heads, hd, d});
+  std::vector<AttentionHead> out;
+  for (std::int64_t h = 0; h < heads; ++h) {
+    const HeadConfig& hc = lc.heads[h];
+    AttentionHead head;
+    head.name = hc.name;
+    head.role = hc.role;
+    head.kind = hc.kind;
+    head.query = head_matrix(q, h, d, hc.query_dim, at + ".attn.q", file);
+    head.key = head_matrix(k, h, d, hc.query_dim, at + ".attn.k", file);
+    head.value = head_matrix(v, h, d, hc.value_dim, at + ".attn.v", file);
+    head.output = head_matrix(o, h, hc.value_dim, d, at + ".attn.o", file);
+    out.push_back(std::move(head));
+  }
+  return out;
+}
+
+Mlp read_mlp(TensorReader& t, const LayerConfig& lc, std::int64_t d, const std::string& at,
+             const std::string& file) {
+  const std::int64_t hidden = *lc.mlp_hidden;
+  Mlp mlp;
+  mlp.in_weight =
+      to_sparse(t.take(at + ".mlp.in.weight", {hidden, d}), at + ".mlp.in.weight", file);
+  mlp.in_bias = to_vector(t.take(at + ".mlp.in.bias", {hidden}));
+  mlp.out_weight =
+      to_sparse(t.take(at + ".mlp.out.weight", {d, hidden}), at + ".mlp.out.weight", file);
+  mlp.out_bias = to_vector(t.take(at + ".mlp.out.bias", {d}));
+  mlp.blocks = lc.blocks;
+  return mlp;
+}
+
 }  // namespace
 
 TensorFile network_to_tensor_file(const Network& n, const WriteOptions& options) {
@@ -239,37 +277,8 @@ Network network_from_safetensors(const TensorFile& tensors, const std::string& f
     const std::string at = "layers." + std::to_string(i);
     Layer layer;
     layer.purpose = lc.purpose;
-    if (!lc.heads.empty()) {
-      const std::int64_t heads = static_cast<std::int64_t>(lc.heads.size()), hd = lc.head_dim;
-      const Entries q = t.take(at + ".attn.q", {heads, d, hd}),
-                    k = t.take(at + ".attn.k", {heads, d, hd}),
-                    v = t.take(at + ".attn.v", {heads, d, hd}),
-                    o = t.take(at + ".attn.o", {heads, hd, d});
-      for (std::int64_t h = 0; h < heads; ++h) {
-        const HeadConfig& hc = lc.heads[h];
-        AttentionHead head;
-        head.name = hc.name;
-        head.role = hc.role;
-        head.kind = hc.kind;
-        head.query = head_matrix(q, h, d, hc.query_dim, at + ".attn.q", file);
-        head.key = head_matrix(k, h, d, hc.query_dim, at + ".attn.k", file);
-        head.value = head_matrix(v, h, d, hc.value_dim, at + ".attn.v", file);
-        head.output = head_matrix(o, h, hc.value_dim, d, at + ".attn.o", file);
-        layer.heads.push_back(std::move(head));
-      }
-    }
-    if (lc.mlp_hidden) {
-      const std::int64_t hidden = *lc.mlp_hidden;
-      Mlp mlp;
-      mlp.in_weight =
-          to_sparse(t.take(at + ".mlp.in.weight", {hidden, d}), at + ".mlp.in.weight", file);
-      mlp.in_bias = to_vector(t.take(at + ".mlp.in.bias", {hidden}));
-      mlp.out_weight =
-          to_sparse(t.take(at + ".mlp.out.weight", {d, hidden}), at + ".mlp.out.weight", file);
-      mlp.out_bias = to_vector(t.take(at + ".mlp.out.bias", {d}));
-      mlp.blocks = lc.blocks;
-      layer.mlp = std::move(mlp);
-    }
+    if (!lc.heads.empty()) layer.heads = read_heads(t, lc, d, at, file);
+    if (lc.mlp_hidden) layer.mlp = read_mlp(t, lc, d, at, file);
     n.layers.push_back(std::move(layer));
   }
   t.check_all_taken();

@@ -4,6 +4,8 @@
 // of the full max_len), and krc compile, krc info and the file's metadata name the form.
 #include <doctest/doctest.h>
 
+#include <chrono>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <string>
@@ -98,4 +100,26 @@ TEST_CASE(
       CHECK(compiler["cascade"]["levels"][0]["scan"]["form"] == c.form);
     }
   }
+}
+
+// The compiler accounts for the network it builds before it allocates (issue 19): a scan at
+// max-len 2^20 writes gigabytes of position entries (about 3 GB before this check, 12 s), so a
+// budget of 256 MiB must stop it within seconds, naming the option that lifts it, with no
+// output file.
+TEST_CASE(
+    "krc compile: a scan at max-len 1048576 over the memory budget is refused before it builds") {
+  test::TempDir dir;
+  const std::string out = (dir / "out.safetensors").string();
+  const auto start = std::chrono::steady_clock::now();
+  auto r = test::run_krc(
+      {"compile", (test::source_dir() / "automata" / "zoo" / "parity.json").string(), "--strategy",
+       "scan", "--max-len", "1048576", "--max-memory", "256M", "-o", out});
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  CAPTURE(r.err);
+  CHECK(r.status == 2);
+  CHECK(test::contains(r.err, "more than the memory budget (--max-memory 256 MiB)"));
+  CHECK(test::contains(r.err, "max-len 1048576"));
+  CHECK(seconds < 5.0);
+  CHECK_FALSE(std::filesystem::exists(out));
 }

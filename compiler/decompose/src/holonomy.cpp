@@ -17,86 +17,95 @@ HolonomyDecomposition HolonomyDecomposition::compute(const Automaton& automaton,
     HolonomyDecomposition h;
     h.automaton_ = automaton;
     h.skeleton_ = Skeleton::compute(automaton, options);
-    const Skeleton& sk = h.skeleton_;
-    const int levels = sk.level_count();
-    h.levels_.resize(static_cast<std::size_t>(levels));
-    h.slot_of_class_.assign(sk.class_count(), -1);
-
-    // Slots: one per non-singleton class representative, on the level of its depth, in
-    // class order. Holonomy group generators: every round trip inside the class.
-    GroupAnalysisOptions group_options;
-    group_options.max_enumerated_order = options.max_enumerated_group_order;
-    std::vector<int> round_trip;
-    for (std::size_t c = 0; c < sk.class_count(); ++c) {
-      const int cls = static_cast<int>(c);
-      if (sk.is_singleton_class(cls)) continue;
-      Level& level = h.levels_[static_cast<std::size_t>(sk.class_depth(cls) - 1)];
-      h.slot_of_class_[c] = static_cast<int>(level.slots.size());
-      Slot slot;
-      slot.subduction_class = cls;
-      const std::size_t rep = sk.representative(cls);
-      slot.representative = sk.states_of(rep);
-      for (std::uint32_t t : sk.tiles(rep)) slot.tiles.push_back(sk.states_of(t));
-      std::set<std::vector<int>> generators;
-      for (std::size_t member : sk.class_members(cls))
-        for (LetterId a = 0; a < sk.letter_count(); ++a)
-          if (sk.round_trip(member, a, round_trip) && !perm::is_identity(round_trip))
-            generators.insert(round_trip);
-      slot.generators.assign(generators.begin(), generators.end());
-      slot.group =
-          analyze_group(static_cast<int>(slot.tiles.size()), slot.generators, group_options);
-      level.slots.push_back(std::move(slot));
-    }
-
-    // A level needs a dummy value when some tile chain jumps over it: a set whose tile lies
-    // deeper than the next level. Every set of E lies on some chain from Q, and the tiles of
-    // a class's members lie in the classes of its representative's tiles.
-    std::vector<char> skipped(static_cast<std::size_t>(levels), 0);
-    for (std::size_t c = 0; c < sk.class_count(); ++c) {
-      if (sk.is_singleton_class(static_cast<int>(c))) continue;
-      std::size_t rep = sk.representative(static_cast<int>(c));
-      for (std::uint32_t t : sk.tiles(rep))
-        for (int d = sk.depth(rep) + 1; d < sk.depth(t); ++d)
-          skipped[static_cast<std::size_t>(d - 1)] = 1;
-    }
-    for (int d = 0; d < levels; ++d) {
-      Level& level = h.levels_[static_cast<std::size_t>(d)];
-      for (std::size_t s = 0; s < level.slots.size(); ++s) {
-        level.first_value.push_back(level.width);
-        for (std::size_t t = 0; t < level.slots[s].tiles.size(); ++t) {
-          level.slot_of.push_back(static_cast<int>(s));
-          level.tile_of.push_back(static_cast<int>(t));
-          ++level.width;
-        }
-      }
-      if (skipped[static_cast<std::size_t>(d)]) {
-        level.dummy = level.width++;
-        level.slot_of.push_back(-1);
-        level.tile_of.push_back(-1);
-      }
-    }
-
-    // Tile chains from each set down to singletons, smallest sets first.
-    std::vector<std::uint32_t> by_size(sk.set_count());
-    for (std::size_t e = 0; e < by_size.size(); ++e) by_size[e] = static_cast<std::uint32_t>(e);
-    std::stable_sort(by_size.begin(), by_size.end(), [&](std::uint32_t a, std::uint32_t b) {
-      return sk.sets().cardinality(a) < sk.sets().cardinality(b);
-    });
-    std::vector<std::uint64_t> chains(sk.set_count(), 0);
-    for (std::uint32_t e : by_size) {
-      if (sk.is_singleton(e)) {
-        chains[e] = 1;
-        continue;
-      }
-      for (std::uint32_t t : sk.tiles(e)) chains[e] = saturating_add(chains[e], chains[t]);
-    }
-    h.chain_count_ = chains[0];
-
+    h.add_slots(options);
+    h.lay_out_values();
+    h.count_chains();
     if (options.build_tables) h.build_tables(options);
     return h;
   } catch (const std::bad_alloc&) {
     throw LimitError("out of memory while decomposing '" + automaton.name() + "'");
   }
+}
+
+// Slots: one per non-singleton class representative, on the level of its depth, in class
+// order. Holonomy group generators: every round trip inside the class.
+void HolonomyDecomposition::add_slots(const DecomposeOptions& options) {
+  const Skeleton& sk = skeleton_;
+  levels_.resize(static_cast<std::size_t>(sk.level_count()));
+  slot_of_class_.assign(sk.class_count(), -1);
+  GroupAnalysisOptions group_options;
+  group_options.max_enumerated_order = options.max_enumerated_group_order;
+  std::vector<int> round_trip;
+  for (std::size_t c = 0; c < sk.class_count(); ++c) {
+    const int cls = static_cast<int>(c);
+    if (sk.is_singleton_class(cls)) continue;
+    Level& level = levels_[static_cast<std::size_t>(sk.class_depth(cls) - 1)];
+    slot_of_class_[c] = static_cast<int>(level.slots.size());
+    Slot slot;
+    slot.subduction_class = cls;
+    const std::size_t rep = sk.representative(cls);
+    slot.representative = sk.states_of(rep);
+    for (std::uint32_t t : sk.tiles(rep)) slot.tiles.push_back(sk.states_of(t));
+    std::set<std::vector<int>> generators;
+    for (std::size_t member : sk.class_members(cls))
+      for (LetterId a = 0; a < sk.letter_count(); ++a)
+        if (sk.round_trip(member, a, round_trip) && !perm::is_identity(round_trip))
+          generators.insert(round_trip);
+    slot.generators.assign(generators.begin(), generators.end());
+    slot.group = analyze_group(static_cast<int>(slot.tiles.size()), slot.generators, group_options);
+    level.slots.push_back(std::move(slot));
+  }
+}
+
+// Each level's values: its slots' tiles in order, then the dummy when needed. A level needs a
+// dummy value when some tile chain jumps over it: a set whose tile lies deeper than the next
+// level. Every set of E lies on some chain from Q, and the tiles of a class's members lie in
+// the classes of its representative's tiles.
+void HolonomyDecomposition::lay_out_values() {
+  const Skeleton& sk = skeleton_;
+  std::vector<char> skipped(levels_.size(), 0);
+  for (std::size_t c = 0; c < sk.class_count(); ++c) {
+    if (sk.is_singleton_class(static_cast<int>(c))) continue;
+    std::size_t rep = sk.representative(static_cast<int>(c));
+    for (std::uint32_t t : sk.tiles(rep))
+      for (int d = sk.depth(rep) + 1; d < sk.depth(t); ++d)
+        skipped[static_cast<std::size_t>(d - 1)] = 1;
+  }
+  for (std::size_t d = 0; d < levels_.size(); ++d) {
+    Level& level = levels_[d];
+    for (std::size_t s = 0; s < level.slots.size(); ++s) {
+      level.first_value.push_back(level.width);
+      for (std::size_t t = 0; t < level.slots[s].tiles.size(); ++t) {
+        level.slot_of.push_back(static_cast<int>(s));
+        level.tile_of.push_back(static_cast<int>(t));
+        ++level.width;
+      }
+    }
+    if (skipped[d]) {
+      level.dummy = level.width++;
+      level.slot_of.push_back(-1);
+      level.tile_of.push_back(-1);
+    }
+  }
+}
+
+// Tile chains from each set down to singletons, smallest sets first.
+void HolonomyDecomposition::count_chains() {
+  const Skeleton& sk = skeleton_;
+  std::vector<std::uint32_t> by_size(sk.set_count());
+  for (std::size_t e = 0; e < by_size.size(); ++e) by_size[e] = static_cast<std::uint32_t>(e);
+  std::stable_sort(by_size.begin(), by_size.end(), [&](std::uint32_t a, std::uint32_t b) {
+    return sk.sets().cardinality(a) < sk.sets().cardinality(b);
+  });
+  std::vector<std::uint64_t> chains(sk.set_count(), 0);
+  for (std::uint32_t e : by_size) {
+    if (sk.is_singleton(e)) {
+      chains[e] = 1;
+      continue;
+    }
+    for (std::uint32_t t : sk.tiles(e)) chains[e] = saturating_add(chains[e], chains[t]);
+  }
+  chain_count_ = chains[0];
 }
 
 bool HolonomyDecomposition::solvable() const {

@@ -151,6 +151,21 @@ std::string decomposition_to_text(const HolonomyDecomposition& h) {
   return decomposition_text(decomposition_to_json(h));
 }
 
+namespace {
+
+// "class c", with its slot's tile count and group when it has a slot.
+std::string class_label(const HolonomyDecomposition& h, int c) {
+  const std::string label = "class " + std::to_string(c);
+  for (int d = 0; d < h.level_count(); ++d)
+    for (const Slot& slot : h.level(d).slots)
+      if (slot.subduction_class == c)
+        return label + ": " + std::to_string(slot.tiles.size()) + " tiles, group " +
+               slot.group.name;
+  return label;
+}
+
+}  // namespace
+
 std::string decomposition_to_dot(const HolonomyDecomposition& h, std::size_t max_sets) {
   const Skeleton& sk = h.skeleton();
   const Automaton& automaton = h.automaton();
@@ -176,10 +191,6 @@ std::string decomposition_to_dot(const HolonomyDecomposition& h, std::size_t max
     if (!image) dot << ", style=dashed";
     dot << "];\n";
   };
-  std::map<int, std::pair<int, int>> slot_of_class;  // class -> (level index, slot)
-  for (int d = 0; d < h.level_count(); ++d)
-    for (std::size_t s = 0; s < h.level(d).slots.size(); ++s)
-      slot_of_class[h.level(d).slots[s].subduction_class] = {d, static_cast<int>(s)};
   std::vector<int> depths;
   for (const auto& [depth, _] : classes_at_depth) depths.push_back(depth);
   if (!lonely_singletons.empty() && (depths.empty() || depths.back() != bottom))
@@ -192,13 +203,7 @@ std::string decomposition_to_dot(const HolonomyDecomposition& h, std::size_t max
                       : "depth " + std::to_string(depth) + " (singletons)")
         << ";\n    style=dashed;\n";
     for (int c : classes_at_depth[depth]) {
-      std::string label = "class " + std::to_string(c);
-      if (auto it = slot_of_class.find(c); it != slot_of_class.end()) {
-        const Slot& slot =
-            h.level(it->second.first).slots[static_cast<std::size_t>(it->second.second)];
-        label += ": " + std::to_string(slot.tiles.size()) + " tiles, group " + slot.group.name;
-      }
-      dot << "    subgraph cluster_class_" << c << " {\n      label=" << quoted(label)
+      dot << "    subgraph cluster_class_" << c << " {\n      label=" << quoted(class_label(h, c))
           << ";\n      style=solid;\n";
       for (std::size_t e : sk.class_members(c)) node(e, e == sk.representative(c), true);
       dot << "    }\n";

@@ -8,84 +8,105 @@
 #include "krc/holonomy.hpp"
 #include "krc/input_error.hpp"
 #include "krc/memory_budget.hpp"
+#include "stage_budget.hpp"
 
 namespace krc {
 
-void HolonomyDecomposition::build_tables(const DecomposeOptions& options) {
-  const std::size_t levels = levels_.size(), letters = automaton_.letter_count();
-  if (chain_count_ > 500'000 && options.progress)
-    options.progress("action tables: up to " +
-                     (chain_count_ == UINT64_MAX ? std::string("more than 10^19")
-                                                 : std::to_string(chain_count_)) +
-                     " coordinate tuples (tile chains); this may take a while");
-  RowIndex tuples(levels);
-  std::size_t cells = 0;
-  // A cell: an int in an array that doubles (three copies at a reallocation) and its share of
-  // the hash slots. The budget's message, like the limit's, says how far the tables got.
-  const std::uint64_t bytes_per_cell = 16, budget_cells = memory_budget() / bytes_per_cell;
-  auto so_far = [&] {
-    return std::to_string(tuples.size()) + " coordinate tuples of " + std::to_string(levels) +
+// The tables' bookkeeping: cells (integers) against the memory budget and max_table_cells,
+// coordinate tuples against max_tuples, and progress. A cell: an int in an array that doubles
+// (three copies at a reallocation) and its share of the hash slots. The messages say how far the
+// tables got.
+class HolonomyDecomposition::TableBudget {
+ public:
+  TableBudget(const HolonomyDecomposition& h, const DecomposeOptions& options,
+              const RowIndex& tuples);
+
+  void spend(std::uint64_t more) {
+    spent_ += more;
+    cells_.check(
+        spent_, [&] { return "the action tables of '" + name_ + "' (" + so_far() + ")"; },
+        [&] {
+          return "the action tables of '" + name_ + "' need more than " +
+                 std::to_string(cells_.cap().items) + " integers (the limit on table cells; " +
+                 so_far() + ")";
+        });
+  }
+
+  // A new tuple: its coordinates and successor row.
+  void tuple_added() {
+    spend(levels_ + letters_);
+    tuple_count_.check(
+        tuples_.size(), [] { return std::string(); },
+        [&] {
+          return "the holonomy cascade of '" + name_ + "' reaches more than " +
+                 std::to_string(tuple_count_.cap().items) +
+                 " coordinate tuples (the limit on tuples)";
+        });
+  }
+
+  void done(std::size_t tuples_done) {
+    progress_.at(tuples_done, [&] {
+      return "action tables: " + std::to_string(tuples_done) + " of " +
+             std::to_string(tuples_.size()) + "+ coordinate tuples done";
+    });
+  }
+
+ private:
+  std::string so_far() const {
+    return std::to_string(tuples_.size()) + " coordinate tuples of " + std::to_string(levels_) +
            " levels so far";
-  };
-  auto spend = [&](std::size_t more) {
-    cells += more;
-    if (cells > budget_cells)
-      check_memory("the action tables of '" + automaton_.name() + "' (" + so_far() + ")",
-                   saturating_mul(cells, bytes_per_cell));
-    if (cells > options.max_table_cells)
-      throw DecomposeLimitError("the action tables of '" + automaton_.name() + "' need more than " +
-                                    std::to_string(options.max_table_cells) +
-                                    " integers (the limit on table cells; " + so_far() + ")",
-                                DecomposeLimitError::Limit::MaxTableCells, options.max_table_cells);
-  };
+  }
+
+  std::string name_;
+  std::size_t levels_, letters_;
+  const RowIndex& tuples_;
+  StageBudget cells_, tuple_count_;
+  StageProgress progress_;
+  std::uint64_t spent_ = 0;
+};
+
+HolonomyDecomposition::TableBudget::TableBudget(const HolonomyDecomposition& h,
+                                                const DecomposeOptions& options,
+                                                const RowIndex& tuples)
+    : name_(h.automaton_.name()),
+      levels_(h.levels_.size()),
+      letters_(h.automaton_.letter_count()),
+      tuples_(tuples),
+      cells_(options, 16,
+             {options.max_table_cells, DecomposeLimitError::Limit::MaxTableCells,
+              options.max_table_cells}),
+      tuple_count_(options, 0,
+                   {options.max_tuples, DecomposeLimitError::Limit::MaxTuples, options.max_tuples}),
+      progress_(cells_, std::size_t{1} << 18) {
+  if (h.chain_count_ > 500'000)
+    cells_.say([&] {
+      return "action tables: up to " +
+             (h.chain_count_ == UINT64_MAX ? std::string("more than 10^19")
+                                           : std::to_string(h.chain_count_)) +
+             " coordinate tuples (tile chains); this may take a while";
+    });
+}
+
+// 1. The encodings of the states; 2. breadth first over the tuples: each new tuple's successors
+// and the actions of its new prefixes; 3. the tuples as rows.
+void HolonomyDecomposition::build_tables(const DecomposeOptions& options) {
+  const std::size_t levels = levels_.size();
+  RowIndex tuples(levels);
+  TableBudget budget(*this, options, tuples);
   prefix_index_.clear();
   tables_.assign(levels, {});
   for (std::size_t d = 0; d < levels; ++d) prefix_index_.emplace_back(d);
+  for (StateId q = 0; q < automaton_.state_count(); ++q) add_tuple(tuples, encode(q), budget);
 
-  auto add_tuple = [&](const Coordinates& tuple) {
-    bool added = false;
-    std::size_t index = tuples.insert(tuple, &added);
-    if (added) spend(levels + letters);
-    if (added && tuples.size() > options.max_tuples)
-      throw DecomposeLimitError("the holonomy cascade of '" + automaton_.name() +
-                                    "' reaches more than " + std::to_string(options.max_tuples) +
-                                    " coordinate tuples (the limit on tuples)",
-                                DecomposeLimitError::Limit::MaxTuples, options.max_tuples);
-    return static_cast<int>(index);
-  };
-  for (StateId q = 0; q < automaton_.state_count(); ++q) add_tuple(encode(q));
-
-  std::vector<Chain> images(letters);
+  std::vector<Chain> images(automaton_.letter_count());
   Coordinates tuple(levels);
-  std::size_t next_report = std::size_t{1} << 18;
   for (std::size_t i = 0; i < tuples.size(); ++i) {
     auto row = tuples.row(i);
     tuple.assign(row.begin(), row.end());
     const Chain chain = decode_chain(tuple);
-    for (LetterId a = 0; a < letters; ++a) {
-      images[a] = image_chain(chain, a);
-      successor_.push_back(add_tuple(encode_chain(images[a])));
-    }
-    for (std::size_t d = 0; d < levels; ++d) {
-      bool added = false;
-      std::span<const int> prefix = std::span<const int>(tuple).first(d);
-      prefix_index_[d].insert(prefix, &added);
-      if (!added) continue;
-      LevelTable& table = tables_[d];
-      table.upper.emplace_back(prefix.begin(), prefix.end());
-      auto& actions = table.action.emplace_back();
-      spend(d);
-      for (LetterId a = 0; a < letters; ++a) {
-        actions.push_back(level_action(static_cast<int>(d), chain, images[a], a));
-        spend(8 + actions.back().permutation.size());
-      }
-    }
-    if (i + 1 >= next_report) {
-      if (options.progress)
-        options.progress("action tables: " + std::to_string(i + 1) + " of " +
-                         std::to_string(tuples.size()) + "+ coordinate tuples done");
-      next_report *= 2;
-    }
+    add_successors(tuples, chain, images, budget);
+    add_level_actions(tuple, chain, images, budget);
+    budget.done(i + 1);
   }
   reachable_.reserve(tuples.size());
   for (std::size_t i = 0; i < tuples.size(); ++i) {
@@ -93,6 +114,43 @@ void HolonomyDecomposition::build_tables(const DecomposeOptions& options) {
     reachable_.emplace_back(row.begin(), row.end());
   }
   tables_built_ = true;
+}
+
+int HolonomyDecomposition::add_tuple(RowIndex& tuples, const Coordinates& tuple,
+                                     TableBudget& budget) {
+  bool added = false;
+  const std::size_t index = tuples.insert(tuple, &added);
+  if (added) budget.tuple_added();
+  return static_cast<int>(index);
+}
+
+// The images of a tuple's chain under every letter, and the successor tuples.
+void HolonomyDecomposition::add_successors(RowIndex& tuples, const Chain& chain,
+                                           std::vector<Chain>& images, TableBudget& budget) {
+  for (LetterId a = 0; a < automaton_.letter_count(); ++a) {
+    images[a] = image_chain(chain, a);
+    successor_.push_back(add_tuple(tuples, encode_chain(images[a]), budget));
+  }
+}
+
+// For each level whose upper prefix of `tuple` is new, that level's action under every letter.
+void HolonomyDecomposition::add_level_actions(std::span<const int> tuple, const Chain& chain,
+                                              const std::vector<Chain>& images,
+                                              TableBudget& budget) {
+  for (std::size_t d = 0; d < levels_.size(); ++d) {
+    bool added = false;
+    const std::span<const int> prefix = tuple.first(d);
+    prefix_index_[d].insert(prefix, &added);
+    if (!added) continue;
+    LevelTable& table = tables_[d];
+    table.upper.emplace_back(prefix.begin(), prefix.end());
+    auto& actions = table.action.emplace_back();
+    budget.spend(d);
+    for (LetterId a = 0; a < automaton_.letter_count(); ++a) {
+      actions.push_back(level_action(static_cast<int>(d), chain, images[a], a));
+      budget.spend(8 + actions.back().permutation.size());
+    }
+  }
 }
 
 const std::vector<Coordinates>& HolonomyDecomposition::reachable() const {

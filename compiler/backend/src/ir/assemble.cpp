@@ -1,6 +1,10 @@
 #include "ir/assemble.hpp"
 
 #include <algorithm>
+#include <string>
+
+#include "krc/memory_budget.hpp"
+#include "krc/network_memory.hpp"
 
 namespace krc {
 
@@ -68,9 +72,39 @@ Mlp make_mlp(const std::vector<const MlpOp*>& blocks, int d) {
   return mlp;
 }
 
+// The network's size from the program and the schedule, before a matrix exists: the position
+// embedding alone is (max_len + 1) x d_model floats, several GB at max-len 2^20.
+NetworkShape planned_shape(const Program& program, const Schedule& plan) {
+  NetworkShape shape;
+  shape.d_model = program.layout().width();
+  shape.max_len = program.max_len();
+  shape.vocabulary = static_cast<std::int64_t>(program.vocabulary().size());
+  shape.states = static_cast<std::int64_t>(program.states().size());
+  shape.unembed_nonzeros = program.unembedding().size();
+  shape.layers.resize(static_cast<std::size_t>(plan.layers));
+  const auto& ops = program.ops();
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    LayerSize& layer = shape.layers[static_cast<std::size_t>(plan.sublayer[i] / 2)];
+    if (const auto* head = std::get_if<HeadOp>(&ops[i].body)) {
+      layer.heads.push_back({head->key_dim, head->value_dim});
+      layer.head_nonzeros +=
+          head->query.size() + head->key.size() + head->value.size() + head->output.size();
+    } else {
+      const MlpOp& mlp = std::get<MlpOp>(ops[i].body);
+      layer.mlp_hidden = layer.mlp_hidden.value_or(0) + mlp.units;
+      layer.mlp_in_nonzeros += mlp.in.size();
+      layer.mlp_out_nonzeros += mlp.out.size();
+    }
+  }
+  return shape;
+}
+
 }  // namespace
 
 Network assemble(const Program& program, const Schedule& plan) {
+  check_memory("the compiled network (d_model " + std::to_string(program.layout().width()) +
+                   ", max-len " + std::to_string(program.max_len()) + ")",
+               network_bytes(planned_shape(program, plan)));
   Network net;
   const int d = program.layout().width();
   net.max_len = program.max_len();

@@ -1,6 +1,9 @@
 #include "ir/program.hpp"
 
 #include <algorithm>
+#include <string>
+
+#include "krc/memory_budget.hpp"
 
 namespace krc {
 
@@ -12,6 +15,17 @@ int MlpOp::add_unit(const std::vector<std::pair<int, float>>& inputs, float unit
   bias.push_back(unit_bias);
   for (auto [dim, w] : outputs) out.push_back({dim, unit, w});
   return unit;
+}
+
+void Program::check_position_growth() const {
+  const std::uint64_t entries = position_embedding_.size();
+  const std::uint64_t copies = saturating_mul(saturating_add(entries, 2 * entries), sizeof(Entry));
+  const std::uint64_t dense = saturating_mul(
+      saturating_mul(static_cast<std::uint64_t>(max_len_) + 1, layout_.width()), sizeof(float));
+  check_memory("the position embedding of the network being compiled (max-len " +
+                   std::to_string(max_len_) + ", " + std::to_string(layout_.width()) +
+                   " residual dims so far)",
+               saturating_add(copies, dense));
 }
 
 const std::string& Op::name() const {

@@ -78,6 +78,7 @@ class Program {
     token_embedding_.push_back({token, dim, value});
   }
   void embed_position(int position, int dim, float value) {
+    if (position_embedding_.size() == position_embedding_.capacity()) check_position_growth();
     position_embedding_.push_back({position, dim, value});
   }
   void unembed(int dim, int state, float value) { unembedding_.push_back({dim, state, value}); }
@@ -91,6 +92,10 @@ class Program {
   const std::vector<Entry>& unembedding() const { return unembedding_; }
 
  private:
+  // Position entries grow with max_len times the position features (a scan at max-len 2^20
+  // writes gigabytes of them): before the array doubles, its old and new copies and the dense
+  // position embedding they will become are checked against the memory budget.
+  void check_position_growth() const;
   std::vector<int> subspaces_of_rows(const std::vector<Entry>& entries) const;
   std::vector<int> subspaces_of_cols(const std::vector<Entry>& entries) const;
 

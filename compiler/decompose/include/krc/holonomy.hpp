@@ -113,7 +113,18 @@ class HolonomyDecomposition {
   // Level d's action, from the old chain and the new one (both reaching depth >= d + 1).
   LevelAction level_action(int d, const Chain& before, const Chain& after, LetterId a) const;
   int value_of(std::uint32_t member, std::uint32_t tile) const;
+  // The steps of compute().
+  void add_slots(const DecomposeOptions& options);
+  void lay_out_values();
+  void count_chains();
   void build_tables(const DecomposeOptions& options);
+  // Steps of build_tables: a new tuple's successors, and the actions of its new prefixes.
+  class TableBudget;
+  int add_tuple(RowIndex& tuples, const Coordinates& tuple, TableBudget& budget);
+  void add_successors(RowIndex& tuples, const Chain& chain, std::vector<Chain>& images,
+                      TableBudget& budget);
+  void add_level_actions(std::span<const int> tuple, const Chain& chain,
+                         const std::vector<Chain>& images, TableBudget& budget);
 
   Automaton automaton_;
   Skeleton skeleton_;

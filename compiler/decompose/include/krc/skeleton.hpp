@@ -19,6 +19,8 @@
 
 namespace krc {
 
+class StageBudget;
+
 class Skeleton {
  public:
   static Skeleton compute(const Automaton& automaton, const DecomposeOptions& options = {});
@@ -69,6 +71,15 @@ class Skeleton {
   bool round_trip(std::size_t e, LetterId a, std::vector<int>& out) const;
 
  private:
+  // The steps of compute(), numbered as there.
+  void add_orbit(const Automaton& automaton, const StageBudget& budget);
+  void add_singletons(const Automaton& automaton, const StageBudget& budget);
+  void find_classes();
+  std::vector<std::vector<std::uint32_t>> representative_tiles(const StageBudget& budget) const;
+  void transport_tiles(const std::vector<std::vector<std::uint32_t>>& rep_tiles);
+  void order_classes(const std::vector<std::vector<std::uint32_t>>& rep_tiles);
+  void assign_depths();
+
   SetFamily sets_{0};
   std::size_t letters_ = 0, image_count_ = 0;
   std::vector<std::uint32_t> successor_;
