@@ -36,9 +36,8 @@ constexpr int kReadable = 119;  // multiples of 2^-119 pass (x * 2^-30) * 2^30 e
 // A variance of at most 2^36 vanishes against epsilon 4^30; the bound asked of the true one
 // leaves a factor 2 for the kernel's rounding.
 constexpr double kLargestVariance = 0x1p35;
-// Intervals are computed in double; float rounding (and a softmax's weights summing to
-// 1 only within max_len * 2^-24) can leave them by a little.
-constexpr double kSlack = 0x1p-12;
+// Intervals are computed in double and widened by the float32 rounding error (widen).
+constexpr double kSlack = 0x1p-12;  // on the score spread
 
 struct Range {
   double lo = 0, hi = 0;
@@ -57,11 +56,17 @@ int grid_of(double x) {
 
 int product_grid(int a, int b) { return a == kNone || b == kNone ? kNone : std::min(a + b, kAny); }
 
-void widen(Range& r) {
-  const double pad = kSlack * (std::fabs(r.lo) + std::fabs(r.hi));
+// A float32 sum of `terms` products whose magnitudes add up to at most `mass` is within
+// (terms + 1) * 2^-24 * mass of the exact one in any order; it is exact when every partial sum
+// is a multiple of 2^-grid below 2^24 of them.
+void widen(Range& r, double mass, long long terms) {
+  if (r.grid == kNone || mass * std::ldexp(1.0, std::max(r.grid, 0)) <= 0x1p24) return;
+  const double pad = static_cast<double>(terms + 1) * 0x1p-24 * mass;
   r.lo -= pad;
   r.hi += pad;
 }
+
+double magnitude(const Range& r) { return std::max(std::fabs(r.lo), std::fabs(r.hi)); }
 
 void join_grid(Range& out, int grid, const std::string& origin) {
   if (grid > out.grid) {
@@ -73,16 +78,21 @@ void join_grid(Range& out, int grid, const std::string& origin) {
 // out[j] += sum over entries (i, j, w) of w * in[i]: `m` is visited as (input, output, weight).
 template <typename Visit>
 void affine(const Ranges& in, Ranges& out, Visit visit, const std::string& origin) {
+  std::vector<double> mass(out.size());
+  std::vector<long long> terms(out.size(), 1);
+  for (std::size_t j = 0; j < out.size(); ++j) mass[j] = magnitude(out[j]);  // what it adds to
   visit([&](long long i, long long j, float w) {
     const Range& x = in[static_cast<std::size_t>(i)];
     Range& y = out[static_cast<std::size_t>(j)];
     if (x.grid == kNone && x.lo == 0 && x.hi == 0) return;
     y.lo += w > 0 ? w * x.lo : w * x.hi;
     y.hi += w > 0 ? w * x.hi : w * x.lo;
+    mass[static_cast<std::size_t>(j)] += std::fabs(w) * magnitude(x);
+    ++terms[static_cast<std::size_t>(j)];
     const int grid = product_grid(x.grid, grid_of(w));
     join_grid(y, grid, x.grid > kReadable ? x.origin : origin);
   });
-  for (Range& y : out) widen(y);
+  for (std::size_t j = 0; j < out.size(); ++j) widen(out[j], mass[j], terms[j]);
 }
 
 // Calls f(row, col, value) for every stored entry of m.
@@ -94,16 +104,20 @@ auto entries(const SparseMatrix& m, bool transposed = false) {
   };
 }
 
+// Every value fl(token + position) a coordinate starts with, in float32 as the frameworks add.
 Ranges embeddings(const Network& n) {
   Ranges x(static_cast<std::size_t>(n.d_model()));
   for (int c = 0; c < n.d_model(); ++c) {
-    const auto tok = n.token_embedding.col(c), pos = n.position_embedding.col(c);
     Range& r = x[static_cast<std::size_t>(c)];
-    r.lo = static_cast<double>(tok.minCoeff()) + pos.minCoeff();
-    r.hi = static_cast<double>(tok.maxCoeff()) + pos.maxCoeff();
-    for (float v : tok) join_grid(r, grid_of(v), "the token embedding");
-    for (float v : pos) join_grid(r, grid_of(v), "the position embedding");
-    widen(r);
+    r.lo = r.hi = n.token_embedding(0, c) + n.position_embedding(0, c);
+    for (Eigen::Index t = 0; t < n.token_embedding.rows(); ++t)
+      for (Eigen::Index p = 0; p < n.position_embedding.rows(); ++p) {
+        const float v = n.token_embedding(t, c) + n.position_embedding(p, c);
+        r.lo = std::min<double>(r.lo, v);
+        r.hi = std::max<double>(r.hi, v);
+      }
+    for (float v : n.token_embedding.col(c)) join_grid(r, grid_of(v), "the token embedding");
+    for (float v : n.position_embedding.col(c)) join_grid(r, grid_of(v), "the position embedding");
   }
   return x;
 }
@@ -135,8 +149,14 @@ void attention(const Network& n, std::size_t index, Ranges& x) {
     affine(before, v, entries(h.value), "");
     double spread = 0;
     const int p = weight_grid(q, k, n.attention_scale, n.max_len, spread);
-    // A convex combination stays within [lo, hi]; its terms are products p * v.
-    for (Range& r : v) r.grid = product_grid(r.grid, p);
+    // A convex combination stays within [lo, hi], but for the weights' sum, 1 within
+    // (max_len + 1) * 2^-24, and the rounding of its max_len + 1 terms p * v.
+    for (Range& r : v) {
+      const double pad = (n.max_len + 3.0) * 0x1p-23 * magnitude(r);
+      r.lo -= pad;
+      r.hi += pad;
+      r.grid = product_grid(r.grid, p);
+    }
     const std::string origin = describe_head(index, h, spread);
     for (Range& r : v)
       if (r.grid > kReadable && r.origin.empty()) r.origin = origin;

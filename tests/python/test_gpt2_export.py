@@ -144,7 +144,7 @@ def test_layernorm_control_width_768_is_not_identity():
 @pytest.mark.parametrize("name,strategy,max_len,exact", [
     ("parity", "scan", 64, False), ("abab", "kr", 64, False), ("quaternion", "scan", 64, False),
     ("flipflop", "kr", 64, False), ("abab", "onelayer", 11, True), ("cyclic", "kr", 16, True),
-    ("parity", "kr", 8, True)])
+    ("parity", "kr", 1024, True)])
 def test_transformers_matches_automaton_and_krc(tmp_path, name, strategy, max_len, exact):
     """`exact`: whether the export proves every LayerNorm exact (then it exports by default and
     the logits must equal krc's bit for bit); the others are exported with --allow-inexact."""
