@@ -125,9 +125,13 @@ Ranges embeddings(const Network& n) {
 // The grid of every softmax weight of a head, from the spread of its scores.
 int weight_grid(const Ranges& q, const Ranges& k, float scale, int max_len, double& spread) {
   spread = 0;
-  for (std::size_t j = 0; j < q.size(); ++j)
-    spread += std::max(std::fabs(q[j].lo), std::fabs(q[j].hi)) * (k[j].hi - k[j].lo);
-  spread *= std::fabs(scale) * (1 + kSlack);
+  double mass = 0;  // the dot products' rounding: each score within (dims + 1) 2^-24 mass
+  for (std::size_t j = 0; j < q.size(); ++j) {
+    spread += magnitude(q[j]) * (k[j].hi - k[j].lo);
+    mass += magnitude(q[j]) * magnitude(k[j]);
+  }
+  const double rounding = 2 * (static_cast<double>(q.size()) + 2) * 0x1p-24 * mass;
+  spread = (spread + rounding) * std::fabs(scale) * (1 + kSlack);
   const double log2_min = -spread / std::log(2.0) - std::log2(max_len + 1.0) - 1;
   if (!(log2_min >= -125)) return kAny;
   return static_cast<int>(std::ceil(-log2_min)) + 23;
