@@ -1,10 +1,11 @@
-"""`krc export --format gpt2`: the checkpoint loads in the real `transformers` as a stock
-GPT2LMHeadModel (no custom code, eager attention, float32 on the CPU) and in TransformerLens 4,
-and at every position of random words its argmax is the automaton's state (an independent
-simulation of the automaton's JSON) and its state logits equal krc's own float32 forward pass
-(`krc run --json`): bit for bit, except that a residual value below 2^-96 in magnitude (a
-softmax leak) passes a LayerNorm rounded to a multiple of 2^-119, so logits may differ by less
-than 2^-100 where such values feed them. The LayerNorm identity the export relies on is checked
+"""`krc export --format gpt2` and krc.Network.to_hf: the checkpoint loads in the real
+`transformers` as a stock GPT2LMHeadModel (no custom code, eager attention, float32 on the CPU)
+and in TransformerLens 4, and at every position of random words its argmax is the automaton's
+state (an independent simulation of the automaton's JSON) and its state logits equal krc's own
+float32 forward pass (`krc run --json`): bit for bit where the export proves every LayerNorm
+exact (it refuses the other networks by default). A network it cannot prove, exported with
+--allow-inexact, may see a residual value below 2^-96 in magnitude (a softmax leak) rounded by a
+LayerNorm to a multiple of 2^-119; its logits are checked within 2^-100. The LayerNorm identity the export relies on is checked
 on PyTorch's kernel directly, with a width that breaks it as the control, and on every LayerNorm
 of exported models through forward hooks.
 
@@ -56,11 +57,11 @@ def simulate(automaton, word):
     return run
 
 
-def compile_and_export(tmp, name, strategy, max_len):
+def compile_and_export(tmp, name, strategy, max_len, *options):
     source, weights, out = tmp / f"{name}.json", tmp / f"{name}_{strategy}.safetensors", tmp / f"{name}_{strategy}"
     source.write_text(krc_ok("zoo", name))
     krc_ok("compile", source, "--strategy", strategy, "--max-len", max_len, "-o", weights)
-    krc_ok("export", weights, "--format", "gpt2", "-o", out)
+    krc_ok("export", weights, "--format", "gpt2", "-o", out, *options)
     return json.loads(source.read_text()), weights, out
 
 
@@ -71,10 +72,12 @@ def load(directory):
     return model.eval()
 
 
-def check_words(model, automaton, weights, directory, words):
+def check_words(model, automaton, weights, directory, words, forward=None):
     """Every position of every word: the argmax against the automaton, the state logits
-    against krc's float32 forward pass. Returns the positions checked."""
+    against krc's float32 forward pass (`krc run --json`, or forward(word) -> logits): bit for
+    bit when the export says it is exact, else within 2^-100. Returns the positions checked."""
     vocab = json.loads((directory / "krc_vocab.json").read_text())
+    exact = json.loads((directory / "krc_gpt2.json").read_text())["exactness"]["exact"]
     first_state = min(vocab["states"].values())
     ids = torch.tensor([[vocab["bos"]] + [vocab["letters"][a] for a in w] for w in words])
     logits = []
@@ -93,9 +96,17 @@ def check_words(model, automaton, weights, directory, words):
     for w, row in zip(words, logits):
         expected = simulate(automaton, w)
         assert [by_id.get(i, "<letter>") for i in row.argmax(-1).tolist()] == expected
-        ours = krc_ok("run", weights, ",".join(w), "--json")
-        theirs = torch.tensor(json.loads(ours)["logits"], dtype=torch.float64)
-        assert (row[:, first_state:].double() - theirs).abs().max().item() < 2.0**-100
+        if forward is None:
+            theirs = json.loads(krc_ok("run", weights, ",".join(w), "--json"))["logits"]
+        else:
+            theirs = forward(w)
+        # krc's logits are float32 values: any decimal that names one (shortest or widened)
+        # reads back as that float32, so torch.equal is equality bit for bit.
+        if exact:
+            assert torch.equal(row[:, first_state:], torch.tensor(theirs, dtype=torch.float32))
+        else:
+            theirs = torch.tensor(theirs, dtype=torch.float64)
+            assert (row[:, first_state:].double() - theirs).abs().max().item() < 2.0**-100
     return sum(len(w) + 1 for w in words)
 
 
@@ -130,16 +141,23 @@ def test_layernorm_control_width_768_is_not_identity():
     assert not torch.equal(y, x)
 
 
-@pytest.mark.parametrize("name,strategy,max_len", [("parity", "scan", 64), ("abab", "kr", 64),
-                                                   ("quaternion", "scan", 64), ("flipflop", "kr", 64),
-                                                   ("abab", "onelayer", 11)])
-def test_transformers_matches_automaton_and_krc(tmp_path, name, strategy, max_len):
-    automaton, weights, out = compile_and_export(tmp_path, name, strategy, max_len)
+@pytest.mark.parametrize("name,strategy,max_len,exact", [
+    ("parity", "scan", 64, False), ("abab", "kr", 64, False), ("quaternion", "scan", 64, False),
+    ("flipflop", "kr", 64, False), ("abab", "onelayer", 11, True), ("cyclic", "kr", 16, True),
+    ("parity", "kr", 1024, True)])
+def test_transformers_matches_automaton_and_krc(tmp_path, name, strategy, max_len, exact):
+    """`exact`: whether the export proves every LayerNorm exact (then it exports by default and
+    the logits must equal krc's bit for bit); the others are exported with --allow-inexact."""
+    automaton, weights, out = compile_and_export(tmp_path, name, strategy, max_len,
+                                                 "--allow-inexact")
     config = json.loads((out / "config.json").read_text())
     assert config["model_type"] == "gpt2" and config["activation_function"] == "relu"
     assert config["n_embd"] & (config["n_embd"] - 1) == 0 and config["n_embd"] >= 512
     side = json.loads((out / "krc_gpt2.json").read_text())
     assert len(side["residual_labels"]) == config["n_embd"]
+    assert side["exactness"]["exact"] is exact
+    by_default = krc("export", weights, "--format", "gpt2", "-o", tmp_path / "default")
+    assert by_default.returncode == (0 if exact else 2), by_default.stderr
     model = load(out)
     assert type(model).__name__ == "GPT2LMHeadModel"
     assert not torch.equal(model.lm_head.weight, model.transformer.wte.weight)
@@ -150,7 +168,7 @@ def test_transformers_matches_automaton_and_krc(tmp_path, name, strategy, max_le
 
 def test_transformer_lens_bridge_matches_transformers(tmp_path):
     bridge_module = pytest.importorskip("transformer_lens.model_bridge")
-    automaton, weights, out = compile_and_export(tmp_path, "abab", "kr", 32)
+    automaton, weights, out = compile_and_export(tmp_path, "abab", "kr", 32, "--allow-inexact")
     bridge = bridge_module.TransformerBridge.boot_transformers(str(out), device="cpu")
     model = load(out)
     vocab = json.loads((out / "krc_vocab.json").read_text())
@@ -183,8 +201,10 @@ def test_export_refuses_bad_requests(tmp_path):
     assert not (tmp_path / "out" / "config.json").exists()
     krc_ok("compile", source, "--strategy", "scan", "--max-len", 8, "-o", weights)
     (tmp_path / "file").write_text("x")
-    refused = krc("export", weights, "--format", "gpt2", "-o", tmp_path / "file")
+    refused = krc("export", weights, "--format", "gpt2", "-o", tmp_path / "file", "--allow-inexact")
     assert refused.returncode == 2 and "not a directory" in refused.stderr
+    refused = krc("export", weights, "-o", tmp_path / "tl.safetensors", "--allow-inexact")
+    assert refused.returncode == 2 and "--allow-inexact" in refused.stderr
     refused = krc("export", weights, "--format", "gpt2", "-o", "-")
     assert refused.returncode == 2 and "directory" in refused.stderr and refused.stdout == ""
 
@@ -193,7 +213,61 @@ def test_export_refuses_bad_requests(tmp_path):
 @pytest.mark.parametrize("strategy", ["scan", "kr"])
 @pytest.mark.parametrize("name", ZOO)
 def test_full_table_max_len_1024(tmp_path, name, strategy):
-    automaton, weights, out = compile_and_export(tmp_path, name, strategy, 1024)
+    automaton, weights, out = compile_and_export(tmp_path, name, strategy, 1024,
+                                                 "--allow-inexact")
     rng = random.Random(11)
     words = [[rng.choice(automaton["alphabet"]) for _ in range(1024)] for _ in range(20)]
     assert check_words(load(out), automaton, weights, out, words) == 20 * 1025
+
+
+def test_network_to_hf_loads_in_transformers(tmp_path):
+    """krc.Network.to_hf writes the checkpoint `krc export --format gpt2` writes (one export in
+    the library) and returns its path; transformers loads it as it is, and every position of
+    random words equals the automaton and Network.run's float32 logits bit for bit."""
+    api = pytest.importorskip("krc")
+    source = tmp_path / "cyclic.json"
+    source.write_text(krc_ok("zoo", "cyclic"))
+    automaton = json.loads(source.read_text())
+    network = api.compile(api.load_automaton(str(source)), strategy="kr", max_len=16)
+    path = network.to_hf(tmp_path / "hf")
+    assert path == str(tmp_path / "hf")
+    side = json.loads((tmp_path / "hf" / "krc_gpt2.json").read_text())
+    assert side["exactness"] == {"exact": True, "reason": "", "largest": side["exactness"]["largest"]}
+    # The same files as the command line's export of the same network.
+    network.save(tmp_path / "cyclic.safetensors")
+    krc_ok("export", tmp_path / "cyclic.safetensors", "--format", "gpt2", "-o", tmp_path / "cli")
+    for name in ["config.json", "model.safetensors", "krc_vocab.json"]:
+        assert (tmp_path / "hf" / name).read_bytes() == (tmp_path / "cli" / name).read_bytes(), name
+    model = load(path)
+    assert next(model.parameters()).dtype == torch.float32
+    rng = random.Random(5)
+    words = [[rng.choice(automaton["alphabet"]) for _ in range(16)] for _ in range(8)]
+    forward = lambda w: network.run(w, arithmetic="float32").logits.tolist()
+    assert check_words(model, automaton, None, tmp_path / "hf", words, forward) == 8 * 17
+
+
+def test_inexact_networks_are_refused_unless_allowed(tmp_path):
+    """flipflop's kr network leaks softmax weights below the normal floats onto the residual:
+    a LayerNorm may round them (measured: logits 7.1e-39 apart from krc's). The export proves
+    nothing for it, so it is refused by default, in the command and in Python, and written
+    with the reason when allowed."""
+    source, weights = tmp_path / "f.json", tmp_path / "f.safetensors"
+    source.write_text(krc_ok("zoo", "flipflop"))
+    krc_ok("compile", source, "--strategy", "kr", "--max-len", 64, "-o", weights)
+    refused = krc("export", weights, "--format", "gpt2", "-o", tmp_path / "out")
+    assert refused.returncode == 2, refused.stderr
+    assert "not provably exact" in refused.stderr and "leak" in refused.stderr
+    assert "--allow-inexact" in refused.stderr
+    assert not (tmp_path / "out").exists()
+    allowed = krc("export", weights, "--format", "gpt2", "-o", tmp_path / "out", "--allow-inexact")
+    assert allowed.returncode == 0 and "not provably exact" in allowed.stderr
+    side = json.loads((tmp_path / "out" / "krc_gpt2.json").read_text())
+    assert side["exactness"]["exact"] is False and "leak" in side["exactness"]["reason"]
+    api = pytest.importorskip("krc")
+    network = api.load(str(weights))
+    with pytest.raises(api.InputError, match="not provably exact"):
+        network.to_hf(tmp_path / "py")
+    assert not (tmp_path / "py" / "config.json").exists()
+    with pytest.warns(RuntimeWarning, match="not provably exact"):
+        assert network.to_hf(tmp_path / "py", allow_inexact=True) == str(tmp_path / "py")
+    assert (tmp_path / "py" / "config.json").exists()

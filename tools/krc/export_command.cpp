@@ -28,6 +28,7 @@ struct ExportArguments {
   std::string input, output, format = "transformer-lens";
   long long max_bytes = 2LL << 30;
   bool json = false;
+  bool allow_inexact = false;
 };
 
 // A dense row-major float32 tensor being filled.
@@ -250,9 +251,14 @@ const RegisterCommand registration{{
           ->check(CLI::PositiveNumber)
           ->capture_default_str();
       sub.add_flag("--json", a->json, "Print the summary and the config as JSON");
+      sub.add_flag("--allow-inexact", a->allow_inexact,
+                   "gpt2: export a network whose LayerNorms krc cannot prove exact (refused by "
+                   "default, exit 2); the warning says why and bounds the error");
       return [a] {
+        if (a->allow_inexact && a->format != "gpt2")
+          throw InputError("command line", "--allow-inexact", "only --format gpt2 takes it");
         if (a->format == "gpt2")
-          return run_export_gpt2({a->input, a->output, a->max_bytes, a->json});
+          return run_export_gpt2({a->input, a->output, a->max_bytes, a->json, a->allow_inexact});
         return run_export(*a);
       };
     },

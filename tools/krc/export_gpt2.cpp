@@ -1,23 +1,11 @@
-// `krc export FILE --format gpt2 -o DIR`: a stock GPT2LMHeadModel checkpoint of a krc network.
-//
-// GPT-2 normalises before every sublayer and at the end. The export makes each LayerNorm the
-// identity bit for bit in PyTorch's float32 CPU kernel (compiler/README.md, "LayerNorm-proof
-// residual stream"): n_embd is a power of two N >= 512; krc's d residual coordinates and a
-// constant 1 sit in the first half, their exact negation in the second half, so the kernel's
-// Welford mean is exactly 0; epsilon is 4^30 and gamma 2^30, so a computed variance up to 2^36
-// vanishes against epsilon and the scaling is exact for every value of magnitude at least 2^-96
-// (smaller ones, softmax leaks, are rounded to a multiple of 2^-119). Weights read the first half;
-// every write (the embeddings, attention's c_proj, the MLP's c_proj and bias) writes +w to the
-// first half and -w to the second, which keeps the negation exact because rounding commutes with
-// it.
+// `krc export FILE --format gpt2 -o DIR`: the checkpoint of krc::gpt2_checkpoint, written whole.
 #include "export_gpt2.hpp"
 
-#include <bit>
 #include <chrono>
-#include <cmath>
 #include <filesystem>
 #include <iostream>
 
+#include "krc/gpt2_export.hpp"
 #include "krc/input_error.hpp"
 #include "krc/verifier.hpp"
 #include "krc/weights_file.hpp"
@@ -29,271 +17,30 @@ namespace {
 
 using nlohmann::json;
 
-// LayerNorm(x) = (x - mean) / sqrt(var + eps) * gamma + beta with eps = 4^k, gamma = 2^k: exact
-// when var <= 2^(2k - 24) (every |x| <= 2^(k - 12)) for the values with |x| >= 2^(k - 126).
-constexpr int kNormExponent = 30;
-// A letter's or <bos>'s logit is the first state's minus this: letters never win.
-constexpr float kLetterPenalty = 1024.0f;
-// Below 512 a mirrored half fits in one Welford chunk of 16 AVX-512 vectors (see README).
-constexpr long long kMinWidth = 512;
-
-struct Gpt2Shape {
-  long long d = 0;     // krc's residual width; coordinate d is the constant 1
-  long long half = 0;  // n_embd / 2: where the mirror starts
-  long long n_embd = 0, n_head = 1, head_dim = 0, inner = 1;
-  long long letters = 0, states = 0;  // vocabulary: <bos>, the letters, then the states
-  long long vocab() const { return 1 + letters + states; }
-};
-
-Gpt2Shape gpt2_shape(const Network& n) {
-  Gpt2Shape s;
-  s.d = n.d_model();
-  s.letters = static_cast<long long>(n.vocabulary.size()) - 1;
-  s.states = static_cast<long long>(n.states.size());
-  long long heads = 1, width = 1;
-  for (const Layer& layer : n.layers) {
-    heads = std::max<long long>(heads, static_cast<long long>(layer.heads.size()));
-    for (const auto& h : layer.heads)
-      width = std::max<long long>({width, h.query.cols(), h.key.cols(), h.value.cols()});
-    if (layer.mlp) s.inner = std::max<long long>(s.inner, layer.mlp->hidden());
-  }
-  s.n_head = static_cast<long long>(std::bit_ceil(static_cast<unsigned long long>(heads)));
-  s.n_embd = std::max<long long>(
-      kMinWidth,
-      static_cast<long long>(std::bit_ceil(static_cast<unsigned long long>(2 * s.d + 2))));
-  while (s.n_embd / s.n_head < width) s.n_embd *= 2;
-  // head_dim a power of 4, so that the 1/sqrt(head_dim) GPT-2 applies is a power of two that
-  // the query weights undo exactly (TransformerLens 4.3 ignores scale_attn_weights: false).
-  if (std::countr_zero(static_cast<unsigned long long>(s.n_embd / s.n_head)) % 2 == 1) {
-    if (s.n_embd / s.n_head / 2 >= width)
-      s.n_head *= 2;
-    else
-      s.n_embd *= 2;
-  }
-  s.half = s.n_embd / 2;
-  s.head_dim = s.n_embd / s.n_head;
-  return s;
-}
-
-long long tensor_bytes(const Network& n, const Gpt2Shape& s) {
-  const long long E = s.n_embd, m = s.inner;
-  const long long block = 4 * E + 3 * E * E + 3 * E + E * E + E + E * m + m + m * E + E;
-  return 4 * (2 * s.vocab() * E + (n.max_len + 1LL) * E + 2 * E +
-              static_cast<long long>(n.layers.size()) * block);
-}
-
-// A dense row-major [rows, cols] float32 tensor being filled.
-struct Dense {
-  long long rows, cols;
-  bool vector;  // a bias: shape [cols]
-  std::vector<float> v;
-  Dense(long long r, long long c, bool is_vector = false)
-      : rows(r), cols(c), vector(is_vector), v(static_cast<std::size_t>(r * c), 0.0f) {}
-  float& at(long long r, long long c) { return v[static_cast<std::size_t>(r * cols + c)]; }
-  // A write into the residual stream: +x to coordinate c, -x to its mirror.
-  void mirrored(long long r, long long c, float x, long long half) {
-    at(r, c) = x;
-    at(r, half + c) = -x;
-  }
-  Tensor tensor() const {
-    return vector ? make_f32_tensor({cols}, v) : make_f32_tensor({rows, cols}, v);
-  }
-};
-
-Tensor filled(long long n, float x) { return make_f32_tensor({n}, std::vector<float>(n, x)); }
-
-// Calls f(row, col, value) for every stored entry of m.
-template <typename F>
-void each(const SparseMatrix& m, F f) {
-  for (int r = 0; r < m.outerSize(); ++r)
-    for (SparseMatrix::InnerIterator it(m, r); it; ++it) f(it.row(), it.col(), it.value());
-}
-
-void add_embeddings(TensorFile& file, const Network& n, const Gpt2Shape& s) {
-  Dense wte(s.vocab(), s.n_embd), wpe(n.max_len + 1LL, s.n_embd), head(s.vocab(), s.n_embd);
-  for (long long t = 0; t <= s.letters; ++t) {
-    for (long long c = 0; c < s.d; ++c) wte.mirrored(t, c, n.token_embedding(t, c), s.half);
-    wte.mirrored(t, s.d, 1.0f, s.half);  // the constant coordinate
-  }
-  for (long long t = 0; t <= n.max_len; ++t)
-    for (long long c = 0; c < s.d; ++c) wpe.mirrored(t, c, n.position_embedding(t, c), s.half);
-  // lm_head reads the first half: a state's row is its unembedding column; <bos> and the
-  // letters copy the first state's row less kLetterPenalty on the constant, so they lose.
-  each(n.unembedding, [&](long long c, long long state, float x) {
-    head.at(1 + s.letters + state, c) = x;
-    if (state == 0)
-      for (long long t = 0; t <= s.letters; ++t) head.at(t, c) = x;
-  });
-  for (long long t = 0; t <= s.letters; ++t) head.at(t, s.d) = -kLetterPenalty;
-  file.tensors["transformer.wte.weight"] = wte.tensor();
-  file.tensors["transformer.wpe.weight"] = wpe.tensor();
-  file.tensors["lm_head.weight"] = head.tensor();
-  file.tensors["transformer.ln_f.weight"] = filled(s.n_embd, std::ldexp(1.0f, kNormExponent));
-  file.tensors["transformer.ln_f.bias"] = filled(s.n_embd, 0.0f);
-}
-
-// c_attn holds [q | k | v], head h in columns h * head_dim ...; GPT-2's score is
-// (q . k) / sqrt(head_dim), so krc's scale and sqrt(head_dim), both powers of two, go into q
-// exactly (scaling by a power of two commutes with rounding).
-void add_attention(TensorFile& file, const Layer& layer, const std::string& p, float scale,
-                   const Gpt2Shape& s) {
-  scale *= std::ldexp(1.0f, std::countr_zero(static_cast<unsigned long long>(s.head_dim)) / 2);
-  Dense qkv(s.n_embd, 3 * s.n_embd), proj(s.n_embd, s.n_embd);
-  for (std::size_t h = 0; h < layer.heads.size(); ++h) {
-    const auto& head = layer.heads[h];
-    const long long base = static_cast<long long>(h) * s.head_dim;
-    each(head.query, [&](long long r, long long j, float x) { qkv.at(r, base + j) = scale * x; });
-    each(head.key, [&](long long r, long long j, float x) { qkv.at(r, s.n_embd + base + j) = x; });
-    each(head.value,
-         [&](long long r, long long j, float x) { qkv.at(r, 2 * s.n_embd + base + j) = x; });
-    each(head.output,
-         [&](long long j, long long c, float x) { proj.mirrored(base + j, c, x, s.half); });
-  }
-  file.tensors[p + "attn.c_attn.weight"] = qkv.tensor();
-  file.tensors[p + "attn.c_attn.bias"] = filled(3 * s.n_embd, 0.0f);
-  file.tensors[p + "attn.c_proj.weight"] = proj.tensor();
-  file.tensors[p + "attn.c_proj.bias"] = filled(s.n_embd, 0.0f);
-}
-
-void add_mlp(TensorFile& file, const Layer& layer, const std::string& p, const Gpt2Shape& s) {
-  Dense in(s.n_embd, s.inner), in_bias(1, s.inner, true), out(s.inner, s.n_embd),
-      out_bias(1, s.n_embd, true);
-  if (layer.mlp) {
-    const Mlp& mlp = *layer.mlp;
-    each(mlp.in_weight, [&](long long u, long long r, float x) { in.at(r, u) = x; });
-    each(mlp.out_weight, [&](long long c, long long u, float x) { out.mirrored(u, c, x, s.half); });
-    for (long long u = 0; u < mlp.hidden(); ++u) in_bias.at(0, u) = mlp.in_bias[u];
-    for (long long c = 0; c < s.d; ++c) out_bias.mirrored(0, c, mlp.out_bias[c], s.half);
-  }
-  file.tensors[p + "mlp.c_fc.weight"] = in.tensor();
-  file.tensors[p + "mlp.c_fc.bias"] = in_bias.tensor();
-  file.tensors[p + "mlp.c_proj.weight"] = out.tensor();
-  file.tensors[p + "mlp.c_proj.bias"] = out_bias.tensor();
-}
-
-TensorFile checkpoint(const Network& n, const Gpt2Shape& s) {
-  TensorFile file;
-  add_embeddings(file, n, s);
-  const float gamma = std::ldexp(1.0f, kNormExponent);
-  for (std::size_t i = 0; i < n.layers.size(); ++i) {
-    const std::string p = "transformer.h." + std::to_string(i) + ".";
-    for (const char* norm : {"ln_1.", "ln_2."}) {
-      file.tensors[p + norm + "weight"] = filled(s.n_embd, gamma);
-      file.tensors[p + norm + "bias"] = filled(s.n_embd, 0.0f);
-    }
-    add_attention(file, n.layers[i], p, n.attention_scale, s);
-    add_mlp(file, n.layers[i], p, s);
-  }
-  file.metadata["format"] = "pt";
-  return file;
-}
-
-json gpt2_config(const Network& n, const Gpt2Shape& s) {
-  return {{"architectures", {"GPT2LMHeadModel"}},
-          {"model_type", "gpt2"},
-          {"vocab_size", s.vocab()},
-          {"n_positions", n.max_len + 1},
-          {"n_embd", s.n_embd},
-          {"n_layer", n.layers.size()},
-          {"n_head", s.n_head},
-          {"n_inner", s.inner},
-          {"activation_function", "relu"},
-          {"resid_pdrop", 0.0},
-          {"embd_pdrop", 0.0},
-          {"attn_pdrop", 0.0},
-          {"layer_norm_epsilon", std::ldexp(1.0, 2 * kNormExponent)},
-          {"initializer_range", 0.02},
-          {"scale_attn_weights", true},
-          {"scale_attn_by_inverse_layer_idx", false},
-          {"reorder_and_upcast_attn", false},
-          {"tie_word_embeddings", false},
-          {"bos_token_id", 0},
-          {"eos_token_id", 0},
-          {"dtype", "float32"}};
-}
-
-json vocabulary(const Network& n, const Gpt2Shape& s) {
-  json letters = json::object(), states = json::object();
-  for (long long t = 1; t <= s.letters; ++t) letters[n.vocabulary[t]] = t;
-  for (long long q = 0; q < s.states; ++q) states[n.states[q]] = 1 + s.letters + q;
-  return {{"bos", 0}, {"letters", letters}, {"states", states}};
-}
-
-// What GPT-2's config has no field for: the residual labels in the exported layout, the
-// heads' and MLP blocks' roles, the automaton, and the layout's constants.
-json side_file(const Network& n, const Gpt2Shape& s) {
-  std::vector<std::string> labels(s.n_embd, "padding (zero)");
-  for (long long c = 0; c < s.d; ++c) labels[c] = n.residual_labels[c];
-  labels[s.d] = "constant 1";
-  for (long long c = 0; c <= s.d; ++c) labels[s.half + c] = "mirror: " + labels[c];
-  json layers = json::array();
-  for (const Layer& layer : n.layers) {
-    json heads = json::array(), blocks = json::array();
-    for (const auto& h : layer.heads)
-      heads.push_back(
-          {{"name", h.name}, {"kind", to_string(h.kind)}, {"role", role_to_json(h.role)}});
-    if (layer.mlp)
-      for (const auto& b : layer.mlp->blocks)
-        blocks.push_back({{"name", b.name},
-                          {"first", b.first},
-                          {"count", b.count},
-                          {"role", role_to_json(b.role)}});
-    layers.push_back({{"purpose", layer.purpose},
-                      {"heads", heads},
-                      {"mlp_hidden", layer.mlp ? json(layer.mlp->hidden()) : json(nullptr)},
-                      {"mlp_blocks", blocks}});
-  }
-  json subspaces = json::array();
-  for (const auto& sub : n.subspaces)
-    subspaces.push_back({{"name", sub.name},
-                         {"first", sub.first},
-                         {"width", sub.width},
-                         {"role", role_to_json(sub.role)}});
-  return {{"format", "krc-gpt2"},
-          {"version", "1"},
-          {"layout",
-           {{"d_model", s.d},
-            {"constant", s.d},
-            {"mirror_offset", s.half},
-            {"layer_norm_epsilon_log4", kNormExponent},
-            {"letter_penalty", kLetterPenalty}}},
-          {"residual_labels", labels},
-          {"residual_subspaces", subspaces},
-          {"layers", layers},
-          {"max_len", n.max_len},
-          {"automaton", n.automaton},
-          {"compiler", n.compiler}};
-}
-
-void check_exportable(const Network& n, const std::string& file) {
-  if (n.attention != AttentionKind::Softmax)
-    throw InputError(file, "config",
-                     std::string("compiled for ") + to_string(n.attention) +
-                         " attention; GPT-2 runs softmax (compile with "
-                         "--attention softmax)");
-  int exponent = 0;
-  if (!(n.attention_scale > 0) || std::frexp(n.attention_scale, &exponent) != 0.5f)
-    throw InputError(file, "config",
-                     "attention scale " + std::to_string(n.attention_scale) +
-                         " is not a power of two; GPT-2 has no scale to hold it "
-                         "exactly");
-}
-
-// Each file appears whole (write_output); config.json comes last, so a directory that
-// from_pretrained can open holds every file.
-void write_checkpoint(const std::string& dir, const std::string& tensors, const json& vocab,
-                      const json& side, const json& config) {
+// Each file appears whole (write_output), in the order given: config.json last, so a directory
+// that from_pretrained can open holds every file.
+void write_checkpoint(const std::string& dir, const Gpt2Checkpoint& c) {
   namespace fs = std::filesystem;
   std::error_code ec;
   if (fs::exists(dir, ec) && !fs::is_directory(dir, ec))
     throw InputError(dir, "", "exists and is not a directory");
   if (!fs::exists(dir, ec) && !fs::create_directory(dir, ec))
     throw InputError(dir, "", "cannot create the directory: " + ec.message());
-  write_output(dir + "/model.safetensors", tensors);
-  write_output(dir + "/krc_vocab.json", vocab.dump(1) + "\n");
-  write_output(dir + "/krc_gpt2.json",
-               side.dump(-1, ' ', false, json::error_handler_t::replace) + "\n");
-  write_output(dir + "/config.json", config.dump(1) + "\n");
+  for (const auto& [name, contents] : c.files) write_output(dir + "/" + name, contents);
+}
+
+void print_summary(const Gpt2ExportArguments& a, const Network& network, const Gpt2Checkpoint& c,
+                   double seconds) {
+  const Gpt2Shape& s = c.shape;
+  std::cout << "GPT-2 checkpoint: " << network.layers.size() << " layers, n_embd " << s.n_embd
+            << " (d_model " << s.d << " + a constant, mirrored, padded to a power of two), n_head "
+            << s.n_head << " x " << s.head_dim << ", n_inner " << s.inner << ", vocab " << s.vocab()
+            << ", n_positions " << network.max_len + 1 << "\n";
+  std::cout << "wrote " << a.output << "/{config.json, model.safetensors, krc_vocab.json, "
+            << "krc_gpt2.json} (" << with_thousands(c.tensor_bytes) << " bytes of tensors) in "
+            << std::fixed;
+  std::cout.precision(2);
+  std::cout << seconds << " s\n";
 }
 
 }  // namespace
@@ -304,37 +51,26 @@ int run_export_gpt2(const Gpt2ExportArguments& a) {
     throw InputError("command line", "--output",
                      "a GPT-2 checkpoint is a directory; - cannot hold it");
   const Network network = load_network(a.input);
-  check_exportable(network, a.input);
-  const Gpt2Shape s = gpt2_shape(network);
-  const long long bytes = tensor_bytes(network, s);
-  if (bytes > a.max_bytes)
-    throw LimitError("export: the GPT-2 checkpoint would hold " + with_thousands(bytes) +
-                     " bytes of tensors, more than --max-bytes " + with_thousands(a.max_bytes) +
-                     "; raise --max-bytes (the export is built in memory, about twice its size)");
-  const std::string tensors = write_safetensors(checkpoint(network, s));
-  const json config = gpt2_config(network, s);
-  write_checkpoint(a.output, tensors, vocabulary(network, s), side_file(network, s), config);
+  const Gpt2Checkpoint c = gpt2_checkpoint(network, a.input, {a.max_bytes, a.allow_inexact});
+  write_checkpoint(a.output, c);
+  if (!c.exactness.exact)
+    std::cerr << "krc: warning: " << a.output << " is not provably exact (--allow-inexact): "
+              << c.exactness.reason << "\n";
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (a.json) {
     std::cout << json{{"input", a.input},
                       {"output", a.output},
-                      {"bytes", tensors.size()},
-                      {"config", config},
+                      {"bytes", c.tensor_bytes},
+                      {"config", c.config},
+                      {"exact", c.exactness.exact},
+                      {"inexact_reason", c.exactness.reason},
                       {"seconds", seconds}}
                      .dump(1, ' ', false, json::error_handler_t::replace)
               << "\n";
     return 0;
   }
-  std::cout << "GPT-2 checkpoint: " << network.layers.size() << " layers, n_embd " << s.n_embd
-            << " (d_model " << s.d << " + a constant, mirrored, padded to a power of two), n_head "
-            << s.n_head << " x " << s.head_dim << ", n_inner " << s.inner << ", vocab " << s.vocab()
-            << ", n_positions " << network.max_len + 1 << "\n";
-  std::cout << "wrote " << a.output << "/{config.json, model.safetensors, krc_vocab.json, "
-            << "krc_gpt2.json} (" << with_thousands(static_cast<long long>(tensors.size()))
-            << " bytes of tensors) in " << std::fixed;
-  std::cout.precision(2);
-  std::cout << seconds << " s\n";
+  print_summary(a, network, c, seconds);
   return 0;
 }
 

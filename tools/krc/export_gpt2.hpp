@@ -1,8 +1,7 @@
 #pragma once
-// `krc export --format gpt2 -o DIR`: a krc network as a stock Hugging Face GPT2LMHeadModel
-// checkpoint (config.json, model.safetensors, krc_vocab.json, krc_gpt2.json) whose LayerNorms
-// are the identity bit for bit in PyTorch's float32 CPU kernel. The layout and why it is exact:
-// compiler/README.md "LayerNorm-proof residual stream"; the files: tools/README.md "Exporting".
+// `krc export --format gpt2 -o DIR`: writes the checkpoint krc::gpt2_checkpoint builds (the
+// export itself lives in the runtime library, krc/gpt2_export.hpp, shared with the Python
+// package's Network.to_hf); the files: tools/README.md "A stock GPT-2 checkpoint".
 #include <string>
 
 namespace krc::cli {
@@ -11,6 +10,7 @@ struct Gpt2ExportArguments {
   std::string input, output;
   long long max_bytes = 2LL << 30;
   bool json = false;
+  bool allow_inexact = false;
 };
 
 int run_export_gpt2(const Gpt2ExportArguments& a);

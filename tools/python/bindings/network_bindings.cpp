@@ -6,6 +6,7 @@
 #include "bindings.hpp"
 #include "errors.hpp"
 #include "krc/automaton_json.hpp"
+#include "krc/gpt2_export.hpp"
 #include "krc/network_summary.hpp"
 #include "krc/weights_file.hpp"
 
@@ -99,6 +100,29 @@ py::bytes to_safetensors(const CompiledNetwork& c, bool dense_storage) {
   return py::bytes(bytes);
 }
 
+// The files of krc::gpt2_checkpoint, the one GPT-2 export (krc.Network.to_hf writes them):
+// ([(name, bytes)] in writing order, {"exact", "reason", "largest"}).
+py::tuple to_gpt2(const CompiledNetwork& c, bool allow_inexact, long long max_bytes) {
+  Gpt2Checkpoint checkpoint;
+  {
+    py::gil_scoped_release unlocked;
+    try {
+      checkpoint = gpt2_checkpoint(*c.network, c.source.empty() ? "<network>" : c.source,
+                                   {max_bytes, allow_inexact});
+    } catch (const LimitError& e) {
+      throw OptionLimitError(e.what(), "max_bytes");
+    }
+  }
+  py::list files;
+  for (const auto& [name, contents] : checkpoint.files)
+    files.append(py::make_tuple(name, py::bytes(contents)));
+  py::dict exactness;
+  exactness["exact"] = checkpoint.exactness.exact;
+  exactness["reason"] = checkpoint.exactness.reason;
+  exactness["largest"] = checkpoint.exactness.largest;
+  return py::make_tuple(files, exactness);
+}
+
 CompiledNetwork load(const std::string& path) {
   py::gil_scoped_release unlocked;
   auto network = std::make_shared<const Network>(load_network(path));
@@ -139,7 +163,10 @@ void bind_network(py::module_& m) {
       .def("size_line", [=](const C& c) { return network_size_line(net(c)); })
       .def("layers_text", [=](const C& c) { return network_layers_text(net(c)); })
       .def("to_safetensors", &to_safetensors, py::arg("dense") = false,
-           "The weights file's bytes (README: runtime/README.md, weights file format)");
+           "The weights file's bytes (README: runtime/README.md, weights file format)")
+      .def("to_gpt2", &to_gpt2, py::arg("allow_inexact") = false,
+           py::arg("max_bytes") = 2LL << 30,
+           "The GPT-2 checkpoint's files and whether it is provably exact (krc.Network.to_hf)");
   m.def("load", &load, py::arg("path"), "Reads a weights file; every field is validated.");
 }
 

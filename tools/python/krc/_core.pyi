@@ -1,7 +1,7 @@
 # Types of krc._core, the C++ extension (tools/python/bindings/*.cpp), for editors and type
 # checkers. tests/python/test_api_stubs.py checks that every name here exists in the module
 # and every public name of the module is here.
-from typing import Callable, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 import numpy.typing as npt
@@ -284,6 +284,8 @@ class Network:
     def size_line(self) -> str: ...
     def layers_text(self) -> str: ...
     def to_safetensors(self, dense: bool = False) -> bytes: ...
+    def to_gpt2(self, allow_inexact: bool = False, max_bytes: int = 2147483648
+                ) -> Tuple[List[Tuple[str, bytes]], Dict[str, Any]]: ...
     def run(self, tokens: Sequence[str], attention: Optional[str] = None,
             arithmetic: str = "float32") -> RunResult: ...
     def verify(self, exhaustive: Optional[int] = None, random: Optional[int] = None,

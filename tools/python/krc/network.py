@@ -8,10 +8,12 @@ on stderr, and the hand-over to PyTorch, TransformerLens and ONNX through a weig
 import os
 import sys
 import tempfile
+import warnings
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator, List, Optional, Sequence, Union
 
 from . import _core
+from .errors import InputError
 
 Word = Union[str, Sequence[str]]
 Progress = Union[bool, Callable[["_core.VerifyProgress"], None]]
@@ -45,6 +47,25 @@ class _ProgressLine:
         if self.width:
             sys.stderr.write("\r" + " " * self.width + "\r")
             sys.stderr.flush()
+
+
+def _write_whole(path: str, data: bytes) -> None:
+    """Writes a file whole or not at all: a temporary file beside it, renamed over it."""
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, temporary = tempfile.mkstemp(prefix=".krc-", suffix=".tmp", dir=directory)
+    try:
+        # mkstemp's file is private (0600); the file gets the usual mode.
+        umask = os.umask(0)
+        os.umask(umask)
+        os.fchmod(fd, 0o666 & ~umask)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        os.unlink(temporary)
+        raise
 
 
 class Network:
@@ -138,23 +159,40 @@ class Network:
     def save(self, path: Union[str, "os.PathLike[str]"], dense: bool = False) -> None:
         """Writes the weights file (safetensors), whole or not at all: a temporary file beside
         it, renamed over it. dense=True stores every tensor dense."""
-        data = self._core.to_safetensors(dense)
-        path = os.fspath(path)
-        directory = os.path.dirname(os.path.abspath(path))
-        fd, temporary = tempfile.mkstemp(prefix=".krc-", suffix=".tmp", dir=directory)
-        try:
-            # mkstemp's file is private (0600); the weights file gets the usual mode.
-            umask = os.umask(0)
-            os.umask(umask)
-            os.fchmod(fd, 0o666 & ~umask)
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(temporary, path)
-        except BaseException:
-            os.unlink(temporary)
-            raise
+        _write_whole(os.fspath(path), self._core.to_safetensors(dense))
+
+    def to_hf(self, directory: Union[str, "os.PathLike[str]"], allow_inexact: bool = False,
+              max_bytes: int = 2 << 30) -> str:
+        """Writes the network as a stock Hugging Face GPT-2 checkpoint and returns its path.
+
+        The directory (created if missing) receives config.json (GPT2LMHeadModel, float32),
+        model.safetensors, krc_vocab.json ({"bos": id, "letters": {letter: id}, "states":
+        {state: id}}) and krc_gpt2.json (krc's residual labels and head roles); the files are
+        the ones ``krc export --format gpt2`` writes, each whole, config.json last. Load it with
+        no custom code::
+
+            model = transformers.AutoModelForCausalLM.from_pretrained(
+                path, attn_implementation="eager")   # float32; argmax per position = state
+
+        Every LayerNorm is the identity bit for bit on PyTorch's CPU (compiler/README.md §7), so
+        the state logits equal ``run``'s float32 logits. A network for which krc cannot prove
+        that (a softmax leak that may fall below 2^-96) raises krc.InputError naming the reason,
+        unless allow_inexact=True: then it is written, a RuntimeWarning says why, and each value
+        such a LayerNorm rounds moves by at most 2^-120. krc.LimitError past max_bytes of
+        tensors.
+        """
+        files, exactness = self._core.to_gpt2(allow_inexact, max_bytes)
+        directory = os.fspath(directory)
+        if os.path.exists(directory) and not os.path.isdir(directory):
+            raise InputError("%s: exists and is not a directory" % directory, directory, "",
+                             "exists and is not a directory")
+        os.makedirs(directory, exist_ok=True)
+        for name, data in files:
+            _write_whole(os.path.join(directory, name), data)
+        if not exactness["exact"]:
+            warnings.warn("%s is not provably exact: %s" % (directory, exactness["reason"]),
+                          RuntimeWarning, stacklevel=2)
+        return directory
 
     @contextmanager
     def _weights_file(self) -> Iterator[str]:

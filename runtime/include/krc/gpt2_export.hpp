@@ -1,0 +1,58 @@
+#pragma once
+// A krc network as a stock Hugging Face GPT2LMHeadModel checkpoint whose LayerNorms are the
+// identity bit for bit in PyTorch's float32 CPU kernel. One export for every caller: `krc export
+// --format gpt2` and `krc.Network.to_hf` both write the files this returns. The layout and why it
+// is exact: compiler/README.md §7; the files: tools/README.md "A stock GPT-2 checkpoint".
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "krc/network.hpp"
+
+namespace krc {
+
+struct Gpt2Options {
+  long long max_bytes = 2LL << 30;  // LimitError past this many bytes of tensors
+  // Export a network whose exactness cannot be proved (gpt2_exactness), instead of refusing.
+  bool allow_inexact = false;
+};
+
+// The GPT-2 shape of a network: krc's d coordinates, a constant 1 at coordinate d, and their
+// negation from `half` on, padded to a power of two.
+struct Gpt2Shape {
+  long long d = 0, half = 0, n_embd = 0, n_head = 1, head_dim = 0, inner = 1;
+  long long letters = 0, states = 0;  // vocabulary: <bos>, the letters, then the states
+  long long vocab() const { return 1 + letters + states; }
+};
+
+// Whether every LayerNorm of the export is provably the identity on every value its next
+// sublayer reads, for every word up to max_len (compiler/README.md §7, "When it is exact").
+struct Gpt2Exactness {
+  bool exact = true;
+  std::string reason;  // why not, naming the layer and the residual coordinate; "" when exact
+  double largest = 0;  // a bound on every residual value's magnitude
+};
+
+// Derived from the weights alone (intervals and binary grids of every residual coordinate),
+// for the export's width n_embd (Gpt2Shape).
+Gpt2Exactness gpt2_exactness(const Network& n, long long n_embd);
+
+struct Gpt2Checkpoint {
+  Gpt2Shape shape;
+  Gpt2Exactness exactness;
+  nlohmann::json config;
+  long long tensor_bytes = 0;
+  // {file name, contents} in the order to write them: config.json last, so that a directory
+  // from_pretrained can open holds every file.
+  std::vector<std::pair<std::string, std::string>> files;
+};
+
+// `source` names the network in errors. Throws InputError (exit 2) for a network GPT-2 cannot
+// hold exactly: hard attention, a scale that is not a power of two, or, unless allow_inexact,
+// one gpt2_exactness cannot prove; LimitError past max_bytes.
+Gpt2Checkpoint gpt2_checkpoint(const Network& n, const std::string& source,
+                               const Gpt2Options& options);
+
+}  // namespace krc

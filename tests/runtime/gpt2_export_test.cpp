@@ -1,0 +1,82 @@
+// The GPT-2 export's exactness proof (krc/gpt2_export.hpp) on hand-built networks whose
+// values are known: a select head whose score spread lambda lets its softmax weights fall to
+// e^-lambda / 9, and the three ways the proof must answer.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <string>
+
+#include "krc/gpt2_export.hpp"
+#include "krc/input_error.hpp"
+
+namespace {
+
+using krc::SparseMatrix;
+
+SparseMatrix single(int rows, int cols, int r, int c, float v) {
+  SparseMatrix m(rows, cols);
+  m.insert(r, c) = v;
+  m.makeCompressed();
+  return m;
+}
+
+// Residual: 0 a constant 1, 1 "the letter is a", 2 the head's output. The head attends from
+// every position to the a's with score lambda * [letter j is a] and copies [letter j is a]
+// into coordinate 2: where no a is chosen, coordinate 2 keeps the leak of the others.
+// `unembed` is the coordinate the one state's logit reads.
+krc::Network leaking(float lambda, int unembed, float position_value = 0) {
+  krc::Network n;
+  n.max_len = 8;
+  n.vocabulary = {"<bos>", "a", "b"};
+  n.states = {"q"};
+  n.residual_labels = {"constant", "is a", "copied"};
+  n.token_embedding = krc::RowMatrix::Zero(3, 3);
+  n.token_embedding.col(0).setOnes();
+  n.token_embedding(1, 1) = 1;
+  n.position_embedding = krc::RowMatrix::Zero(9, 3);
+  n.position_embedding(8, 1) = position_value;
+  krc::AttentionHead h;
+  h.name = "copy a";
+  h.query = single(3, 1, 0, 0, lambda);
+  h.key = single(3, 1, 1, 0, 1);
+  h.value = single(3, 1, 1, 0, 1);
+  h.output = single(1, 3, 0, 2, 1);
+  n.layers.push_back({"copy", {h}, std::nullopt});
+  n.unembedding = single(3, 1, unembed, 0, 1);
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("gpt2 export: the exactness proof follows leaks to what reads them") {
+  // e^-1 / 9: every weight is a normal float, so every value is on a coarse grid.
+  CHECK(krc::gpt2_exactness(leaking(1, 2), 512).exact);
+  // e^-100 / 9 is below 2^-125: the copied coordinate may hold any tiny float, and the
+  // unembedding reads it through the final LayerNorm.
+  const krc::Gpt2Exactness leak = krc::gpt2_exactness(leaking(100, 2), 512);
+  CHECK_FALSE(leak.exact);
+  CHECK(leak.reason.find("copied") != std::string::npos);
+  CHECK(leak.reason.find("leaks") != std::string::npos);
+  CHECK(leak.reason.find("the unembedding") != std::string::npos);
+  // The same leak where nothing reads it afterwards: a rounded value that no weight reads
+  // changes nothing.
+  CHECK(krc::gpt2_exactness(leaking(100, 0), 512).exact);
+  // A coordinate reaching 2^22 at one position: the variance 2 * 2^44 / 512 passes 2^35.
+  const krc::Gpt2Exactness wide = krc::gpt2_exactness(leaking(1, 2, 0x1p22f), 512);
+  CHECK_FALSE(wide.exact);
+  CHECK(wide.reason.find("variance") != std::string::npos);
+  CHECK(wide.largest >= 0x1p22);
+}
+
+TEST_CASE("gpt2 export: an unprovable network is refused unless allowed, config.json last") {
+  const krc::Network n = leaking(100, 2);
+  CHECK_THROWS_AS(krc::gpt2_checkpoint(n, "leak", {}), krc::InputError);
+  const krc::Gpt2Checkpoint c = krc::gpt2_checkpoint(n, "leak", {2LL << 30, true});
+  CHECK_FALSE(c.exactness.exact);
+  REQUIRE(c.files.size() == 4);
+  CHECK(c.files.back().first == "config.json");
+  CHECK(c.files.front().first == "model.safetensors");
+  CHECK(c.shape.n_embd == 512);
+  CHECK(krc::gpt2_checkpoint(leaking(1, 2), "exact", {}).exactness.exact);
+  CHECK_THROWS_AS(krc::gpt2_checkpoint(leaking(1, 2), "big", {1000, false}), krc::LimitError);
+}
