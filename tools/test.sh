@@ -28,7 +28,15 @@ release() {
 
 # sanitized CTEST_ARGS...: builds build-asan (KRC_BUILD_TARGETS: only those) and runs ctest there.
 sanitized() {
-  KRC_PYTHON=0 tools/setup.sh build-asan -DCMAKE_BUILD_TYPE=Debug -DKRC_SANITIZE=ON
+  # The bindings join the sanitized build when the environment exists (the Release suite made
+  # it): the extension krc._core is built in build-asan too, and pytest runs against it.
+  local venv=${KRC_VENV:-$here/.venv} python=0 with_python=()
+  if [ -x "$venv/bin/python" ] && [ "${KRC_PYTHON:-1}" = 1 ]; then
+    python=1
+    with_python=(-DKRC_PYTHON=ON "-DPython_EXECUTABLE=$venv/bin/python")
+    [ -n "${KRC_BUILD_TARGETS:-}" ] && KRC_BUILD_TARGETS="$KRC_BUILD_TARGETS _core"
+  fi
+  KRC_PYTHON=0 tools/setup.sh build-asan -DCMAKE_BUILD_TYPE=Debug -DKRC_SANITIZE=ON "${with_python[@]}"
   local reports="$here/build-asan/sanitizer"
   rm -rf "$reports" && mkdir -p "$reports"
   # A distinct exit status, so that a test expecting krc's 1 or 2 cannot take a report for it.
@@ -36,16 +44,31 @@ sanitized() {
   export UBSAN_OPTIONS="log_path=$reports/ubsan:exitcode=23:print_stacktrace=1:${UBSAN_OPTIONS:-}"
   local status=0
   ctest --test-dir build-asan --output-on-failure -j"$(nproc)" "$@" || status=$?
-  # The Python bindings' tests join here, against the sanitized build, ASan's runtime preloaded
-  # for the interpreter (CPython's own allocations are not leaks):
-  #   LD_PRELOAD=$(g++ -print-file-name=libasan.so) ASAN_OPTIONS=$ASAN_OPTIONS:detect_leaks=0 \
-  #     .venv/bin/python -m pytest -q tests/python || status=$?
+  if [ "$python" = 1 ]; then sanitized_python || status=$?; fi
   if compgen -G "$reports/*" >/dev/null; then
     echo "test.sh: sanitizer reports in $reports:" >&2
     cat "$reports"/* >&2
     status=1
   fi
   return "$status"
+}
+
+# sanitized_python: tests/python against build-asan's krc._core and krc, in the venv's interpreter
+# with ASan's runtime preloaded (it must come first; CPython's own allocations are not leaks), and
+# libstdc++ with it: loaded later, ASan could not find the __cxa_throw it intercepts and aborts
+# at the first C++ exception.
+# The package's Python files are linked beside the sanitized extension, ahead of the installed
+# package on PYTHONPATH. Reports land in the same directory as ctest's.
+sanitized_python() {
+  local venv=${KRC_VENV:-$here/.venv} package="$here/build-asan/python/krc"
+  mkdir -p "$package"
+  local f
+  for f in tools/python/krc/*; do ln -sf "$here/$f" "$package/"; done
+  (cd tests/python &&
+    LD_PRELOAD="$(g++ -print-file-name=libasan.so):$(g++ -print-file-name=libstdc++.so)" \
+      ASAN_OPTIONS="$ASAN_OPTIONS:detect_leaks=0" \
+      PYTHONPATH="$here/build-asan/python" KRC_BINARY="$here/build-asan/krc" \
+      "$venv/bin/python" -m pytest -q -p no:cacheprovider ${KRC_SANITIZED_PYTEST:-.})
 }
 
 # The lane needs krc and the test programs it labels (not the PyTorch and heavy ones).
