@@ -139,6 +139,11 @@ struct IntegerClampMlp::Builder {
       o.lanes.push_back(IntegerClampMlp::lane(mlp, o, u, hi));
     }
     for (int u : o.singles) o.single_lanes.push_back(IntegerClampMlp::lane(mlp, o, u, u));
+    if (o.low_bias.size() >= 2) {  // an arithmetic progression (the compose step's K s - 3K/4)
+      o.step = double{o.low_bias[1]} - o.low_bias[0];
+      for (std::size_t k = 0; k < o.low_bias.size() && o.step > 0; ++k)
+        if (double{o.low_bias[k]} != o.low_bias[0] + static_cast<double>(k) * o.step) o.step = 0;
+    }
     alpha = cut_slope;
     beta += cut;
     for (int u : o.singles) {
@@ -234,15 +239,26 @@ double term(const PreparedMlp& mlp, int u, const float* row) {
 }
 }  // namespace
 
+std::ptrdiff_t IntegerClampMlp::at_most(const Output& o, double v, std::ptrdiff_t from) {
+  const auto n = static_cast<std::ptrdiff_t>(o.low_bias.size());
+  if (o.step <= 0)
+    return std::upper_bound(o.low_bias.begin() + from, o.low_bias.end(), v) - o.low_bias.begin();
+  // The progression's guess, then corrected against the stored values (rounding of the
+  // division can only put it one off), so the result is upper_bound's.
+  const double guess = std::floor((v - o.low_bias[0]) / o.step) + 1.0;
+  auto k = static_cast<std::ptrdiff_t>(std::clamp(guess, static_cast<double>(from), double(n)));
+  while (k > from && o.low_bias[k - 1] > v) --k;
+  while (k < n && o.low_bias[k] <= v) ++k;
+  return k;
+}
+
 double IntegerClampMlp::sum(const PreparedMlp& mlp, const Output& o, const float* row,
                             double m) const {
   const double p = o.pivot < 0 ? 0.0 : o.pivot_weight * row[o.pivot];
   const double spread = o.spread * m;
   // Pairs with b_lo <= -p - spread - gap are 0; those with b_lo > spread - p saturated.
-  const auto zero_end = std::upper_bound(o.low_bias.begin(), o.low_bias.end(),
-                                         -p - spread - o.widest_gap) - o.low_bias.begin();
-  const auto saturated = std::upper_bound(o.low_bias.begin() + zero_end, o.low_bias.end(),
-                                          spread - p) - o.low_bias.begin();
+  const auto zero_end = at_most(o, -p - spread - o.widest_gap, 0);
+  const auto saturated = at_most(o, spread - p, zero_end);
   double s = o.saturated_from[saturated];
   for (auto k = zero_end; k < saturated; ++k) {
     const Lane& lane = o.lanes[k];

@@ -69,6 +69,7 @@ class IntegerClampMlp {
     int pivot = -1;  // the input all pairs read with pivot_weight; -1: none
     double pivot_weight = 0, spread = 0, widest_gap = 0;  // spread: W above
     std::vector<float> low_bias;  // per pair, ascending
+    double step = 0;              // > 0: low_bias[k] = low_bias[0] + k step exactly (no search)
     std::vector<int> pair;        // its first unit
     // [k]: sum of w gap over pairs k.. (one more entry); integers within beta <= 2^24, exact.
     std::vector<float> saturated_from;
@@ -80,6 +81,8 @@ class IntegerClampMlp {
 
   double sum(const PreparedMlp& mlp, const Output& o, const float* row, double m) const;
   static Lane lane(const PreparedMlp& mlp, const Output& o, int u, int unit);
+  // How many pairs of o have low_bias <= v (std::upper_bound's index).
+  static std::ptrdiff_t at_most(const Output& o, double v, std::ptrdiff_t from);
 
   std::vector<Output> outputs_;
   std::vector<int> reads_;  // every input dim a unit reads
