@@ -106,7 +106,8 @@ struct IntegerClampMlp::Builder {
     const ScatterRows& out = mlp.out_by_unit;
     std::vector<int> order(o.pair.size());
     std::iota(order.begin(), order.end(), 0);
-    std::sort(order.begin(), order.end(), [&](int a, int b) { return o.low_bias[a] < o.low_bias[b]; });
+    std::sort(order.begin(), order.end(),
+              [&](int a, int b) { return o.low_bias[a] < o.low_bias[b]; });
     std::vector<float> low;
     std::vector<int> pair;
     o.saturated_from.assign(order.size() + 1, 0.0);
@@ -130,7 +131,8 @@ struct IntegerClampMlp::Builder {
       const int u = pair[k];
       const double gap = std::abs(mlp.in_bias[u] - mlp.in_bias[u + 1]);
       const int hi = mlp.in_bias[u] > mlp.in_bias[u + 1] ? u : u + 1;
-      o.saturated_from[k] = static_cast<float>(o.saturated_from[k + 1] + out.value[out.begin(hi)] * gap);
+      o.saturated_from[k] =
+          static_cast<float>(o.saturated_from[k + 1] + out.value[out.begin(hi)] * gap);
     }
     o.low_bias = std::move(low);
     o.pair = std::move(pair);
@@ -176,8 +178,7 @@ struct IntegerClampMlp::Builder {
 
 std::optional<IntegerClampMlp> IntegerClampMlp::of(const PreparedMlp& mlp) {
   const ScatterRows& in = mlp.in_by_unit;
-  if (!all_integral(in.value) || !all_integral(mlp.in_bias) ||
-      !all_integral(mlp.out_by_unit.value))
+  if (!all_integral(in.value) || !all_integral(mlp.in_bias) || !all_integral(mlp.out_by_unit.value))
     return std::nullopt;
   Builder b{mlp, std::vector<int>(mlp.out_by_unit.cols, -1), {}};
   if (!b.classify()) return std::nullopt;

@@ -68,9 +68,9 @@ class IntegerClampMlp {
     int dim = 0;
     int pivot = -1;  // the input all pairs read with pivot_weight; -1: none
     double pivot_weight = 0, spread = 0, widest_gap = 0;  // spread: W above
-    std::vector<float> low_bias;  // per pair, ascending
-    double step = 0;              // > 0: low_bias[k] = low_bias[0] + k step exactly (no search)
-    std::vector<int> pair;        // its first unit
+    std::vector<float> low_bias;                          // per pair, ascending
+    double step = 0;        // > 0: low_bias[k] = low_bias[0] + k step exactly (no search)
+    std::vector<int> pair;  // its first unit
     // [k]: sum of w gap over pairs k.. (one more entry); integers within beta <= 2^24, exact.
     std::vector<float> saturated_from;
     std::vector<Lane> lanes;  // per pair: what the window needs, in one place

@@ -7,8 +7,8 @@
 #include <optional>
 #include <vector>
 
-#include "krc/network.hpp"
 #include "integer_clamp_mlp.hpp"
+#include "krc/network.hpp"
 #include "shared_input_units.hpp"
 
 namespace krc {

@@ -47,11 +47,11 @@ constexpr double kCombActive = 0.25;    // the share of a comb's units active on
 constexpr double kClampWork = 4.0;      // an integer clamp-pair MLP's row_work(), per unit
 
 struct LayerCost {
-  double nonzeros = 0;       // weights evaluated one by one
-  double select_width = 0;   // sum of qd over select heads
-  double average_width = 0;  // sum of vd over average heads
-  double comb_units = 0;     // MLP units read through one linear form
-  double comb_search = 0;    // sum over their outputs of log2(units): the float64-sum cost
+  double nonzeros = 0;        // weights evaluated one by one
+  double select_width = 0;    // sum of qd over select heads
+  double average_width = 0;   // sum of vd over average heads
+  double comb_units = 0;      // MLP units read through one linear form
+  double comb_search = 0;     // sum over their outputs of log2(units): the float64-sum cost
   double clamp_nonzeros = 0;  // an integer clamp-pair MLP's share of `nonzeros`...
   double clamp_work = 0;      // ...and what a row of it costs in Float32 instead
 };

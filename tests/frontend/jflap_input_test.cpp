@@ -137,8 +137,8 @@ namespace {
 // A JFLAP 7 Mealy transition: <transout> is the output (JFLAP's MealyTransducer).
 std::string mealy_transition(int from, int to, const std::string& read, const std::string& out) {
   return "\t\t<transition><from>" + std::to_string(from) + "</from><to>" + std::to_string(to) +
-         "</to><read>" + read + "</read>" + (out.empty() ? "<transout/>" : "<transout>" + out + "</transout>") +
-         "</transition>\n";
+         "</to><read>" + read + "</read>" +
+         (out.empty() ? "<transout/>" : "<transout>" + out + "</transout>") + "</transition>\n";
 }
 }  // namespace
 
@@ -161,18 +161,19 @@ TEST_CASE("jflap: a mealy file's <transout> outputs, answered at every position"
   // a b b a a: q0 -x-> q1 -λ-> q1 -λ-> q1 -z-> q0 -x-> q1, read off the file by hand.
   const OutputMachine m = output_machine(a, outputs, OutputKind::Mealy);
   std::vector<std::string> answered;
-  for (StateId q : m.automaton.run(std::vector<LetterId>{0, 1, 1, 0, 0})) answered.push_back(m.output[q]);
+  for (StateId q : m.automaton.run(std::vector<LetterId>{0, 1, 1, 0, 0}))
+    answered.push_back(m.output[q]);
   CHECK(answered == std::vector<std::string>{"-", "x", "λ", "λ", "z", "x"});
 }
 
 TEST_CASE("jflap: a moore file's state <output>, answered at every position") {
   // q0 (out 0) -a-> q1 (out 1) -a-> q2 (out 0) -a-> q0; b stays.
-  const std::string text = jflap(state(0, "<initial/><output>0</output>") +
-                                     state(1, "<output>1</output>") + state(2, "<output>0</output>") +
-                                     transition(0, 1, "a") + transition(1, 2, "a") +
-                                     transition(2, 0, "a") + transition(0, 0, "b") +
-                                     transition(1, 1, "b") + transition(2, 2, "b"),
-                                 "moore");
+  const std::string text =
+      jflap(state(0, "<initial/><output>0</output>") + state(1, "<output>1</output>") +
+                state(2, "<output>0</output>") + transition(0, 1, "a") + transition(1, 2, "a") +
+                transition(2, 0, "a") + transition(0, 0, "b") + transition(1, 1, "b") +
+                transition(2, 2, "b"),
+            "moore");
   MachineOutputs outputs;
   LoadOptions options;
   options.completion.outputs = &outputs;
@@ -183,7 +184,8 @@ TEST_CASE("jflap: a moore file's state <output>, answered at every position") {
   const OutputMachine m = output_machine(a, outputs, OutputKind::Moore);
   CHECK(m.automaton.state_count() == 3);  // q0 and q2 answer alike but not after "a"
   std::vector<std::string> answered;
-  for (StateId q : m.automaton.run(std::vector<LetterId>{0, 1, 0, 0, 1, 0})) answered.push_back(m.output[q]);
+  for (StateId q : m.automaton.run(std::vector<LetterId>{0, 1, 0, 0, 1, 0}))
+    answered.push_back(m.output[q]);
   CHECK(answered == std::vector<std::string>{"0", "1", "1", "0", "0", "0", "1"});
   // An fa file's <output> elements are not outputs.
   CHECK(load_text("f.jff", jflap(state(0, "<initial/><output>7</output>") + transition(0, 0, "a")),

@@ -3,6 +3,8 @@
 // float32 forward pass (float32_forward.hpp), on hand-built MLPs (rows of integers, rows that
 // must go the general way) and on compiled integer-scan networks, whose compose steps take
 // the clamp path.
+#include "integer_clamp_mlp.hpp"
+
 #include <doctest/doctest.h>
 
 #include <cstring>
@@ -10,7 +12,6 @@
 
 #include "float32_forward.hpp"
 #include "float32_kernels.hpp"
-#include "integer_clamp_mlp.hpp"
 #include "krc/compile.hpp"
 #include "prepared_network.hpp"
 #include "random_network.hpp"
@@ -129,7 +130,9 @@ TEST_CASE("integer clamp pairs: rows that are not integers, or too large, go the
   for (int c = 0; c < 16; ++c) CHECK(rows(0, c) == x[c] + dense[c]);
 }
 
-TEST_CASE("integer clamp pairs: an MLP with a non-integer weight or a unit of two outputs is not of the form") {
+TEST_CASE(
+    "integer clamp pairs: an MLP with a non-integer weight or a unit of two outputs is not of the "
+    "form") {
   Mlp mlp = compose_mlp(4, false);
   mlp.in_bias[3] += 0.5f;
   CHECK_FALSE(prepare_mlp(mlp).integer_clamps.has_value());
@@ -152,7 +155,8 @@ TEST_CASE("integer clamp pairs: integer-scan networks equal the dense float32 pa
     for (const auto& layer : prepared.layers) forms += layer.mlp && layer.mlp->integer_clamps;
     CHECK(forms >= 5);  // every compose step but the last
     const int letters = static_cast<int>(a.letter_count());
-    for (const auto& word : {test::random_word(rng, letters, 80), test::random_word(rng, letters, 37)}) {
+    for (const auto& word :
+         {test::random_word(rng, letters, 80), test::random_word(rng, letters, 37)}) {
       const int n = static_cast<int>(word.size()) + 1;
       kernels::Activations<float> x(n, net.d_model());
       for (int t = 0; t < n; ++t) {
