@@ -92,6 +92,7 @@ struct MlpScratch {
   // which give the candidates in ascending order without sorting them one by one.
   std::vector<std::uint64_t> bits;
   std::vector<int> words, small_inputs;
+  long long clamp_rows = 0;  // rows the integer clamp-pair form served (integer_clamp_mlp.hpp)
 };
 
 // x[i] += (W2 ReLU(W1 x[i] + b1)) + b2 for every row i in [from, n), summing the hidden units

@@ -61,32 +61,41 @@ void find_candidates(const PreparedMlp& mlp, const float* row, MlpScratch& s) {
   }
 }
 
+// s.out[o] += the float32 sum over the candidate units of row `row`, in ascending order.
+void add_candidates(const PreparedMlp& mlp, const float* row, MlpScratch& s) {
+  const ScatterRows& unit_in = mlp.in_by_unit;
+  const ScatterRows& out_w = mlp.out_by_unit;
+  s.words.clear();
+  find_candidates(mlp, row, s);
+  std::sort(s.words.begin(), s.words.end());
+  for (int w : s.words) {
+    for (std::uint64_t bits = s.bits[w]; bits != 0; bits &= bits - 1) {
+      const int u = 64 * w + std::countr_zero(bits);
+      float pre = 0.0f;
+      for (int e = unit_in.begin(u); e < unit_in.end(u); ++e)
+        pre += row[unit_in.column[e]] * static_cast<float>(unit_in.value[e]);
+      pre += static_cast<float>(mlp.in_bias[u]);
+      if (!(pre > 0.0f)) continue;  // ReLU
+      for (int e = out_w.begin(u); e < out_w.end(u); ++e)
+        s.out[out_w.column[e]] += pre * static_cast<float>(out_w.value[e]);
+    }
+    s.bits[w] = 0;
+  }
+}
+
 }  // namespace
 
 void apply_mlp(const PreparedMlp& mlp, Activations<float>& x, int from, int n, MlpScratch& s) {
   const std::size_t words = (static_cast<std::size_t>(mlp.hidden) + 63) / 64;
   if (s.bits.size() < words) s.bits.resize(words, 0);
   s.out.assign(x.cols(), 0.0f);
-  const ScatterRows& unit_in = mlp.in_by_unit;
-  const ScatterRows& out_w = mlp.out_by_unit;
   for (int i = from; i < n; ++i) {
     float* row = x.row(i).data();
-    s.words.clear();
-    find_candidates(mlp, row, s);
-    std::sort(s.words.begin(), s.words.end());
-    for (int w : s.words) {
-      for (std::uint64_t bits = s.bits[w]; bits != 0; bits &= bits - 1) {
-        const int u = 64 * w + std::countr_zero(bits);
-        float pre = 0.0f;
-        for (int e = unit_in.begin(u); e < unit_in.end(u); ++e)
-          pre += row[unit_in.column[e]] * static_cast<float>(unit_in.value[e]);
-        pre += static_cast<float>(mlp.in_bias[u]);
-        if (!(pre > 0.0f)) continue;  // ReLU
-        for (int e = out_w.begin(u); e < out_w.end(u); ++e)
-          s.out[out_w.column[e]] += pre * static_cast<float>(out_w.value[e]);
-      }
-      s.bits[w] = 0;
-    }
+    // A row of integers in an integer clamp-pair MLP: the same float32 sums, from its form.
+    if (mlp.integer_clamps && mlp.integer_clamps->evaluate(mlp, row, s.out.data()))
+      ++s.clamp_rows;
+    else
+      add_candidates(mlp, row, s);
     mlp.writes.for_each([&](int c) {
       row[c] += s.out[c] + static_cast<float>(mlp.out_bias[c]);
       s.out[c] = 0.0f;

@@ -150,6 +150,7 @@ PreparedMlp prepare_mlp(const Mlp& m, double small_input, double low_threshold) 
   }
   pm.reads = DimSet::of(reads);
   pm.writes = DimSet::of(writes);
+  pm.integer_clamps = IntegerClampMlp::of(pm);
   return pm;
 }
 

@@ -7,6 +7,7 @@
 #include <optional>
 #include <vector>
 
+#include "integer_clamp_mlp.hpp"
 #include "krc/network.hpp"
 #include "shared_input_units.hpp"
 
@@ -68,6 +69,9 @@ struct PreparedMlp {
   // least kMinShared; they are in none of the structures above, which serve the other units.
   std::vector<SharedInputUnits> shared_input;
   static constexpr std::size_t kMinShared = 8;  // smaller groups go the ordinary way
+  // The integer clamp-pair form (integer_clamp_mlp.hpp), when the MLP has it: the Float32
+  // kernel's fast path for rows of integers.
+  std::optional<IntegerClampMlp> integer_clamps;
 };
 
 struct PreparedLayer {

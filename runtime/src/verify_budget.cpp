@@ -16,7 +16,9 @@
 //   it through the key tree (position codes keep the keys within Hamming distance 2). Float64
 //   keeps every term down to e^-746, so the tree prunes nothing there: every key is scored;
 // - an average head over a counter's keys costs a few groups; in Float32 a value column with
-//   several values is summed over all t keys.
+//   several values is summed over all t keys;
+// - in Float32, an MLP of integer clamp pairs (the integer scan's compose steps) costs its
+//   row_work() per row (integer_clamp_mlp.hpp) instead of a share of its nonzeros.
 // The constants were fitted to `krc bench forward --file` (whose last column prints this
 // estimate) on the project machine: zoo networks of both strategies at max-len 256 to 16384 and
 // the 55-state TCP model, and rounded so that the estimate errs towards more time, which only
@@ -42,13 +44,16 @@ constexpr double kWordOverhead = 5e4;   // per word: buffers, the automaton's ru
 constexpr double kCombSearch = 5.0;     // a comb output's binary search, per step (float64 sums)
 constexpr double kCombUnit = 6.0;       // a comb unit evaluated in Float32: inputs, output, order
 constexpr double kCombActive = 0.25;    // the share of a comb's units active on average
+constexpr double kClampWork = 4.0;      // an integer clamp-pair MLP's row_work(), per unit
 
 struct LayerCost {
-  double nonzeros = 0;       // weights evaluated one by one
-  double select_width = 0;   // sum of qd over select heads
-  double average_width = 0;  // sum of vd over average heads
-  double comb_units = 0;     // MLP units read through one linear form
-  double comb_search = 0;    // sum over their outputs of log2(units): the float64-sum cost
+  double nonzeros = 0;        // weights evaluated one by one
+  double select_width = 0;    // sum of qd over select heads
+  double average_width = 0;   // sum of vd over average heads
+  double comb_units = 0;      // MLP units read through one linear form
+  double comb_search = 0;     // sum over their outputs of log2(units): the float64-sum cost
+  double clamp_nonzeros = 0;  // an integer clamp-pair MLP's share of `nonzeros`...
+  double clamp_work = 0;      // ...and what a row of it costs in Float32 instead
 };
 
 std::vector<LayerCost> layer_costs(const PreparedNetwork& network) {
@@ -75,9 +80,14 @@ std::vector<LayerCost> layer_costs(const PreparedNetwork& network) {
           }
         c.comb_search += 2.0 * static_cast<double>(dims.size()) * std::log2(units + 2.0);
       }
-      c.nonzeros +=
+      const double mlp_nonzeros =
           static_cast<double>(mlp.in_by_input.column.size() + mlp.out_by_unit.column.size()) -
           comb_outputs;
+      c.nonzeros += mlp_nonzeros;
+      if (mlp.integer_clamps) {
+        c.clamp_nonzeros = mlp_nonzeros;
+        c.clamp_work = kClampWork * mlp.integer_clamps->row_work();
+      }
     }
     costs.push_back(c);
   }
@@ -105,8 +115,9 @@ double estimated_cpu_seconds_per_word(const ForwardPass& pass, int length) {
                              (rows - dense_rows) * std::min(rows, kTreeKeys * log_n * log_n);
   double units = rows * row_units(network, pass.network().states.size()) + kWordOverhead;
   for (const LayerCost& c : layer_costs(network)) {
-    units += rows * kActiveShare * (float32 ? kFloat32Share : 1.0) * c.nonzeros +
-             c.select_width * select_keys;
+    const double nonzeros = float32 ? c.nonzeros - c.clamp_nonzeros : c.nonzeros;
+    units += rows * kActiveShare * (float32 ? kFloat32Share : 1.0) * nonzeros +
+             c.select_width * select_keys + (float32 ? rows * c.clamp_work : 0.0);
     units += float32 ? c.average_width * rows * rows / 2.0 +
                            rows * c.comb_units * kCombActive * kCombUnit
                      : rows * (16.0 * c.average_width + kCombSearch * c.comb_search);
@@ -121,8 +132,9 @@ double estimated_cpu_seconds_per_row(const ForwardPass& pass) {
   double units = row_units(network, pass.network().states.size()) + kWordOverhead / 4.0;
   const bool float32 = pass.options().arithmetic == Arithmetic::Float32;
   for (const LayerCost& c : layer_costs(network)) {
-    units += kShortRowShare * (float32 ? kFloat32Share : 1.0) * c.nonzeros +
-             16.0 * (c.select_width + c.average_width);
+    const double nonzeros = float32 ? c.nonzeros - c.clamp_nonzeros : c.nonzeros;
+    units += kShortRowShare * (float32 ? kFloat32Share : 1.0) * nonzeros +
+             16.0 * (c.select_width + c.average_width) + (float32 ? c.clamp_work : 0.0);
     units += float32 ? c.comb_units * kCombActive * kCombUnit : kCombSearch * c.comb_search;
   }
   return kUnitSeconds * units;

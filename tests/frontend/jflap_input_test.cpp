@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include "frontend_test_helpers.hpp"
+#include "krc/machine_outputs.hpp"
 
 using namespace krc;
 using test::contains;
@@ -130,4 +131,65 @@ TEST_CASE("jflap: repeated names fall back to ids") {
   Automaton a = load_automaton(test::write_file(dir, "twins.jff", text));
   CHECK(a.states() == std::vector<std::string>{"4", "9"});
   CHECK(a.transitions() == Delta{{1, 0}});
+}
+
+namespace {
+// A JFLAP 7 Mealy transition: <transout> is the output (JFLAP's MealyTransducer).
+std::string mealy_transition(int from, int to, const std::string& read, const std::string& out) {
+  return "\t\t<transition><from>" + std::to_string(from) + "</from><to>" + std::to_string(to) +
+         "</to><read>" + read + "</read>" +
+         (out.empty() ? "<transout/>" : "<transout>" + out + "</transout>") + "</transition>\n";
+}
+}  // namespace
+
+TEST_CASE("jflap: a mealy file's <transout> outputs, answered at every position") {
+  // q0 -a/x-> q1, q0 -b/y-> q0, q1 -a/z-> q0, q1 -b/(empty)-> q1.
+  const std::string text =
+      jflap(state(0, "<initial/>") + state(1) + mealy_transition(0, 1, "a", "x") +
+                mealy_transition(0, 0, "b", "y") + mealy_transition(1, 0, "a", "z") +
+                mealy_transition(1, 1, "b", ""),
+            "mealy");
+  MachineOutputs outputs;
+  LoadOptions options;
+  options.completion.outputs = &outputs;
+  const Automaton a = load_text("m.jff", text, options);
+  REQUIRE(a.letters() == std::vector<std::string>{"a", "b"});
+  // [letter][state], as the file lists them; the empty output is JFLAP's λ.
+  CHECK(outputs.mealy == std::vector<std::vector<std::string>>{{"x", "z"}, {"y", "λ"}});
+  CHECK(outputs.moore.empty());
+  CHECK(default_output(a, outputs) == OutputKind::Mealy);
+  // a b b a a: q0 -x-> q1 -λ-> q1 -λ-> q1 -z-> q0 -x-> q1, read off the file by hand.
+  const OutputMachine m = output_machine(a, outputs, OutputKind::Mealy);
+  std::vector<std::string> answered;
+  for (StateId q : m.automaton.run(std::vector<LetterId>{0, 1, 1, 0, 0}))
+    answered.push_back(m.output[q]);
+  CHECK(answered == std::vector<std::string>{"-", "x", "λ", "λ", "z", "x"});
+}
+
+TEST_CASE("jflap: a moore file's state <output>, answered at every position") {
+  // q0 (out 0) -a-> q1 (out 1) -a-> q2 (out 0) -a-> q0; b stays.
+  const std::string text =
+      jflap(state(0, "<initial/><output>0</output>") + state(1, "<output>1</output>") +
+                state(2, "<output>0</output>") + transition(0, 1, "a") + transition(1, 2, "a") +
+                transition(2, 0, "a") + transition(0, 0, "b") + transition(1, 1, "b") +
+                transition(2, 2, "b"),
+            "moore");
+  MachineOutputs outputs;
+  LoadOptions options;
+  options.completion.outputs = &outputs;
+  const Automaton a = load_text("m.jff", text, options);
+  CHECK(outputs.moore == std::vector<std::string>{"0", "1", "0"});
+  CHECK(outputs.mealy.empty());
+  CHECK(default_output(a, outputs) == OutputKind::Moore);
+  const OutputMachine m = output_machine(a, outputs, OutputKind::Moore);
+  CHECK(m.automaton.state_count() == 3);  // q0 and q2 answer alike but not after "a"
+  std::vector<std::string> answered;
+  for (StateId q : m.automaton.run(std::vector<LetterId>{0, 1, 0, 0, 1, 0}))
+    answered.push_back(m.output[q]);
+  CHECK(answered == std::vector<std::string>{"0", "1", "1", "0", "0", "0", "1"});
+  // An fa file's <output> elements are not outputs.
+  CHECK(load_text("f.jff", jflap(state(0, "<initial/><output>7</output>") + transition(0, 0, "a")),
+                  options)
+            .state_count() == 1);
+  CHECK(outputs.moore.empty());
 }

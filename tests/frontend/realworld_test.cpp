@@ -27,6 +27,7 @@ struct RealWorldFile {
   std::size_t letters = 0;  // as SOURCES.md lists them; 0: not listed
   std::string refused;      // non-empty: the file is refused with a message containing this
   bool nfa = false;         // nondeterministic: determinised (refused with --no-determinise)
+  bool collected = false;   // collected for issue 23 (tests/tools compiles and verifies them)
 };
 
 RealWorldFile reads(std::string name, std::size_t states = 0, std::size_t letters = 0) {
@@ -42,6 +43,9 @@ RealWorldFile refused(std::string name, std::string reason) {
   return {std::move(name), false, "", 0, 0, std::move(reason)};
 }
 RealWorldFile nfa(std::string name) { return {std::move(name), false, "", 0, 0, "", true}; }
+RealWorldFile collected(std::string name, std::size_t states, std::size_t letters) {
+  return {std::move(name), false, "", states, letters, "", false, true};
+}
 
 const std::vector<RealWorldFile> kFiles{
     reads("aalpy_821f054__DFArandomChamparnaudParanthon_1000States_20Inputs_0.dot"),
@@ -65,6 +69,12 @@ const std::vector<RealWorldFile> kFiles{
     reads("aalpy__tomita_3.dot", 5, 2),
     reads("aalpy__tomita_5.dot", 4, 2),
     reads("aalpy__tomita_7.dot", 5, 2),
+    collected("aalpy__tomita_2.dot", 4, 2),
+    collected("aalpy__tomita_4.dot", 4, 2),
+    collected("aalpy__tomita_6.dot", 3, 2),
+    collected("aalpy__BLE_nRF52832.dot", 5, 9),
+    collected("aalpy__BLE_cc2652r1.dot", 4, 7),
+    collected("aalpy__BLE_CYBLE-416045-02.dot", 3, 9),
     partial("automatalib__incremental_mealy_dag.dot", 6, 3),
     partial("automatalib__serialization_dfa.dot", 4, 3),
     partial("automatalib__serialization_mealy.dot", 4, 3),

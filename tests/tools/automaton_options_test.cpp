@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "test_support.hpp"
 
@@ -172,4 +173,27 @@ TEST_CASE("krc info: a decomposition limit names its option and value, the rest 
   CHECK(contains(r.out, "semigroup: 3,125 elements"));
   CHECK(contains(r.out, "decomposition: out of reach"));
   CHECK(contains(r.out, "--max-images (now 5)"));
+}
+
+TEST_CASE("krc compile and krc verify by default on the real-world files collected for issue 23") {
+  // The files are the rows of SOURCES.md's "Collected" table, so a file added there is tested.
+  const auto root = krc::test::reference_dir() / "realworld";
+  const std::string sources = krc::test::read_text(root / "SOURCES.md");
+  const auto section = sources.find("## Collected for issue 23");
+  REQUIRE(section != std::string::npos);
+  std::vector<std::string> files;
+  std::istringstream lines(sources.substr(section));
+  for (std::string line; std::getline(lines, line);)
+    if (line.rfind("| aalpy__", 0) == 0) files.push_back(line.substr(2, line.find(" |", 2) - 2));
+  CHECK(files.size() == 6);
+  for (const auto& file : files) {
+    CAPTURE(file);
+    krc::test::TempDir dir;
+    const std::string model = (dir / "model.safetensors").string();
+    const auto compile = run_krc({"compile", (root / "files" / file).string(), "-o", model});
+    REQUIRE(compile.status == 0);
+    const auto verify = run_krc({"verify", model});
+    CHECK(verify.status == 0);
+    CHECK(contains(verify.out, "all right"));
+  }
 }

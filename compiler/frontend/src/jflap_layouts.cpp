@@ -72,16 +72,20 @@ JflapMachine jflap7_machine(const pt::ptree& structure, const std::string& text,
                             const AutomatonBuilder& b) {
   std::string type = trim(structure.get<std::string>("type", ""));
   if (type.empty()) b.fail("", "not a JFLAP file: <structure> has no <type>");
-  if (type != "fa") {
+  if (type != "fa" && type != "mealy" && type != "moore") {
     auto lines = start_tag_lines(text, "type");
     b.fail(lines.empty() ? "<type>" : line_place(lines.front()),
-           "JFLAP type '" + type + "' is not a finite automaton (krc reads <type>fa</type>)");
+           "JFLAP type '" + type +
+               "' is not a finite automaton (krc reads <type>fa</type>, mealy and moore)");
   }
   // JFLAP 7 wraps the states and transitions in <automaton>; older versions do not.
   const pt::ptree& automaton = structure.get_child("automaton", structure);
   const auto state_lines = start_tag_lines(text, "state");
   const auto transition_lines = start_tag_lines(text, "transition");
   JflapMachine m;
+  m.outputs = type == "mealy"   ? JflapMachine::Outputs::Mealy
+              : type == "moore" ? JflapMachine::Outputs::Moore
+                                : JflapMachine::Outputs::None;
   for (const auto& [tag, element] : automaton) {
     if (tag == "state") {
       JflapState s;
@@ -91,6 +95,7 @@ JflapMachine jflap7_machine(const pt::ptree& structure, const std::string& text,
       s.name = attribute(element, "name");
       s.initial = element.count("initial") > 0;
       s.final = element.count("final") > 0;
+      s.output = trim(element.get<std::string>("output", ""));
       if (s.id.empty()) b.fail(s.place, "a <state> without an id attribute");
       m.states.push_back(std::move(s));
     } else if (tag == "transition") {
@@ -103,6 +108,7 @@ JflapMachine jflap7_machine(const pt::ptree& structure, const std::string& text,
         (std::string(field) == "from" ? t.from : t.to) = trim(*value);
       }
       t.read = trim(element.get<std::string>("read", ""));
+      t.output = trim(element.get<std::string>("transout", ""));
       m.transitions.push_back(std::move(t));
     }
   }

@@ -1,9 +1,11 @@
 #pragma once
 // Internal header. The two JFLAP layouts, read into one record that jflap_reader.cpp turns
 // into an automaton:
-//   JFLAP 4-7:  <structure><type>fa</type>[<automaton>]
+//   JFLAP 4-7:  <structure><type>fa</type>[<automaton>]   (or mealy, moore)
 //                 <state id="0" name="q0"><initial/><final/></state>
 //                 <transition><from>0</from><to>1</to><read>a</read></transition>
+//               A mealy transition adds <transout>x</transout>, its output; a moore state
+//               <output>x</output> (JFLAP's MealyTransducer and MooreTransducer write them).
 //   JFLAP 8:    <structure type="editor_panel"><structure type="transition_graph">
 //                 <structure type="fsa">            (or a root type="mealy_machine")
 //                   <structure type="state_set"><state><name>q0</name><id>0</id></state>...
@@ -24,15 +26,18 @@ namespace krc::frontend {
 struct JflapState {
   std::string id, name;
   bool initial = false, final = false;
+  std::string output;  // a moore file's <output>
   std::string place;
 };
 
 struct JflapTransition {
   std::string from, to, read;  // state ids and the letter ("" = epsilon)
+  std::string output;          // a mealy file's <transout>
   std::string place;
 };
 
 struct JflapMachine {
+  enum class Outputs { None, Mealy, Moore } outputs = Outputs::None;
   std::vector<JflapState> states;
   std::vector<JflapTransition> transitions;
 };

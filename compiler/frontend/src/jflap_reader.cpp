@@ -19,6 +19,9 @@ namespace {
 namespace pt = boost::property_tree;
 using frontend::line_place;
 
+// JFLAP writes an empty output (nothing to print) as an empty element and shows it as λ.
+std::string output_name(const std::string& output) { return output.empty() ? "λ" : output; }
+
 // States and transitions of either layout, checked and built into the automaton.
 Automaton build(AutomatonBuilder& b, const frontend::JflapMachine& m,
                 const CompletionOptions& options) {
@@ -38,6 +41,8 @@ Automaton build(AutomatonBuilder& b, const frontend::JflapMachine& m,
     by_id.emplace(s.id, q);
     if (s.initial) b.set_initial(q, s.place);
     if (s.final) b.add_accepting(q);
+    if (m.outputs == frontend::JflapMachine::Outputs::Moore)
+      b.set_state_output(q, output_name(s.output));
   }
   for (const auto& t : m.transitions) {
     auto state_at = [&](const std::string& id, const char* field) {
@@ -53,7 +58,10 @@ Automaton build(AutomatonBuilder& b, const frontend::JflapMachine& m,
       continue;
     }
     if (auto problem = frontend::invalid_utf8_problem(t.read, "letter")) b.fail(t.place, *problem);
-    b.add_transition(from, b.letter(t.read, t.place), to, t.place);
+    const LetterId letter = b.letter(t.read, t.place);
+    b.add_transition(from, letter, to, t.place);
+    if (m.outputs == frontend::JflapMachine::Outputs::Mealy)
+      b.add_output(from, letter, output_name(t.output));
   }
   return b.build(options);  // no <initial/>: the first <state> is initial
 }
