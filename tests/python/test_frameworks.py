@@ -10,8 +10,7 @@ import numpy as np
 import pytest
 import torch
 
-from frameworks_support import 
-    compile_zoo, krc_binary, krc_run, one_thread, onnx_session, Oracle, zoo_names)
+from frameworks_support import compile_zoo, krc_run, onnx_session, Oracle, zoo_names
 
 pytestmark = pytest.mark.frameworks
 
