@@ -19,7 +19,7 @@
 #include <iostream>
 
 #include "krc/input_error.hpp"
-#include "krc/verifier.hpp"
+#include "krc/thousands.hpp"
 #include "krc/weights_file.hpp"
 #include "output_file.hpp"
 

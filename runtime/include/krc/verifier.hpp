@@ -45,6 +45,7 @@ struct VerifyOptions {
 };
 
 enum class VerifyPart { Exhaustive, Random };
+inline constexpr int kVerifyPartCount = 2;
 const char* to_string(VerifyPart part);
 
 // Where in the tested words: part, index of the word in that part, position (0 = BOS).
@@ -112,8 +113,5 @@ VerifyReport verify(const Network& network, const Automaton& automaton,
 // mismatch, the first counterexample (long words shown around the first error).
 std::string format_report(const VerifyReport& report, const Automaton& automaton);
 nlohmann::json report_to_json(const VerifyReport& report, const Automaton& automaton);
-
-// 1234567 -> "1,234,567".
-std::string with_thousands(long long n);
 
 }  // namespace krc
