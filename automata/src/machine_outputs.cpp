@@ -5,6 +5,8 @@
 #include <set>
 #include <stdexcept>
 
+#include "krc/name_table.hpp"
+
 namespace krc {
 
 namespace {
@@ -82,26 +84,14 @@ std::vector<StateId> refine(const Moore& m) {
 
 }  // namespace
 
-OutputKind output_kind_from_string(const std::string& s) {
-  for (OutputKind k :
-       {OutputKind::State, OutputKind::Accepting, OutputKind::Mealy, OutputKind::Moore})
-    if (s == to_string(k)) return k;
-  throw std::invalid_argument("unknown output '" + s + "' (state, accepting, mealy or moore)");
-}
+namespace {
+constexpr NameTable<OutputKind, kOutputKindCount> kOutputKindNames{
+    "output", {"state", "accepting", "mealy", "moore"}};
+}  // namespace
 
-const char* to_string(OutputKind kind) {
-  switch (kind) {
-    case OutputKind::State:
-      return "state";
-    case OutputKind::Accepting:
-      return "accepting";
-    case OutputKind::Mealy:
-      return "mealy";
-    case OutputKind::Moore:
-      return "moore";
-  }
-  return "state";
-}
+OutputKind output_kind_from_string(const std::string& s) { return kOutputKindNames.parse(s); }
+const char* to_string(OutputKind kind) { return kOutputKindNames.name(kind); }
+std::vector<std::string> output_kind_names() { return kOutputKindNames.names(); }
 
 OutputKind default_output(const Automaton& a, const MachineOutputs& outputs) {
   if (!outputs.mealy.empty()) return OutputKind::Mealy;

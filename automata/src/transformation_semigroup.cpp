@@ -6,6 +6,7 @@
 
 #include "krc/input_error.hpp"
 #include "krc/memory_budget.hpp"
+#include "krc/thousands.hpp"
 
 namespace krc {
 
@@ -27,15 +28,6 @@ std::uint32_t hash_transformation(const T* entries, std::size_t n) {
   }
   h ^= h >> 32;
   return static_cast<std::uint32_t>(h);
-}
-
-std::string with_thousands(std::size_t n) {
-  std::string digits = std::to_string(n), out;
-  for (std::size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return out;
 }
 
 }  // namespace
@@ -188,7 +180,7 @@ template <class Entry>
 void SemigroupEnumerator<Entry>::throw_limit() const {
   std::string what = s_.with_identity_ ? "monoid" : "semigroup";
   std::string message = "the transformation " + what + " of '" + automaton_.name() +
-                        "' has more than " + with_thousands(max_elements_) + " elements";
+                        "' has more than " + with_thousands(static_cast<long long>(max_elements_)) + " elements";
   if (bytes_limited_)
     message += " of " + std::to_string(n_) + " states each, more than fit in " +
                (budget_limited_

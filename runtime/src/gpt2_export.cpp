@@ -18,7 +18,7 @@
 #include "krc/input_error.hpp"
 #include "krc/role.hpp"
 #include "krc/safetensors.hpp"
-#include "krc/verifier.hpp"
+#include "krc/thousands.hpp"
 
 namespace krc {
 

@@ -2,33 +2,23 @@
 
 #include <stdexcept>
 
+#include "krc/name_table.hpp"
+
 namespace krc {
 
-const char* to_string(HeadKind kind) { return kind == HeadKind::Select ? "select" : "average"; }
-const char* to_string(AttentionKind kind) {
-  switch (kind) {
-    case AttentionKind::Softmax:
-      return "softmax";
-    case AttentionKind::Hard:
-      return "hard";
-    case AttentionKind::Hardmax:
-      return "hardmax";
-  }
-  return "?";
-}
+namespace {
+constexpr NameTable<HeadKind, kHeadKindCount> kHeadKindNames{"head kind", {"select", "average"}};
+constexpr NameTable<AttentionKind, kAttentionKindCount> kAttentionKindNames{
+    "attention kind", {"softmax", "hard", "hardmax"}};
+}  // namespace
 
-HeadKind head_kind_from_string(const std::string& s) {
-  if (s == "select") return HeadKind::Select;
-  if (s == "average") return HeadKind::Average;
-  throw std::invalid_argument("unknown head kind '" + s + "' (select or average)");
-}
-
+const char* to_string(HeadKind kind) { return kHeadKindNames.name(kind); }
+const char* to_string(AttentionKind kind) { return kAttentionKindNames.name(kind); }
+HeadKind head_kind_from_string(const std::string& s) { return kHeadKindNames.parse(s); }
 AttentionKind attention_kind_from_string(const std::string& s) {
-  if (s == "softmax") return AttentionKind::Softmax;
-  if (s == "hard") return AttentionKind::Hard;
-  if (s == "hardmax") return AttentionKind::Hardmax;
-  throw std::invalid_argument("unknown attention kind '" + s + "' (softmax, hard or hardmax)");
+  return kAttentionKindNames.parse(s);
 }
+std::vector<std::string> attention_kind_names() { return kAttentionKindNames.names(); }
 
 NetworkSize Network::size() const {
   NetworkSize s;

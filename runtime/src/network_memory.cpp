@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "krc/memory_budget.hpp"
-#include "krc/verifier.hpp"
+#include "krc/thousands.hpp"
 
 namespace krc {
 

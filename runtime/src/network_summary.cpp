@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <sstream>
 
-#include "krc/verifier.hpp"
+#include "krc/thousands.hpp"
 
 namespace krc {
 

@@ -7,11 +7,16 @@
 #include <stdexcept>
 #include <thread>
 
+#include "krc/name_table.hpp"
+
 namespace krc {
 
-const char* to_string(VerifyPart part) {
-  return part == VerifyPart::Exhaustive ? "exhaustive" : "random";
-}
+namespace {
+constexpr NameTable<VerifyPart, kVerifyPartCount> kVerifyPartNames{"verify part",
+                                                                   {"exhaustive", "random"}};
+}  // namespace
+
+const char* to_string(VerifyPart part) { return kVerifyPartNames.name(part); }
 
 int default_exhaustive_length(std::size_t letters, int max_len, long long max_words) {
   if (max_words < 1) return 0;

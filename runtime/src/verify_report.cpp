@@ -4,18 +4,10 @@
 #include <iomanip>
 #include <sstream>
 
+#include "krc/thousands.hpp"
 #include "krc/verifier.hpp"
 
 namespace krc {
-
-std::string with_thousands(long long n) {
-  std::string digits = std::to_string(n < 0 ? -n : n), out;
-  for (std::size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return n < 0 ? "-" + out : out;
-}
 
 std::string progress_line(const VerifyProgress& p) {
   const double percent = p.seconds_left >= 0 ? 100.0 * p.seconds / (p.seconds + p.seconds_left)

@@ -233,3 +233,31 @@ TEST_CASE("a single generator is analysed as cyclic, as the full analysis finds"
     CHECK(quick.solvable);
   }
 }
+
+TEST_CASE("derived series: textbook lengths and orders, stopping at a perfect group") {
+  auto orders = [](int degree, const std::vector<Permutation>& gens) {
+    std::vector<std::uint64_t> out;
+    for (const PermGroup& term : krc::derived_series(PermGroup(degree, gens)))
+      out.push_back(term.order());
+    return out;
+  };
+  // S4 > A4 > V4 > 1 (derived length 3).
+  CHECK(orders(4, symmetric(4)) == Factors{12, 4, 1});
+  // S3 > C3 > 1; D8 (the square's symmetries) > C2 > 1.
+  CHECK(orders(3, symmetric(3)) == Factors{3, 1});
+  CHECK(orders(4, dihedral(4)) == Factors{2, 1});
+  // An abelian group: one step to 1; the trivial group: nothing below it.
+  CHECK(orders(5, {cycles(5, {{0, 1, 2, 3, 4}})}) == Factors{1});
+  CHECK(orders(3, {}).empty());
+  // A5 is perfect: no term below it. S5 > A5, then stops (A5 = [A5, A5] is not trivial).
+  CHECK(orders(5, alternating(5)).empty());
+  CHECK(orders(5, symmetric(5)) == Factors{60});
+  // The derived subgroup of S4 is exactly A4: the even permutations.
+  const auto series = krc::derived_series(PermGroup(4, symmetric(4)));
+  for (const auto& p : enumerate(4, symmetric(4))) {
+    int inversions = 0;
+    for (int i = 0; i < 4; ++i)
+      for (int j = i + 1; j < 4; ++j) inversions += p[i] > p[j];
+    CHECK(series.front().contains(p) == (inversions % 2 == 0));
+  }
+}

@@ -6,6 +6,7 @@
 #include <functional>
 #include <set>
 
+#include "krc/thousands.hpp"
 #include "reset_network.hpp"
 
 using namespace krc;

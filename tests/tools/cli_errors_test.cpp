@@ -385,3 +385,22 @@ TEST_CASE("krc compile: a cascade over the table limits") {
   CHECK(contains(summary["reason"].get<std::string>(), "kr was not possible"));
   CHECK(fs::exists(out));
 }
+
+TEST_CASE("option choices: the strategy name table's names, and a benchmark leaves auto out") {
+  test::TempDir dir;
+  const std::string input = (test::reference_dir() / "automata" / "cyclic_3.json").string();
+  const std::string out = (dir / "out.safetensors").string();
+  auto unknown = test::run_krc({"compile", input, "--strategy", "fast", "-o", out});
+  CAPTURE(unknown.err);
+  CHECK(unknown.status != 0);
+  CHECK(contains(unknown.err, "{auto,scan,kr,onelayer}"));
+  CHECK_FALSE(fs::exists(out));
+  // A benchmark names what it builds: auto is not among its choices.
+  auto bench = test::run_krc({"bench", "precision", "--strategy", "auto"});
+  CAPTURE(bench.err);
+  CHECK(bench.status != 0);
+  CHECK(contains(bench.err, "{scan,kr,onelayer}"));
+  auto output = test::run_krc({"compile", input, "--output-kind", "final", "-o", out});
+  CHECK(output.status != 0);
+  CHECK(contains(output.err, "{state,accepting,mealy,moore}"));
+}

@@ -2,7 +2,7 @@
 
 #include <iostream>
 
-#include "krc/verifier.hpp"
+#include "krc/thousands.hpp"
 
 namespace krc::cli {
 

@@ -27,6 +27,7 @@
 #include "bench_suite.hpp"
 #include "krc/compile.hpp"
 #include "krc/input_error.hpp"
+#include "krc/thousands.hpp"
 #include "krc/verifier.hpp"
 #include "krc/weights_file.hpp"
 #include "option_checks.hpp"
@@ -326,12 +327,21 @@ void print_side_by_side(const std::vector<Row>& rows, const std::vector<Strategy
     std::cout << line << "\n";
 }
 
+// --strategy: one strategy's name (from its name table), both (scan and kr) or all (the three).
+std::vector<std::string> bench_compile_strategy_choices() {
+  std::vector<std::string> choices = built_strategy_names();
+  choices.insert(choices.end(), {"both", "all"});
+  return choices;
+}
+
+std::vector<Strategy> chosen_strategies(const std::string& choice) {
+  if (choice == "both") return {Strategy::Scan, Strategy::Kr};
+  if (choice == "all") return {Strategy::Scan, Strategy::Kr, Strategy::OneLayer};
+  return {strategy_from_string(choice)};
+}
+
 int run_compile_bench(const CompileBenchArguments& a) {
-  std::vector<Strategy> strategies;
-  const bool all = a.strategy == "all";
-  if (a.strategy == "scan" || a.strategy == "both" || all) strategies.push_back(Strategy::Scan);
-  if (a.strategy == "kr" || a.strategy == "both" || all) strategies.push_back(Strategy::Kr);
-  if (a.strategy == "onelayer" || all) strategies.push_back(Strategy::OneLayer);
+  const std::vector<Strategy> strategies = chosen_strategies(a.strategy);
 
   const auto automata = bench_automata(a.automata, a.family, a.sizes);
   Progress progress(a.quiet,
@@ -352,7 +362,7 @@ int run_compile_bench(const CompileBenchArguments& a) {
     std::cout << out.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   } else {
     print_table(rows, a.verify_words > 0);
-    if (all) print_side_by_side(rows, strategies);
+    if (a.strategy == "all") print_side_by_side(rows, strategies);
   }
   return all_right ? 0 : 1;
 }
@@ -369,7 +379,7 @@ const RegisterBenchSuite compile_suite{
                  sub.add_option("--strategy", a->strategy,
                                 "scan, kr, onelayer, both (scan and kr) or all (the three, also "
                                 "side by side)")
-                     ->check(CLI::IsMember({"scan", "kr", "onelayer", "both", "all"}))
+                     ->check(CLI::IsMember(bench_compile_strategy_choices()))
                      ->capture_default_str();
                  auto* dir = sub.add_option("--automata", a->automata,
                                             "directory of description files (.json, .dot, .gv, "

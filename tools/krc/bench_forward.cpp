@@ -201,7 +201,7 @@ const RegisterBenchSuite forward_suite{BenchSuite{
           ->check(integer_in(0, 1024));
       sub.add_flag("--quick", o->quick, "softmax in the default arithmetic only");
       sub.add_option("--attention", o->attention, "only this attention: softmax, hard or hardmax")
-          ->check(CLI::IsMember({"softmax", "hard", "hardmax"}));
+          ->check(CLI::IsMember(attention_kind_names()));
       sub.add_option("--arithmetic", o->arithmetic,
                      "only this arithmetic: float32, float64-accumulate, float64, bf16 or fp16")
           ->check(CLI::IsMember(arithmetic_names()));

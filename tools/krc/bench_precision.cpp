@@ -129,7 +129,7 @@ const RegisterBenchSuite precision_suite{BenchSuite{
       auto a = std::make_shared<PrecisionBenchArguments>();
       sub.add_option("--max-len", a->max_lens, "max_lens to compile at")->capture_default_str();
       sub.add_option("--strategy", a->strategies, "strategies: scan, kr, onelayer")
-          ->check(CLI::IsMember({"scan", "kr", "onelayer"}))
+          ->check(CLI::IsMember(built_strategy_names()))
           ->capture_default_str();
       sub.add_option("--arithmetic", a->arithmetics, "arithmetics to run in")
           ->check(CLI::IsMember(arithmetic_names()))

@@ -15,6 +15,7 @@
 #include "krc/load_automaton.hpp"
 #include "krc/machine_outputs.hpp"
 #include "krc/network_summary.hpp"
+#include "krc/thousands.hpp"
 #include "krc/verifier.hpp"
 #include "krc/weights_file.hpp"
 #include "option_checks.hpp"
@@ -162,7 +163,7 @@ const RegisterCommand registration{{
                      "scan: parallel prefix, ceil(log2 max-len) layers\n"
                      "onelayer: one attention layer (a rank-1 head giving every prefix a number) "
                      "and 1 feed-forward layer; short words only: it says the largest --max-len")
-          ->check(CLI::IsMember({"auto", "scan", "kr", "onelayer"}))
+          ->check(CLI::IsMember(strategy_names()))
           ->capture_default_str();
       sub.add_option("--precision", a->precision,
                      "The format the network must be exact in: fp32 (a plain float32 "
@@ -184,14 +185,15 @@ const RegisterCommand registration{{
           ->capture_default_str();
       sub.add_option("--attention", a->attention,
                      "Attention the network is meant for (verify uses it by default)")
-          ->check(CLI::IsMember({"softmax", "hard"}))
+          ->check(CLI::IsMember(std::vector<std::string>{to_string(AttentionKind::Softmax),
+                                                         to_string(AttentionKind::Hard)}))
           ->capture_default_str();
       // --output is the weights file (-o), so the issue's `--output KIND` is --output-kind.
       sub.add_option("--output-kind", a->output_kind,
                      "What the network answers at every position: state, accepting, mealy (the "
                      "output of the letter just read) or moore (default: what the file carries, "
                      "else state)")
-          ->check(CLI::IsMember({"state", "accepting", "mealy", "moore"}));
+          ->check(CLI::IsMember(output_kind_names()));
       add_automaton_input_options(sub, a->load);
       refuse_format_option(sub);
       sub.add_flag("--dense", a->dense,

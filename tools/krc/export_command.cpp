@@ -14,7 +14,7 @@
 #include "command.hpp"
 #include "export_gpt2.hpp"
 #include "krc/input_error.hpp"
-#include "krc/verifier.hpp"
+#include "krc/thousands.hpp"
 #include "krc/weights_file.hpp"
 #include "output_file.hpp"
 

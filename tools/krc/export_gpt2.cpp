@@ -7,7 +7,7 @@
 
 #include "krc/gpt2_export.hpp"
 #include "krc/input_error.hpp"
-#include "krc/verifier.hpp"
+#include "krc/thousands.hpp"
 #include "krc/weights_file.hpp"
 #include "output_file.hpp"
 

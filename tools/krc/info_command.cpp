@@ -16,7 +16,7 @@
 #include "krc/input_error.hpp"
 #include "krc/load_automaton.hpp"
 #include "krc/network_summary.hpp"
-#include "krc/verifier.hpp"
+#include "krc/thousands.hpp"
 #include "krc/weights_file.hpp"
 #include "precision_line.hpp"
 

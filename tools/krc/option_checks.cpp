@@ -3,9 +3,10 @@
 #include <charconv>
 #include <filesystem>
 
+#include "krc/compile.hpp"
 #include "krc/input_error.hpp"
 #include "krc/memory_budget.hpp"
-#include "krc/verifier.hpp"
+#include "krc/thousands.hpp"
 
 namespace krc::cli {
 
@@ -48,6 +49,13 @@ CLI::Validator nonempty_path() {
                              : "";
       },
       "PATH");
+}
+
+std::vector<std::string> built_strategy_names() {
+  std::vector<std::string> names;
+  for (const std::string& name : strategy_names())
+    if (name != to_string(Strategy::Auto)) names.push_back(name);
+  return names;
 }
 
 CLI::Validator byte_size() {

@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace krc::cli {
 
@@ -16,6 +17,10 @@ CLI::Validator unsigned_64();
 CLI::Validator nonempty_path();
 // A size for --max-memory: "512M", "4G", "1.5GiB", bytes.
 CLI::Validator byte_size();
+
+// Every strategy's name but auto's, from the strategy name table: a benchmark names what it
+// builds.
+std::vector<std::string> built_strategy_names();
 
 // InputError when `output` names the same file as `input` (also through a link): writing the
 // output would replace the input before krc is done with it.

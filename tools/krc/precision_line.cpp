@@ -1,6 +1,6 @@
 #include "precision_line.hpp"
 
-#include "krc/verifier.hpp"
+#include "krc/thousands.hpp"
 
 namespace krc::cli {
 

@@ -88,7 +88,7 @@ const RegisterCommand run_command{Command{
       sub.add_option("--attention", a->attention,
                      "softmax, hard or hardmax (default: what the file was compiled for; see "
                      "krc verify --help)")
-          ->check(CLI::IsMember({"softmax", "hard", "hardmax"}));
+          ->check(CLI::IsMember(attention_kind_names()));
       sub.add_option("--arithmetic", a->arithmetic,
                      std::string("float32, float64-accumulate, float64, bf16 or fp16 (default ") +
                          to_string(kDefaultArithmetic) + "; see krc verify --help)")

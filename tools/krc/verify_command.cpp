@@ -13,6 +13,7 @@
 #include "command.hpp"
 #include "krc/automaton_json.hpp"
 #include "krc/input_error.hpp"
+#include "krc/thousands.hpp"
 #include "krc/verifier.hpp"
 #include "krc/weights_file.hpp"
 #include "option_checks.hpp"
@@ -122,7 +123,7 @@ const RegisterCommand verify_command{Command{
                      "softmax, hard (select heads take the argmax) or hardmax (every head, "
                      "average ones too, takes the hardmax; default: what the file was compiled "
                      "for)")
-          ->check(CLI::IsMember({"softmax", "hard", "hardmax"}));
+          ->check(CLI::IsMember(attention_kind_names()));
       sub.add_option("--arithmetic", a->arithmetic,
                      std::string("float32 (a plain float32 framework: float32 products and "
                                  "sums), float64-accumulate (float32 activations, float64 sums), "

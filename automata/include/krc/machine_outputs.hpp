@@ -11,8 +11,10 @@
 namespace krc {
 
 enum class OutputKind { State, Accepting, Mealy, Moore };
+inline constexpr int kOutputKindCount = 4;
 OutputKind output_kind_from_string(const std::string& s);  // throws std::invalid_argument
 const char* to_string(OutputKind kind);
+std::vector<std::string> output_kind_names();  // in enum order (the CLI's choices)
 
 // Outputs read from a file; an empty table: the file has none of that kind.
 struct MachineOutputs {

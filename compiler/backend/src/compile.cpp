@@ -8,7 +8,7 @@
 #include "krc/automaton_json.hpp"
 #include "krc/holonomy.hpp"
 #include "krc/input_error.hpp"
-#include "krc/verifier.hpp"
+#include "krc/thousands.hpp"
 #include "krc/version.hpp"
 #include "precision_plan.hpp"
 #include "strategies/kr/clamped_walk.hpp"
@@ -17,34 +17,6 @@
 #include "strategies/scan_strategy.hpp"
 
 namespace krc {
-
-Strategy strategy_from_string(const std::string& s) {
-  if (s == "auto") return Strategy::Auto;
-  if (s == "scan") return Strategy::Scan;
-  if (s == "kr") return Strategy::Kr;
-  if (s == "onelayer") return Strategy::OneLayer;
-  throw std::invalid_argument("unknown strategy '" + s + "' (auto, scan, kr or onelayer)");
-}
-
-const char* to_string(Strategy s) {
-  switch (s) {
-    case Strategy::Auto:
-      return "auto";
-    case Strategy::Scan:
-      return "scan";
-    case Strategy::Kr:
-      return "kr";
-    case Strategy::OneLayer:
-      return "onelayer";
-  }
-  return "?";
-}
-
-std::vector<std::string> vocabulary_of(const Automaton& automaton) {
-  std::vector<std::string> vocab{"<bos>"};
-  vocab.insert(vocab.end(), automaton.letters().begin(), automaton.letters().end());
-  return vocab;
-}
 
 namespace {
 

@@ -31,9 +31,12 @@ constexpr long long kFloat32Longest = 65536;
 const char* to_string(Precision p) { return kPrecisionNames[static_cast<int>(p)].name; }
 
 Precision precision_from_string(const std::string& s) {
-  for (const PrecisionName& p : kPrecisionNames)
+  std::string names;
+  for (const PrecisionName& p : kPrecisionNames) {
     if (s == p.name) return p.precision;
-  throw std::invalid_argument("unknown precision '" + s + "' (fp32, bf16 or fp16)");
+    names += std::string(names.empty() ? "" : ", ") + p.name;
+  }
+  throw std::invalid_argument("unknown precision '" + s + "' (" + names + ")");
 }
 
 std::vector<std::string> precision_names() {

@@ -288,22 +288,23 @@ GroupInfo analyze_group(const PermGroup& group, const GroupAnalysisOptions& opti
   info.order = group.order();
   // Composition factors: derived series (abelian sections split into primes); at a perfect
   // group, a maximal normal subgroup M gives the non-abelian simple factor H/M.
-  // `current` is the group itself at first (not copied), then each next term.
-  PermGroup next_term(group.degree());
+  // `current` is the group itself at first (not copied), then each maximal normal subgroup.
+  PermGroup held(group.degree());
   const PermGroup* current = &group;
   while (!current->is_trivial()) {
-    PermGroup derived = derived_subgroup(*current);
-    std::uint64_t order = current->order(), derived_order = derived.order();
-    if (derived_order < order) {
-      for (std::uint64_t p : prime_factors(order / derived_order)) info.factors.push_back(p);
-      next_term = std::move(derived);
-    } else {
-      PermGroup m = maximal_normal_subgroup(*current, options, info.exact);
-      info.factors.push_back(order / m.order());
-      info.solvable = false;
-      next_term = std::move(m);
+    const std::vector<PermGroup> below = derived_series(*current);
+    std::uint64_t order = current->order();
+    for (const PermGroup& term : below) {
+      for (std::uint64_t p : prime_factors(order / term.order())) info.factors.push_back(p);
+      order = term.order();
     }
-    current = &next_term;
+    const PermGroup& perfect = below.empty() ? *current : below.back();
+    if (perfect.is_trivial()) break;
+    PermGroup m = maximal_normal_subgroup(perfect, options, info.exact);
+    info.factors.push_back(order / m.order());
+    info.solvable = false;
+    held = std::move(m);
+    current = &held;
   }
   std::sort(info.factors.begin(), info.factors.end());
   info.name = group_name(group, info.order, options);

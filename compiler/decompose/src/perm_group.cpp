@@ -216,4 +216,16 @@ PermGroup derived_subgroup(const PermGroup& group) {
   return normal_closure(group, commutators);
 }
 
+std::vector<PermGroup> derived_series(const PermGroup& group) {
+  std::vector<PermGroup> below;
+  const PermGroup* last = &group;
+  while (!last->is_trivial()) {
+    PermGroup next = derived_subgroup(*last);
+    if (next.order() == last->order()) break;  // perfect: [D, D] = D
+    below.push_back(std::move(next));
+    last = &below.back();
+  }
+  return below;
+}
+
 }  // namespace krc

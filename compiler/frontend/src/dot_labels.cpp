@@ -3,21 +3,11 @@
 #include <cctype>
 #include <cstdlib>
 
+#include "text.hpp"
+
 namespace krc::frontend {
 
 namespace {
-
-std::string trim(const std::string& s) {
-  auto first = s.find_first_not_of(" \t\r\n");
-  if (first == std::string::npos) return "";
-  auto last = s.find_last_not_of(" \t\r\n");
-  return s.substr(first, last - first + 1);
-}
-
-std::string lowercase(std::string s) {
-  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
 
 // "a / x" and "a/x" (Mealy machines) read the input a.
 std::string mealy_input(const std::string& label) { return trim(label.substr(0, label.find('/'))); }

@@ -14,6 +14,7 @@
 #include "dot_syntax.hpp"
 #include "krc/input_error.hpp"
 #include "source_lines.hpp"
+#include "text.hpp"
 #include "utf8.hpp"
 
 namespace krc {
@@ -141,11 +142,6 @@ std::vector<bool> start_markers(const DotGraph& g) {
   return marker;
 }
 
-std::string lowercase(std::string s) {
-  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
 // Refuses a file whose edge labels are all probabilistic ("d:0.9", "a/x:0.5", "0.5") with at
 // least one probability strictly between 0 and 1: an AALpy MDP, stochastic Mealy machine or
 // Markov chain, which a letter-per-label reading would turn into nonsense letters.
@@ -191,9 +187,9 @@ class DotAutomatonReader {
  private:
   void parse(const std::string& text) {
     // Undirected first: the grammar check would otherwise complain about its '--' edges.
-    std::size_t head = !tokens_.empty() && lowercase(tokens_[0].text) == "strict" ? 1 : 0;
+    std::size_t head = !tokens_.empty() && frontend::lowercase(tokens_[0].text) == "strict" ? 1 : 0;
     if (head < tokens_.size() && tokens_[head].form == DotToken::Bare &&
-        lowercase(tokens_[head].text) == "graph")
+        frontend::lowercase(tokens_[head].text) == "graph")
       b_.fail(line_place(tokens_[head].line),
               "an undirected graph ('graph' with '--' edges); an automaton is a 'digraph'");
     const frontend::DotSyntax syntax = frontend::check_dot_syntax(tokens_);
@@ -272,7 +268,7 @@ void DotAutomatonReader::add_states() {
     StateId q = b_.add_state(state_name, node_place(node));
     state_of_[v] = q;
     if (moore_state) b_.set_state_output(q, moore_state->second);
-    if (lowercase(node.shape) == "doublecircle") b_.add_accepting(q);
+    if (frontend::lowercase(node.shape) == "doublecircle") b_.add_accepting(q);
   }
 }
 

@@ -2,17 +2,14 @@
 
 #include <cctype>
 
+#include "text.hpp"
+
 namespace krc::frontend {
 
 namespace {
 
 bool id_start(unsigned char c) { return std::isalpha(c) || c == '_' || c >= 0x80; }
 bool id_char(unsigned char c) { return std::isalnum(c) || c == '_' || c >= 0x80; }
-
-std::string lowercase(std::string s) {
-  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
 
 class Scanner {
  public:

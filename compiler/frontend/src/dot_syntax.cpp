@@ -2,14 +2,11 @@
 
 #include <cctype>
 
+#include "text.hpp"
+
 namespace krc::frontend {
 
 namespace {
-
-std::string lowercase(std::string s) {
-  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
 
 // Thrown inside the checker only; check_dot_syntax turns it into its result.
 struct Stop {

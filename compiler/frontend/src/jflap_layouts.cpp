@@ -4,17 +4,11 @@
 
 #include "jflap_machine.hpp"
 #include "source_lines.hpp"
+#include "text.hpp"
 
 namespace krc::frontend {
 
 namespace pt = boost::property_tree;
-
-std::string trim(const std::string& s) {
-  auto first = s.find_first_not_of(" \t\r\n");
-  if (first == std::string::npos) return "";
-  auto last = s.find_last_not_of(" \t\r\n");
-  return s.substr(first, last - first + 1);
-}
 
 std::vector<std::size_t> start_tag_lines(const std::string& text, const std::string& tag,
                                          std::size_t from) {

@@ -42,8 +42,6 @@ struct JflapMachine {
   std::vector<JflapTransition> transitions;
 };
 
-std::string trim(const std::string& s);
-
 // The lines of the start tags <tag ...> at or after byte `from`, in document order, skipping
 // comments, processing instructions and CDATA.
 std::vector<std::size_t> start_tag_lines(const std::string& text, const std::string& tag,

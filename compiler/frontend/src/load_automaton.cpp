@@ -11,19 +11,15 @@
 #include "krc/jflap_reader.hpp"
 #include "krc/json_reader.hpp"
 #include "krc/memory_budget.hpp"
+#include "text.hpp"
 #include "utf8.hpp"
 
 namespace krc {
 
 namespace {
 
-std::string lowercase(std::string s) {
-  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
 std::string format_from_extension(const std::string& file) {
-  std::string extension = lowercase(std::filesystem::path(file).extension().string());
+  std::string extension = frontend::lowercase(std::filesystem::path(file).extension().string());
   if (extension == ".json") return "json";
   if (extension == ".dot" || extension == ".gv") return "dot";
   if (extension == ".jff") return "jff";
@@ -41,7 +37,7 @@ std::string format_from_content(const std::string& text) {
   if (text.compare(i, 2, "//") == 0 || text.compare(i, 2, "/*") == 0 || c == '#') return "dot";
   std::size_t end = i;
   while (end < text.size() && std::isalpha(static_cast<unsigned char>(text[end]))) ++end;
-  std::string word = lowercase(text.substr(i, end - i));
+  std::string word = frontend::lowercase(text.substr(i, end - i));
   if (word == "digraph" || word == "graph" || word == "strict") return "dot";
   return "";
 }
@@ -80,7 +76,7 @@ std::string detect_format(const std::string& file, const std::string& text) {
 
 Automaton parse_automaton(const std::string& text, const std::string& file,
                           const LoadOptions& options) {
-  std::string format = lowercase(options.format);
+  std::string format = frontend::lowercase(options.format);
   if (format == "gv") format = "dot";
   if (format.empty()) format = detect_format(file, text);
   if (text.find_first_not_of(" \t\r\n") == std::string::npos)

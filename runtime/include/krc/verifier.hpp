@@ -45,6 +45,7 @@ struct VerifyOptions {
 };
 
 enum class VerifyPart { Exhaustive, Random };
+inline constexpr int kVerifyPartCount = 2;
 const char* to_string(VerifyPart part);
 
 // Where in the tested words: part, index of the word in that part, position (0 = BOS).
@@ -117,8 +118,5 @@ nlohmann::json report_to_json(const VerifyReport& report, const Automaton& autom
 // 12 s, about 17 s left". The percentage is the share of time once the estimate is known
 // (exhaustive words cost far less than random ones), of positions before.
 std::string progress_line(const VerifyProgress& p);
-
-// 1234567 -> "1,234,567".
-std::string with_thousands(long long n);
 
 }  // namespace krc

@@ -6,7 +6,7 @@
 #include "errors.hpp"
 #include "krc/holonomy.hpp"
 #include "krc/holonomy_report.hpp"
-#include "krc/verifier.hpp"
+#include "krc/thousands.hpp"
 
 namespace krc::python {
 

@@ -22,8 +22,10 @@
 namespace krc {
 
 enum class Strategy { Auto, Scan, Kr, OneLayer };
+inline constexpr int kStrategyCount = 4;
 Strategy strategy_from_string(const std::string& s);  // throws std::invalid_argument
 const char* to_string(Strategy s);
+std::vector<std::string> strategy_names();  // in enum order (the CLI's choices)
 
 struct CompileOptions {
   Strategy strategy = Strategy::Auto;
@@ -47,8 +49,5 @@ struct CompileResult {
 };
 
 CompileResult compile(const Automaton& automaton, const CompileOptions& options);
-
-// Vocabulary of a compiled network: "<bos>" then the letters.
-std::vector<std::string> vocabulary_of(const Automaton& automaton);
 
 }  // namespace krc

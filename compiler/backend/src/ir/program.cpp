@@ -5,7 +5,15 @@
 
 #include "krc/memory_budget.hpp"
 
+#include "krc/automaton.hpp"
+
 namespace krc {
+
+std::vector<std::string> vocabulary_of(const Automaton& automaton) {
+  std::vector<std::string> vocab{"<bos>"};
+  vocab.insert(vocab.end(), automaton.letters().begin(), automaton.letters().end());
+  return vocab;
+}
 
 int MlpOp::add_unit(const std::vector<std::pair<int, float>>& inputs, float unit_bias,
                     const std::vector<std::pair<int, float>>& outputs) {

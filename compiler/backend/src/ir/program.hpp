@@ -13,6 +13,12 @@
 
 namespace krc {
 
+class Automaton;
+
+// The vocabulary of a compiled network: "<bos>" then the automaton's letters (every strategy
+// starts its program from it).
+std::vector<std::string> vocabulary_of(const Automaton& automaton);
+
 struct Entry {
   int row = 0;
   int col = 0;

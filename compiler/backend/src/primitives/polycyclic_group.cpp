@@ -53,49 +53,51 @@ int PolycyclicGroup::power(int g, int e) const {
 std::optional<PolycyclicGroup> PolycyclicGroup::build(const std::vector<Permutation>& generators,
                                                       int degree, std::size_t max_order) {
   PolycyclicGroup g;
-  Permutation one(degree);
-  for (int i = 0; i < degree; ++i) one[i] = i;
-  std::map<Permutation, int> index{{one, 0}};
-  g.elements_.push_back(one);
-  for (std::size_t h = 0; h < g.elements_.size(); ++h)
-    for (const auto& s : generators) {
-      Permutation next = perm::multiply(g.elements_[h], s);
-      if (index.count(next)) continue;
-      if (g.elements_.size() >= max_order) return std::nullopt;
-      index.emplace(next, static_cast<int>(g.elements_.size()));
-      g.elements_.push_back(std::move(next));
-    }
-  const int n = g.order();
-  g.product_.resize(static_cast<std::size_t>(n) * n);
-  for (int a = 0; a < n; ++a)
-    for (int b = 0; b < n; ++b)
-      g.product_[a * n + b] = index.at(perm::multiply(g.elements_[a], g.elements_[b]));
-  g.inverse_.resize(n);
-  for (int a = 0; a < n; ++a)
-    for (int b = 0; b < n; ++b)
-      if (g.multiply(a, b) == identity()) g.inverse_[a] = b;
-
+  if (!g.enumerate(generators, degree, max_order)) return std::nullopt;
   // Derived series D_0 = G > D_1 > ... ; solvable iff it reaches 1.
-  std::vector<std::vector<bool>> derived{std::vector<bool>(n, true)};
-  while (true) {
-    auto current = members(derived.back());
-    if (current.size() == 1) break;
-    std::vector<int> commutators;
-    for (int a : current)
-      for (int b : current)
-        commutators.push_back(g.multiply(g.multiply(g.inverse(a), g.inverse(b)), g.multiply(a, b)));
-    std::sort(commutators.begin(), commutators.end());
-    commutators.erase(std::unique(commutators.begin(), commutators.end()), commutators.end());
-    auto next = closure(g, commutators);
-    if (next == derived.back()) return std::nullopt;  // perfect: not solvable
-    derived.push_back(std::move(next));
+  const PermGroup group(degree, generators);
+  const std::vector<PermGroup> below = derived_series(group);
+  if (!(below.empty() ? group : below.back()).is_trivial()) return std::nullopt;  // perfect
+  std::vector<Subset> derived{Subset(g.order(), true)};
+  for (const PermGroup& term : below) {
+    Subset member(g.order());
+    for (int y = 0; y < g.order(); ++y) member[y] = term.contains(g.elements_[y]);
+    derived.push_back(std::move(member));
   }
+  g.index_exponents(g.refine(derived));
+  return g;
+}
 
-  // Refine each abelian section D_j / D_{j+1} into prime steps, building the series bottom up:
-  // every subgroup between D_{j+1} and D_j is normal in D_j, so each step is a normal subgroup
-  // of prime index.
-  std::vector<std::vector<bool>> series{derived.back()};  // bottom first
-  std::vector<int> step_generators, step_primes;
+bool PolycyclicGroup::enumerate(const std::vector<Permutation>& generators, int degree,
+                                std::size_t max_order) {
+  std::map<Permutation, int> index{{perm::identity(degree), 0}};
+  elements_.push_back(perm::identity(degree));
+  for (std::size_t h = 0; h < elements_.size(); ++h)
+    for (const auto& s : generators) {
+      Permutation next = perm::multiply(elements_[h], s);
+      if (index.count(next)) continue;
+      if (elements_.size() >= max_order) return false;
+      index.emplace(next, static_cast<int>(elements_.size()));
+      elements_.push_back(std::move(next));
+    }
+  const int n = order();
+  product_.resize(static_cast<std::size_t>(n) * n);
+  for (int a = 0; a < n; ++a)
+    for (int b = 0; b < n; ++b)
+      product_[a * n + b] = index.at(perm::multiply(elements_[a], elements_[b]));
+  inverse_.resize(n);
+  for (int a = 0; a < n; ++a)
+    for (int b = 0; b < n; ++b)
+      if (multiply(a, b) == identity()) inverse_[a] = b;
+  return true;
+}
+
+// Refines each abelian section D_j / D_{j+1} into prime steps, building the series bottom up:
+// every subgroup between D_{j+1} and D_j is normal in D_j, so each step is a normal subgroup
+// of prime index. Returns the series top first (N_0 = G) and sets the steps' generators and
+// primes.
+std::vector<PolycyclicGroup::Subset> PolycyclicGroup::refine(const std::vector<Subset>& derived) {
+  std::vector<Subset> series{derived.back()};  // bottom first
   for (int j = static_cast<int>(derived.size()) - 2; j >= 0; --j) {
     while (series.back() != derived[j]) {
       const auto& below = series.back();
@@ -107,43 +109,42 @@ std::optional<PolycyclicGroup> PolycyclicGroup::build(const std::vector<Permutat
         }
       // order of x modulo `below`, then a power of prime order modulo `below`
       int o = 1;
-      for (int y = x; !below[y]; y = g.multiply(y, x)) ++o;
-      int p = smallest_prime_factor(o);
-      x = g.power(x, o / p);
+      for (int y = x; !below[y]; y = multiply(y, x)) ++o;
+      const int p = smallest_prime_factor(o);
+      x = power(x, o / p);
       std::vector<int> gens = members(below);
       gens.push_back(x);
-      series.push_back(closure(g, gens));
-      step_generators.push_back(x);
-      step_primes.push_back(p);
+      series.push_back(closure(*this, gens));
+      generators_.push_back(x);
+      primes_.push_back(p);
     }
   }
-  // Top first: N_0 = G.
   std::reverse(series.begin(), series.end());
-  std::reverse(step_generators.begin(), step_generators.end());
-  std::reverse(step_primes.begin(), step_primes.end());
-  g.generators_ = step_generators;
-  g.primes_ = step_primes;
+  std::reverse(generators_.begin(), generators_.end());
+  std::reverse(primes_.begin(), primes_.end());
+  return series;
+}
 
-  // Exponents: peel g_0^{e_0}, then g_1^{e_1}, ... off the right.
-  const int k = g.series_length();
-  g.exponents_.assign(n, std::vector<int>(k, 0));
-  g.by_exponents_.assign(n, -1);
+// Exponents: peel g_0^{e_0}, then g_1^{e_1}, ... off the right.
+void PolycyclicGroup::index_exponents(const std::vector<Subset>& series) {
+  const int n = order(), k = series_length();
+  exponents_.assign(n, std::vector<int>(k, 0));
+  by_exponents_.assign(n, -1);
   for (int y = 0; y < n; ++y) {
     int rest = y;
     for (int i = 0; i < k; ++i) {
       int e = 0;
-      int inv_g = g.inverse(g.generators_[i]);
+      const int inv_g = inverse(generators_[i]);
       while (!series[i + 1][rest]) {
-        rest = g.multiply(rest, inv_g);
+        rest = multiply(rest, inv_g);
         ++e;
       }
-      g.exponents_[y][i] = e;
+      exponents_[y][i] = e;
     }
     int mixed = 0;
-    for (int i = k - 1; i >= 0; --i) mixed = mixed * g.primes_[i] + g.exponents_[y][i];
-    g.by_exponents_[mixed] = y;
+    for (int i = k - 1; i >= 0; --i) mixed = mixed * primes_[i] + exponents_[y][i];
+    by_exponents_[mixed] = y;
   }
-  return g;
 }
 
 int PolycyclicGroup::from_exponents(const std::vector<int>& e) const {

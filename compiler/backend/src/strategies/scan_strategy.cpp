@@ -1,7 +1,5 @@
 #include "strategies/scan_strategy.hpp"
 
-#include "krc/compile.hpp"
-
 namespace krc {
 
 namespace {

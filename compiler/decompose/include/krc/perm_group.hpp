@@ -64,5 +64,10 @@ class PermGroup {
 PermGroup normal_closure(const PermGroup& group, const std::vector<Permutation>& elements);
 // [G, G], the normal closure of the commutators of the generators.
 PermGroup derived_subgroup(const PermGroup& group);
+// The derived series below G: D_1 > D_2 > ... > D_m, D_{i+1} = [D_i, D_i] (D_0 = G, not copied:
+// a large group's chain is big), down to D_m trivial (G is solvable) or perfect
+// (D_m = [D_m, D_m] != 1: G is not). The one place krc computes it: the group report's
+// composition factors and the backend's counters both read it.
+std::vector<PermGroup> derived_series(const PermGroup& group);
 
 }  // namespace krc

@@ -1,7 +1,5 @@
 #include "strategies/kr/cascade_context.hpp"
 
-#include "krc/compile.hpp"
-
 namespace krc {
 
 namespace {

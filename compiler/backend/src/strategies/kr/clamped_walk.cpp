@@ -44,7 +44,6 @@
 // r a class mod n, V_r = S at the latest visit to class r, D_r = S_t - V_r.
 #include "strategies/kr/clamped_walk.hpp"
 
-#include "krc/compile.hpp"
 #include "primitives/exact_attention.hpp"
 #include "primitives/integer_comb.hpp"
 #include "strategies/kr/walk_context.hpp"

@@ -97,16 +97,6 @@ void predict_widths(WalkPlan& walk, int max_len) {
 
 }  // namespace
 
-const char* to_string(WalkForm form) {
-  switch (form) {
-    case WalkForm::UnitSteps:
-      return "unit steps";
-    case WalkForm::Departures:
-      return "departures";
-  }
-  return "?";
-}
-
 std::vector<int> unit_moves(const WalkLetter& letter, int cells) {
   const int top = cells - 1;
   int first = 0, second = 0, third = 0, sign = -1;  // L^first R^second L^third

@@ -215,44 +215,6 @@ KrLevelPlan plan_level(const HolonomyDecomposition& dec, int d, int max_len,
 
 }  // namespace
 
-const char* to_string(ScanForm form) {
-  switch (form) {
-    case ScanForm::ElementOneHot:
-      return "element one-hot";
-    case ScanForm::StateMapOneHot:
-      return "state-map one-hot";
-    case ScanForm::IntegerCoordinates:
-      return "integer coordinates";
-  }
-  return "?";
-}
-
-const char* to_string(LevelMode mode) {
-  switch (mode) {
-    case LevelMode::Constant:
-      return "constant";
-    case LevelMode::Memory:
-      return "memory";
-    case LevelMode::Counters:
-      return "counters";
-    case LevelMode::Scan:
-      return "scan";
-  }
-  return "?";
-}
-
-const char* to_string(CascadeForm form) {
-  switch (form) {
-    case CascadeForm::PerLevel:
-      return "per level";
-    case CascadeForm::TimeShiftedMemory:
-      return "time-shifted memory";
-    case CascadeForm::ClampedWalk:
-      return "clamped walk";
-  }
-  return "?";
-}
-
 KrPlan plan_kr(const HolonomyDecomposition& decomposition, int max_len, const KrOptions& options) {
   KrPlan plan;
   plan.max_len = max_len;

@@ -4,12 +4,6 @@
 
 namespace krc {
 
-bool is_identity(const Permutation& permutation) {
-  for (std::size_t i = 0; i < permutation.size(); ++i)
-    if (permutation[i] != static_cast<int>(i)) return false;
-  return true;
-}
-
 LevelAnalysis analyze_level(const HolonomyDecomposition& decomposition, int d,
                             const KrOptions& options) {
   const Level& level = decomposition.level(d);
@@ -23,7 +17,7 @@ LevelAnalysis analyze_level(const HolonomyDecomposition& decomposition, int d,
     for (const auto& act : row) {
       if (act.reset) {
         a.resets = true;
-      } else if (!is_identity(act.permutation)) {
+      } else if (!perm::is_identity(act.permutation)) {
         auto& list = a.permutations[act.slot];
         if (std::find(list.begin(), list.end(), act.permutation) == list.end())
           list.push_back(act.permutation);

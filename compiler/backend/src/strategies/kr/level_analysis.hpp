@@ -35,6 +35,4 @@ LevelAnalysis analyze_level(const HolonomyDecomposition& decomposition, int d,
 // The mode the analysis calls for (Scan, Constant, Memory or Counters).
 LevelMode mode_of(const LevelAnalysis& analysis);
 
-bool is_identity(const Permutation& permutation);
-
 }  // namespace krc

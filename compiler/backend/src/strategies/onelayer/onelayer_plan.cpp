@@ -33,7 +33,7 @@
 #include <sstream>
 
 #include "krc/input_error.hpp"
-#include "krc/verifier.hpp"
+#include "krc/thousands.hpp"
 #include "strategies/onelayer/context_values.hpp"
 #include "strategies/onelayer/value_runs.hpp"
 
@@ -110,18 +110,6 @@ std::string limit_message(const Search& search, int max_len, int largest) {
 }
 
 }  // namespace
-
-const char* to_string(ContextCode code) {
-  switch (code) {
-    case ContextCode::Counts:
-      return "counts";
-    case ContextCode::LatestFirst:
-      return "latest first";
-    case ContextCode::EarliestFirst:
-      return "earliest first";
-  }
-  return "?";
-}
 
 OneLayerPlan plan_onelayer(const Automaton& automaton, int max_len,
                            const OneLayerOptions& options) {

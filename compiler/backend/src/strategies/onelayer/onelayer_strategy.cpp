@@ -22,7 +22,6 @@
 
 #include <cstdio>
 
-#include "krc/compile.hpp"
 #include "primitives/attention_heads.hpp"
 #include "primitives/features.hpp"
 

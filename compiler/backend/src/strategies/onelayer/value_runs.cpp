@@ -9,7 +9,7 @@
 #include <limits>
 #include <numeric>
 
-#include "krc/verifier.hpp"
+#include "krc/thousands.hpp"
 
 namespace krc {
 

@@ -1,0 +1,34 @@
+// The backend's name tables, one per enum (krc/name_table.hpp): the strategies and the forms a
+// plan reports. Printing, parsing and the CLI's choices all read these.
+#include "krc/compile.hpp"
+#include "krc/name_table.hpp"
+#include "krc/plan.hpp"
+
+namespace krc {
+
+namespace {
+constexpr NameTable<Strategy, kStrategyCount> kStrategyNames{"strategy",
+                                                             {"auto", "scan", "kr", "onelayer"}};
+constexpr NameTable<ScanForm, kScanFormCount> kScanFormNames{
+    "scan form", {"element one-hot", "state-map one-hot", "integer coordinates"}};
+constexpr NameTable<LevelMode, kLevelModeCount> kLevelModeNames{
+    "level mode", {"constant", "memory", "counters", "scan"}};
+constexpr NameTable<CascadeForm, kCascadeFormCount> kCascadeFormNames{
+    "cascade form", {"per level", "time-shifted memory", "clamped walk"}};
+constexpr NameTable<WalkForm, kWalkFormCount> kWalkFormNames{"walk form",
+                                                             {"unit steps", "departures"}};
+constexpr NameTable<ContextCode, kContextCodeCount> kContextCodeNames{
+    "context code", {"counts", "latest first", "earliest first"}};
+}  // namespace
+
+const char* to_string(Strategy s) { return kStrategyNames.name(s); }
+Strategy strategy_from_string(const std::string& s) { return kStrategyNames.parse(s); }
+std::vector<std::string> strategy_names() { return kStrategyNames.names(); }
+
+const char* to_string(ScanForm form) { return kScanFormNames.name(form); }
+const char* to_string(LevelMode mode) { return kLevelModeNames.name(mode); }
+const char* to_string(CascadeForm form) { return kCascadeFormNames.name(form); }
+const char* to_string(WalkForm form) { return kWalkFormNames.name(form); }
+const char* to_string(ContextCode code) { return kContextCodeNames.name(code); }
+
+}  // namespace krc

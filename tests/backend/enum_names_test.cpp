@@ -1,0 +1,62 @@
+// Every enum's name table: the names users type and read (README, --help), each parsing back
+// to its value, and the CLI's choices are the same list.
+#include <doctest/doctest.h>
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "krc/compile.hpp"
+#include "krc/machine_outputs.hpp"
+#include "krc/network.hpp"
+#include "krc/plan.hpp"
+#include "krc/verifier.hpp"
+
+using namespace krc;
+
+namespace {
+template <typename Enum>
+std::vector<std::string> printed(int count) {
+  std::vector<std::string> out;
+  for (int i = 0; i < count; ++i) out.push_back(to_string(static_cast<Enum>(i)));
+  return out;
+}
+using Names = std::vector<std::string>;
+}  // namespace
+
+TEST_CASE("strategies, attention kinds and output kinds: printed, parsed and offered alike") {
+  // The names README and --help document.
+  CHECK(printed<Strategy>(kStrategyCount) == Names{"auto", "scan", "kr", "onelayer"});
+  CHECK(strategy_names() == printed<Strategy>(kStrategyCount));
+  for (int i = 0; i < kStrategyCount; ++i)
+    CHECK(strategy_from_string(to_string(static_cast<Strategy>(i))) == static_cast<Strategy>(i));
+  CHECK_THROWS_WITH_AS(strategy_from_string("fast"),
+                       "unknown strategy 'fast' (auto, scan, kr or onelayer)",
+                       std::invalid_argument);
+
+  CHECK(attention_kind_names() == Names{"softmax", "hard", "hardmax"});
+  for (int i = 0; i < kAttentionKindCount; ++i)
+    CHECK(attention_kind_from_string(attention_kind_names()[i]) == static_cast<AttentionKind>(i));
+  CHECK(printed<HeadKind>(kHeadKindCount) == Names{"select", "average"});
+  CHECK(head_kind_from_string("average") == HeadKind::Average);
+  CHECK_THROWS_AS(head_kind_from_string("Select"), std::invalid_argument);
+
+  CHECK(output_kind_names() == Names{"state", "accepting", "mealy", "moore"});
+  for (int i = 0; i < kOutputKindCount; ++i)
+    CHECK(output_kind_from_string(output_kind_names()[i]) == static_cast<OutputKind>(i));
+  CHECK(printed<VerifyPart>(kVerifyPartCount) == Names{"exhaustive", "random"});
+}
+
+TEST_CASE("the plan's forms print distinct names (krc info and the plan JSON read them)") {
+  const std::vector<Names> all{
+      printed<ScanForm>(kScanFormCount), printed<LevelMode>(kLevelModeCount),
+      printed<CascadeForm>(kCascadeFormCount), printed<WalkForm>(kWalkFormCount),
+      printed<ContextCode>(kContextCodeCount)};
+  for (const Names& names : all) {
+    CHECK(std::set<std::string>(names.begin(), names.end()).size() == names.size());
+    for (const auto& name : names) CHECK(name != "?");
+  }
+  CHECK(to_string(LevelMode::Counters) == std::string("counters"));
+  CHECK(to_string(CascadeForm::ClampedWalk) == std::string("clamped walk"));
+  CHECK(to_string(ContextCode::LatestFirst) == std::string("latest first"));
+}
