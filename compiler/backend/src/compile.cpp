@@ -157,13 +157,14 @@ CompileResult compile_auto(const Automaton& automaton, const CompileOptions& opt
           (all.empty() ? "" : "; ") + std::string(to_string(c.strategy)) + ": " + without_name(c);
     throw LimitError("no strategy fits: " + all);
   }
+  const std::string compared = comparison(candidates);  // before the best one is moved out
   CompileResult chosen = std::move(*best->result);
   for (const auto& c : candidates)  // the kr strategy's plan, for reports
     if (c.strategy == Strategy::Kr && c.result && &c != best) {
       chosen.kr = c.result->kr;
       chosen.walk = c.result->walk;
     }
-  chosen.reason = comparison(candidates) + "; kept " + to_string(chosen.strategy) +
+  chosen.reason = compared + "; kept " + to_string(chosen.strategy) +
                   " (fewest layers, then fewest parameters)";
   chosen.network.compiler["auto"] = chosen.reason;
   return chosen;
