@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "krc/compile.hpp"
+#include "krc/input_error.hpp"
 #include "krc/load_automaton.hpp"
 #include "krc/verifier.hpp"
 #include "test_support.hpp"
@@ -62,4 +63,43 @@ TEST_CASE("auto: a cascade whose plan is deeper than scan is not built") {
   REQUIRE(kr_layers > 8);
   CHECK(chosen.reason.find("kr was not possible (its plan has " + std::to_string(kr_layers) +
                            " layers, more than scan's 8)") != std::string::npos);
+}
+
+TEST_CASE("auto: the comparison gives every built network's size, the kept one's included") {
+  // Oracle: each strategy compiled on its own (the same plan and network auto builds).
+  for (const char* name : {"parity", "flipflop_3", "gridworld_4", "abab"}) {
+    CAPTURE(name);
+    const Automaton a = test::reference_automaton(name);
+    CompileOptions options;
+    options.max_len = 64;
+    const CompileResult chosen = compile(a, options);
+    bool first = true;
+    for (Strategy s : {Strategy::Scan, Strategy::Kr, Strategy::OneLayer}) {
+      CAPTURE(to_string(s));
+      options.strategy = s;
+      CompileResult alone;
+      try {
+        alone = compile(a, options);
+      } catch (const LimitError&) {
+        CHECK(chosen.reason.find(std::string("; ") + to_string(s) + " was not possible") !=
+              std::string::npos);
+        continue;
+      }
+      const auto size = alone.network.size();
+      const std::string layers = std::to_string(size.layers);
+      const std::string parameters = test::with_commas(size.parameters);
+      const std::string expected =
+          first ? std::string("auto: ") + to_string(s) + " has " + layers + " layers and " +
+                      parameters + " parameters"
+                : std::string(", ") + to_string(s) + " " + layers + " and " + parameters;
+      CHECK(chosen.reason.find(expected) != std::string::npos);
+      first = false;
+      if (s != Strategy::Kr) continue;
+      // The kr strategy's plan is reported whichever network auto kept.
+      CHECK(chosen.kr.has_value() == alone.kr.has_value());
+      CHECK(chosen.walk.has_value() == alone.walk.has_value());
+      if (alone.kr) CHECK(chosen.kr->levels.size() == alone.kr->levels.size());
+      if (alone.walk) CHECK(chosen.walk->cells == alone.walk->cells);
+    }
+  }
 }

@@ -44,9 +44,7 @@ Automaton walk_automaton(int n, std::vector<Map> maps, int initial, std::mt19937
 }
 
 // The oracle for a recognised walk: the plan's path and clamp maps are the automaton.
-void check_plan_describes(const Automaton& a, const KrPlan& plan) {
-  REQUIRE(plan.form == CascadeForm::ClampedWalk);
-  const WalkPlan& walk = plan.walk;
+void check_plan_describes(const Automaton& a, const WalkPlan& walk) {
   REQUIRE(walk.cells == static_cast<int>(a.state_count()));
   REQUIRE(walk.letters.size() == a.letter_count());
   CHECK(walk.state_of_cell[walk.initial] == a.initial());
@@ -103,7 +101,7 @@ TEST_CASE(
     REQUIRE(plan.has_value() == (n >= 3));
     if (!plan) continue;
     check_plan_describes(a, *plan);
-    CHECK(plan->walk.form == WalkForm::UnitSteps);
+    CHECK(plan->form == WalkForm::UnitSteps);
     CHECK(plan->layers == 2);
   }
   std::mt19937_64 rng(7);
@@ -190,10 +188,11 @@ TEST_CASE("clamped walk: the plan predicts the network's layers, heads and MLP u
       options.strategy = Strategy::Kr;
       options.max_len = max_len;
       const CompileResult result = compile(a, options);
-      REQUIRE(result.kr);
-      const WalkPlan& walk = result.kr->walk;
+      REQUIRE(result.walk);
+      CHECK(!result.kr);  // a walk, not a cascade
+      const WalkPlan& walk = *result.walk;
       const Network& net = result.network;
-      REQUIRE(net.layers.size() == static_cast<std::size_t>(result.kr->layers));
+      REQUIRE(net.layers.size() == static_cast<std::size_t>(walk.layers));
       for (std::size_t i = 0; i < net.layers.size(); ++i) {
         CHECK(net.layers[i].heads.size() == static_cast<std::size_t>(walk.heads[i]));
         REQUIRE(net.layers[i].mlp);

@@ -57,6 +57,6 @@ TEST_CASE("the plan's forms print distinct names (krc info and the plan JSON rea
     for (const auto& name : names) CHECK(name != "?");
   }
   CHECK(to_string(LevelMode::Counters) == std::string("counters"));
-  CHECK(to_string(CascadeForm::ClampedWalk) == std::string("clamped walk"));
+  CHECK(to_string(CascadeForm::TimeShiftedMemory) == std::string("time-shifted memory"));
   CHECK(to_string(ContextCode::LatestFirst) == std::string("latest first"));
 }

@@ -1,14 +1,19 @@
-// The kr plan is decided before any weight is written; these tests hold it to what the built
-// network turns out to be (its depth, and where each level's heads and MLP blocks sit, read
-// from their typed roles) and to the decomposition it reads (modes against group facts).
+// The kr plan is decided before any weight is written. Its depth and each level's sublayers
+// are the scheduler's placement of the cascade's operations, so an operation a builder adds
+// moves them without a change to the planner (the first test adds some through the builders'
+// hook); the network written from the plan has them (where each level's heads and MLP blocks
+// sit, read from their typed roles); and the modes follow the decomposition's group facts.
 #include <doctest/doctest.h>
 
 #include <map>
 #include <random>
 
+#include "ir/assemble.hpp"
+#include "ir/schedule.hpp"
 #include "krc/automaton_json.hpp"
 #include "krc/compile.hpp"
 #include "krc/holonomy.hpp"
+#include "strategies/kr/kr_strategy.hpp"
 #include "test_support.hpp"
 
 using namespace krc;
@@ -44,6 +49,11 @@ std::map<int, std::pair<int, int>> sublayers_by_level(const Network& net) {
 
 void check_plan_against_network(const Automaton& a, int max_len, bool time_shifted) {
   const CompileResult result = compile_kr(a, max_len, time_shifted);
+  if (result.walk) {  // gridworld: a walk, no cascade (clamped_walk_test checks its widths)
+    CHECK(!result.kr);
+    CHECK(result.walk->layers == static_cast<int>(result.network.layers.size()));
+    return;
+  }
   REQUIRE(result.kr);
   const KrPlan& plan = *result.kr;
   CHECK(plan.layers == static_cast<int>(result.network.layers.size()));
@@ -61,9 +71,86 @@ void check_plan_against_network(const Automaton& a, int max_len, bool time_shift
   }
 }
 
+// A builder hook that adds `count` MLPs in a chain after level `level`'s operations: the first
+// reads the level's coordinate, each next one what the one before wrote. Nothing else reads
+// them, so only this level's span and possibly the depth can move.
+std::function<void(CascadeContext&, int)> chain_after(int level, int count) {
+  return [=](CascadeContext& ctx, int d) {
+    if (d != level) return;
+    Terms input = ctx.coordinate[d].indicator.at(0);
+    for (int i = 0; i < count; ++i) {
+      const Role role{RoleKind::Coordinate, d + 1};
+      const Subspace out =
+          ctx.program.layout().allocate_scalar("test chain " + std::to_string(i), role);
+      MlpOp mlp;
+      mlp.name = "test chain " + std::to_string(i);
+      mlp.role = role;
+      mlp.add_unit(input, 0.0f, {{out[0], 1.0f}});
+      ctx.program.add(std::move(mlp), ctx.tag(d));
+      input = {{out[0], 1.0f}};
+    }
+  };
+}
+
+KrPlan planned(const HolonomyDecomposition& dec, int max_len,
+               std::function<void(CascadeContext&, int)> hook = {}) {
+  KrCascade cascade = decide_cascade(dec, max_len, KrOptions{});
+  cascade.after_level = std::move(hook);
+  const Program program = build_and_place(cascade);
+  // The network written from these operations has the depth the plan reports.
+  CHECK(static_cast<int>(assemble(program, schedule(program)).layers.size()) ==
+        cascade.plan.layers);
+  return cascade.plan;
+}
+
 }  // namespace
 
-TEST_CASE("kr plan: the predicted depth and each level's sublayers are those of the network") {
+TEST_CASE("kr plan: an operation added to a level's builder moves the plan's placement") {
+  // One level of counters, per level: its last write (the comb's coordinate) is in an MLP, and
+  // each MLP of a chain after it takes the next MLP sublayer, two further on; the decoding is
+  // a linear readout, so the depth grows by one layer per MLP.
+  for (const char* name : {"cyclic_3", "parity", "quaternion"}) {
+    CAPTURE(name);
+    const HolonomyDecomposition dec =
+        HolonomyDecomposition::compute(test::reference_automaton(name));
+    REQUIRE(dec.level_count() == 1);
+    const KrPlan plain = planned(dec, 64);
+    REQUIRE(plain.form == CascadeForm::PerLevel);
+    REQUIRE(plain.levels[0].last_sublayer % 2 == 1);
+    for (int count : {1, 3}) {
+      CAPTURE(count);
+      const KrPlan chained = planned(dec, 64, chain_after(0, count));
+      CHECK(chained.layers == plain.layers + count);
+      CHECK(chained.levels[0].first_sublayer == plain.levels[0].first_sublayer);
+      CHECK(chained.levels[0].last_sublayer == plain.levels[0].last_sublayer + 2 * count);
+    }
+  }
+  // Several levels: a chain after the top level that runs past every other operation reads
+  // nothing the levels below read, so they stay where they were, and the chain's end (the top
+  // level's last sublayer, an MLP) is the network's last sublayer.
+  int several = 0;
+  for (const auto& name : test::reference_automaton_names()) {
+    CAPTURE(name);
+    const HolonomyDecomposition dec =
+        HolonomyDecomposition::compute(test::reference_automaton(name));
+    if (dec.level_count() < 2 || dec.level(0).width > 64) continue;
+    const KrPlan plain = planned(dec, 64);
+    if (plain.levels[0].mode == LevelMode::Constant) continue;
+    ++several;
+    const KrPlan chained = planned(dec, 64, chain_after(0, plain.layers + 1));
+    for (std::size_t d = 1; d < plain.levels.size(); ++d) {
+      CHECK(chained.levels[d].first_sublayer == plain.levels[d].first_sublayer);
+      CHECK(chained.levels[d].last_sublayer == plain.levels[d].last_sublayer);
+    }
+    CHECK(chained.levels[0].first_sublayer == plain.levels[0].first_sublayer);
+    CHECK(chained.levels[0].last_sublayer % 2 == 1);
+    CHECK(chained.levels[0].last_sublayer >= 2 * plain.layers + 1);
+    CHECK(chained.layers == chained.levels[0].last_sublayer / 2 + 1);
+  }
+  CHECK(several >= 3);
+}
+
+TEST_CASE("kr plan: the depth and each level's sublayers are those of the network") {
   for (const auto& name : test::reference_automaton_names()) {
     CAPTURE(name);
     const Automaton a = test::reference_automaton(name);

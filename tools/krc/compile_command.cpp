@@ -106,6 +106,7 @@ int run_compile(const CompileArguments& a) {
                               {"bytes", bytes.size()},
                               {"seconds", seconds()}};
     if (result.kr) summary["cascade"] = to_json(*result.kr);
+    if (result.walk) summary["cascade"] = to_json(*result.walk);
     if (result.scan) summary["scan"] = to_json(*result.scan);
     if (result.onelayer) summary["onelayer"] = to_json(*result.onelayer);
     // The output path comes from the command line and need not be UTF-8.
@@ -125,13 +126,14 @@ int run_compile(const CompileArguments& a) {
         << ", " << with_thousands(result.scan->units) << " hidden units in the widest step\n";
   if (result.kr) {
     const std::size_t n = result.kr->levels.size();
-    out << "cascade: ";
-    if (result.kr->form != CascadeForm::ClampedWalk)
-      out << n << (n == 1 ? " level" : " levels") << ", ";
-    out << to_string(result.kr->form) << ", " << result.kr->layers << " layers\n";
+    out << "cascade: " << n << (n == 1 ? " level" : " levels") << ", " << to_string(result.kr->form)
+        << ", " << result.kr->layers << " layers\n";
     std::istringstream lines(plan_text(*result.kr));
     for (std::string line; std::getline(lines, line);) out << "    " << line << "\n";
   }
+  if (result.walk)
+    out << "cascade: clamped walk, " << result.walk->layers << " layers\n    "
+        << plan_text(*result.walk);
   if (result.onelayer) out << plan_text(*result.onelayer);
   out << "network: " << network_size_line(net) << "\n";
   out << precision_line(net.compiler);

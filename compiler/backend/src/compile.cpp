@@ -6,172 +6,101 @@
 #include "ir/assemble.hpp"
 #include "ir/schedule.hpp"
 #include "krc/automaton_json.hpp"
-#include "krc/holonomy.hpp"
 #include "krc/input_error.hpp"
 #include "krc/thousands.hpp"
 #include "krc/version.hpp"
 #include "precision_plan.hpp"
-#include "strategies/kr/clamped_walk.hpp"
-#include "strategies/kr/kr_strategy.hpp"
-#include "strategies/onelayer/onelayer_strategy.hpp"
 #include "strategies/scan_strategy.hpp"
+#include "strategies/strategy.hpp"
 
 namespace krc {
 
 namespace {
 
-Network finish(const Program& program, const Automaton& automaton, const CompileOptions& options,
-               Strategy strategy) {
-  Network net = assemble(program, schedule(program));
-  net.attention = options.attention;
-  net.automaton = automaton_to_json(automaton);
-  net.compiler = {{"strategy", to_string(strategy)}, {"krc_version", kVersion}};
-  return net;
-}
-
-CompileResult compile_scan(const Automaton& automaton, const CompileOptions& options) {
-  if (options.progress) options.progress("building the parallel-prefix network");
-  const ScanChoice choice =
-      plan_scan(automaton, options.max_len, scan_integer_form_allowed(options));
+// The plan's network: its operations scheduled into layers and assembled, with the metadata
+// every weights file carries.
+CompileResult build_network(const Plan& plan, const Automaton& automaton,
+                            const CompileOptions& options) {
+  const std::shared_ptr<const Program> program = build(plan);
   CompileResult result;
-  result.network =
-      finish(build_scan(automaton, options.max_len, choice), automaton, options, Strategy::Scan);
-  result.network.compiler["scan"] = to_json(choice.plan);
-  result.scan = choice.plan;
-  result.strategy = Strategy::Scan;
-  result.reason = "parallel prefix over the letters' transformations (requested)";
-  return result;
-}
-
-// Under auto, the holonomy decomposition stops past this many images of Q: the tile search
-// costs about images x classes subset tests (the 55-state TCP model: 114,377 images, 45 s,
-// then 197 levels whose tables do not fit), and a cascade that deep has more layers than scan.
-constexpr std::size_t kAutoMaxImages = std::size_t{1} << 14;
-
-// Scan's depth, known from its plan alone: a cascade or onelayer plan deeper than that is
-// not built under auto (layers decide first).
-int scan_layers(const Automaton& automaton, int max_len) {
-  return plan_scan(automaton, max_len).plan.steps;
-}
-
-CompileResult compile_kr(const Automaton& automaton, const CompileOptions& options,
-                         int deepest = -1) {
-  // A clamped walk (gridworld) needs no decomposition: two layers for any number of cells.
-  if (auto walk =
-          options.kr.clamped_walk ? plan_clamped_walk(automaton, options.max_len) : std::nullopt) {
-    if (options.progress) options.progress("building the clamped-walk network");
-    CompileResult result;
-    result.kr = std::move(walk);
-    result.network =
-        finish(build_clamped_walk(automaton, *result.kr), automaton, options, Strategy::Kr);
-    result.network.compiler["cascade"] = to_json(*result.kr);
-    result.strategy = Strategy::Kr;
-    result.reason = "Krohn-Rhodes strategy, clamped walk on a path (requested)";
-    return result;
-  }
-  DecomposeOptions decompose;
-  decompose.progress = options.progress;
-  if (options.strategy == Strategy::Auto) decompose.max_images = kAutoMaxImages;
-  if (options.progress) options.progress("decomposing (holonomy)");
-  // The cascade network is built from the complete action tables; scan needs no tables.
-  const auto dec = [&] {
-    try {
-      return HolonomyDecomposition::compute(automaton, decompose);
-    } catch (const LimitError& e) {
-      // The hint helps where kr was asked for; under auto, scan's own outcome is reported too.
-      if (options.strategy != Strategy::Kr) throw;
-      throw LimitError(std::string(e.what()) +
-                       "; the kr strategy needs the complete action tables, "
-                       "--strategy scan does not");
-    }
-  }();
-  if (options.progress) options.progress("building the Krohn-Rhodes cascade network");
-  CompileResult result;
-  result.kr = plan_kr(dec, options.max_len, options.kr);
-  if (deepest >= 0 && result.kr->layers > deepest)
-    throw LimitError("kr: its plan has " + std::to_string(result.kr->layers) +
-                     " layers, more than scan's " + std::to_string(deepest));
-  result.network = finish(build_kr(dec, *result.kr, options.kr), automaton, options, Strategy::Kr);
-  result.network.compiler["cascade"] = to_json(*result.kr);
-  result.strategy = Strategy::Kr;
-  result.reason = "Krohn-Rhodes cascade (requested)";
-  return result;
-}
-
-CompileResult compile_onelayer(const Automaton& automaton, const CompileOptions& options) {
-  if (options.progress) options.progress("planning the one-layer contextual mapping");
-  CompileResult result;
-  result.onelayer = plan_onelayer(automaton, options.max_len, options.onelayer);
-  result.network =
-      finish(build_onelayer(automaton, *result.onelayer), automaton, options, Strategy::OneLayer);
-  result.network.compiler["onelayer"] = to_json(*result.onelayer);
-  result.strategy = Strategy::OneLayer;
-  result.reason = "one attention layer as a contextual mapping (requested)";
+  result.network = assemble(*program, schedule(*program));
+  result.network.attention = options.attention;
+  result.network.automaton = automaton_to_json(automaton);
+  report(plan, result);
+  result.network.compiler["strategy"] = to_string(result.strategy);
+  result.network.compiler["krc_version"] = kVersion;
   return result;
 }
 
 CompileResult compile_one(Strategy strategy, const Automaton& automaton,
                           const CompileOptions& options) {
   check_precision(strategy, options);
-  switch (strategy) {
-    case Strategy::Scan:
-      return compile_scan(automaton, options);
-    case Strategy::Kr:
-      return compile_kr(automaton, options);
-    case Strategy::OneLayer:
-      return compile_onelayer(automaton, options);
-    case Strategy::Auto:
-      break;
-  }
-  throw std::logic_error("compile_one: auto is not one strategy");
+  return build_network(plan(automaton, options, strategy), automaton, options);
 }
 
-// Auto builds every strategy, keeping whichever succeed (each may exceed a limit where the
-// others do not: scan's state maps, kr's tables, onelayer's length), and keeps the network with
-// the fewest layers, then the fewest parameters. Scan's depth is known from its plan, so a
-// cascade whose plan is deeper is not built, and a decomposition past kAutoMaxImages images is
-// not attempted.
-CompileResult compile_auto(const Automaton& automaton, const CompileOptions& options) {
-  struct Candidate {
-    Strategy strategy;
-    std::optional<CompileResult> result;
-    std::string error;
-  };
-  std::vector<Candidate> candidates;
-  int deepest = -1;  // no bound when scan itself does not fit
+// Auto's candidates: each strategy's network, or why it was not possible.
+struct Candidate {
+  Strategy strategy;
+  std::optional<CompileResult> result;
+  std::string error;
+};
+
+// Scan's depth, known from its plan alone (no bound when scan itself does not fit): a cascade
+// whose plan is deeper is not assembled under auto (layers decide first).
+int scan_depth(const Automaton& automaton, int max_len) {
   try {
-    deepest = scan_layers(automaton, options.max_len);
+    return plan_scan(automaton, max_len).plan.steps;
   } catch (const LimitError&) {
+    return -1;
   }
-  for (Strategy s : {Strategy::Scan, Strategy::Kr, Strategy::OneLayer}) {
-    Candidate c{s, std::nullopt, {}};
-    try {
-      if (s == Strategy::Kr) {  // planned first, built only when it can beat scan's depth
-        check_precision(s, options);
-        c.result = compile_kr(automaton, options, deepest);
-      } else {
-        c.result = compile_one(s, automaton, options);
-      }
-    } catch (const LimitError& e) {
-      c.error = e.what();
-    }
-    candidates.push_back(std::move(c));
+}
+
+Candidate try_strategy(Strategy strategy, const Automaton& automaton, const CompileOptions& options,
+                       int deepest) {
+  Candidate c{strategy, std::nullopt, {}};
+  try {
+    check_precision(strategy, options);
+    const Plan planned = plan(automaton, options, strategy);
+    const std::optional<int> layers = cascade_layers(planned);
+    if (deepest >= 0 && layers && *layers > deepest)
+      throw LimitError("kr: its plan has " + std::to_string(*layers) +
+                       " layers, more than scan's " + std::to_string(deepest));
+    c.result = build_network(planned, automaton, options);
+  } catch (const LimitError& e) {
+    c.error = e.what();
   }
-  Candidate* best = nullptr;
+  return c;
+}
+
+// An error without its strategy's prefix ("onelayer: max-len ..." -> "max-len ...").
+std::string without_name(const Candidate& c) {
+  const std::string name = to_string(c.strategy);
+  return c.error.rfind(name + ": ", 0) == 0 ? c.error.substr(name.size() + 2) : c.error;
+}
+
+// "auto: scan has 6 layers and 1,234 parameters, kr 3 and 567; onelayer was not possible (...)"
+std::string comparison(const std::vector<Candidate>& candidates) {
   std::string built, failed;
-  for (auto& c : candidates) {
-    if (!c.result) {  // the error may name its strategy already: "onelayer: max-len ..."
-      const std::string name = to_string(c.strategy);
-      const std::string why =
-          c.error.rfind(name + ": ", 0) == 0 ? c.error.substr(name.size() + 2) : c.error;
-      failed += "; " + name + " was not possible (" + why + ")";
+  for (const auto& c : candidates) {
+    const std::string name = to_string(c.strategy);
+    if (!c.result) {
+      failed += "; " + name + " was not possible (" + without_name(c) + ")";
       continue;
     }
     const auto size = c.result->network.size();
-    built += (built.empty() ? std::string("auto: ") + to_string(c.strategy) + " has "
-                            : std::string(", ") + to_string(c.strategy) + " ") +
+    built += (built.empty() ? "auto: " + name + " has " : ", " + name + " ") +
              std::to_string(size.layers) + (built.empty() ? " layers and " : " and ") +
              with_thousands(size.parameters) + (built.empty() ? " parameters" : "");
+  }
+  return (built.empty() ? "auto:" : built) + failed;
+}
+
+// The fewest layers, then the fewest parameters; the earliest candidate on a tie.
+Candidate* best_of(std::vector<Candidate>& candidates) {
+  Candidate* best = nullptr;
+  for (auto& c : candidates) {
+    if (!c.result) continue;
+    const auto size = c.result->network.size();
     if (!best) {
       best = &c;
       continue;
@@ -180,19 +109,34 @@ CompileResult compile_auto(const Automaton& automaton, const CompileOptions& opt
     if (size.layers < b.layers || (size.layers == b.layers && size.parameters < b.parameters))
       best = &c;
   }
+  return best;
+}
+
+// Auto plans and builds every strategy, keeping whichever succeed (each may exceed a limit
+// where the others do not: scan's state maps, kr's tables, onelayer's length), and keeps the
+// network with the fewest layers, then the fewest parameters. A cascade whose plan is deeper
+// than scan's is not assembled, and a decomposition past auto's image bound is not attempted.
+CompileResult compile_auto(const Automaton& automaton, const CompileOptions& options) {
+  const int deepest = scan_depth(automaton, options.max_len);
+  std::vector<Candidate> candidates;
+  for (Strategy s : {Strategy::Scan, Strategy::Kr, Strategy::OneLayer})
+    candidates.push_back(try_strategy(s, automaton, options, deepest));
+  Candidate* best = best_of(candidates);
   if (!best) {
     std::string all;
-    for (const auto& c : candidates) {
-      const std::string name = to_string(c.strategy);
-      all += (all.empty() ? "" : "; ") +
-             (c.error.rfind(name + ": ", 0) == 0 ? c.error : name + ": " + c.error);
-    }
+    for (const auto& c : candidates)
+      all +=
+          (all.empty() ? "" : "; ") + std::string(to_string(c.strategy)) + ": " + without_name(c);
     throw LimitError("no strategy fits: " + all);
   }
+  const std::string compared = comparison(candidates);  // before the best one is moved out
   CompileResult chosen = std::move(*best->result);
-  if (candidates[1].result) chosen.kr = candidates[1].result->kr;  // the cascade, for reports
-  if (built.empty()) built = "auto:";
-  chosen.reason = built + failed + "; kept " + to_string(chosen.strategy) +
+  for (const auto& c : candidates)  // the kr strategy's plan, for reports
+    if (c.strategy == Strategy::Kr && c.result && &c != best) {
+      chosen.kr = c.result->kr;
+      chosen.walk = c.result->walk;
+    }
+  chosen.reason = compared + "; kept " + to_string(chosen.strategy) +
                   " (fewest layers, then fewest parameters)";
   chosen.network.compiler["auto"] = chosen.reason;
   return chosen;

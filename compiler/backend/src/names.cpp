@@ -14,7 +14,7 @@ constexpr NameTable<ScanForm, kScanFormCount> kScanFormNames{
 constexpr NameTable<LevelMode, kLevelModeCount> kLevelModeNames{
     "level mode", {"constant", "memory", "counters", "scan"}};
 constexpr NameTable<CascadeForm, kCascadeFormCount> kCascadeFormNames{
-    "cascade form", {"per level", "time-shifted memory", "clamped walk"}};
+    "cascade form", {"per level", "time-shifted memory"}};
 constexpr NameTable<WalkForm, kWalkFormCount> kWalkFormNames{"walk form",
                                                              {"unit steps", "departures"}};
 constexpr NameTable<ContextCode, kContextCodeCount> kContextCodeNames{

@@ -2,7 +2,6 @@
 #include <nlohmann/json.hpp>
 
 #include "krc/plan.hpp"
-#include "strategies/kr/clamped_walk.hpp"
 
 namespace krc {
 
@@ -33,10 +32,7 @@ nlohmann::json to_json(const KrPlan& plan) {
     if (l.mode == LevelMode::Scan) level["scan"] = to_json(l.scan);
     levels.push_back(std::move(level));
   }
-  nlohmann::json out = {
-      {"form", to_string(plan.form)}, {"layers", plan.layers}, {"levels", levels}};
-  if (plan.form == CascadeForm::ClampedWalk) out["walk"] = to_json(plan.walk);
-  return out;
+  return {{"form", to_string(plan.form)}, {"layers", plan.layers}, {"levels", levels}};
 }
 
 nlohmann::json to_json(const OneLayerPlan& plan) {

@@ -54,6 +54,8 @@ void bind_compile(py::module_& m) {
           "scan_plan", [](const C& c) { return c.compiled ? c.compiled->scan : std::nullopt; })
       .def_property_readonly("kr_plan",
                              [](const C& c) { return c.compiled ? c.compiled->kr : std::nullopt; })
+      .def_property_readonly(
+          "walk_plan", [](const C& c) { return c.compiled ? c.compiled->walk : std::nullopt; })
       .def_property_readonly("onelayer_plan", [](const C& c) {
         return c.compiled ? c.compiled->onelayer : std::nullopt;
       });

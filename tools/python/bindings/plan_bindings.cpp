@@ -50,17 +50,16 @@ void bind_kr(py::module_& m) {
       .def_readonly("state_of_cell", &WalkPlan::state_of_cell)
       .def_readonly("letters", &WalkPlan::letters)
       .def_readonly("heads", &WalkPlan::heads)
-      .def_readonly("mlp_units", &WalkPlan::mlp_units);
-  py::class_<KrPlan>(m, "KrPlan", "A Krohn-Rhodes cascade (Liu et al. Theorem 2) or a walk.")
+      .def_readonly("mlp_units", &WalkPlan::mlp_units)
+      .def_readonly("max_len", &WalkPlan::max_len)
+      .def_readonly("layers", &WalkPlan::layers)
+      .def("text", [](const WalkPlan& p) { return plan_text(p); })
+      .def("__str__", [](const WalkPlan& p) { return plan_text(p); });
+  py::class_<KrPlan>(m, "KrPlan", "A Krohn-Rhodes cascade (Liu et al. Theorem 2).")
       .def_property_readonly("form", [](const KrPlan& p) { return to_string(p.form); })
       .def_readonly("max_len", &KrPlan::max_len)
       .def_readonly("counter_block", &KrPlan::counter_block)
-      .def_readonly("levels", &KrPlan::levels, "empty for a clamped walk")
-      .def_property_readonly("walk",
-                             [](const KrPlan& p) -> std::optional<WalkPlan> {
-                               if (p.form != CascadeForm::ClampedWalk) return std::nullopt;
-                               return p.walk;
-                             })
+      .def_readonly("levels", &KrPlan::levels)
       .def_readonly("layers", &KrPlan::layers)
       .def("text", [](const KrPlan& p) { return plan_text(p); })
       .def("__str__", [](const KrPlan& p) { return plan_text(p); });

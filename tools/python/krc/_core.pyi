@@ -134,13 +134,15 @@ class WalkPlan:
     letters: List[WalkLetter]
     heads: List[int]
     mlp_units: List[int]
+    max_len: int
+    layers: int
+    def text(self) -> str: ...
 
 class KrPlan:
     form: str
     max_len: int
     counter_block: int
     levels: List[KrLevelPlan]
-    walk: Optional[WalkPlan]
     layers: int
     def text(self) -> str: ...
 
@@ -280,6 +282,7 @@ class Network:
     reason: Optional[str]
     scan_plan: Optional[ScanPlan]
     kr_plan: Optional[KrPlan]
+    walk_plan: Optional[WalkPlan]
     onelayer_plan: Optional[OneLayerPlan]
     def size_line(self) -> str: ...
     def layers_text(self) -> str: ...

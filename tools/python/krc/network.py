@@ -137,9 +137,12 @@ class Network:
         return self._core.reason
 
     @property
-    def plan(self) -> Union["_core.ScanPlan", "_core.KrPlan", "_core.OneLayerPlan", None]:
-        """The plan of the strategy used; None for a network loaded from a file."""
-        return {"scan": self._core.scan_plan, "kr": self._core.kr_plan,
+    def plan(self) -> Union["_core.ScanPlan", "_core.KrPlan", "_core.WalkPlan",
+                            "_core.OneLayerPlan", None]:
+        """The plan of the strategy used (kr: its cascade, or its clamped walk); None for a
+        network loaded from a file."""
+        kr = self._core.kr_plan if self._core.kr_plan is not None else self._core.walk_plan
+        return {"scan": self._core.scan_plan, "kr": kr,
                 "onelayer": self._core.onelayer_plan}.get(self.strategy or "")
 
     @property

@@ -1,7 +1,8 @@
 #pragma once
 // The backend's entry point: Automaton -> Network by a chosen strategy. Each strategy is a
 // plan (krc/plan.hpp: what to build, decided from the automaton alone) and a builder (the
-// weights, from the plan); auto plans and builds all three and keeps the best network.
+// weights, from the plan); auto plans and builds all three and keeps the best network
+// (compiler/README.md, "Plan and build").
 //   scan      parallel prefix over the letters' transformations: any automaton, ceil(log2 T)
 //             layers
 //   kr        Krohn-Rhodes cascade: memory units and Z_p counters, depth independent of T
@@ -44,7 +45,8 @@ struct CompileResult {
   Strategy strategy = Strategy::Scan;    // the one used
   std::string reason;                    // why (for auto: the comparison)
   std::optional<ScanPlan> scan;          // the parallel prefix, when scan was built
-  std::optional<KrPlan> kr;              // the cascade, when kr was planned (kr, or auto)
+  std::optional<KrPlan> kr;              // the cascade, when kr built one (kr, or auto)
+  std::optional<WalkPlan> walk;          // the clamped walk, when kr built one (kr, or auto)
   std::optional<OneLayerPlan> onelayer;  // when onelayer was built
 };
 

@@ -1,8 +1,9 @@
 #pragma once
 // What the backend decides before it writes a single weight: the typed plans of the
 // strategies. A plan is a pure function of the automaton (or its decomposition) and the
-// options; the builders take it as their input, `krc compile` prints it, and tests check its
-// predictions (layers, widths) against the networks built from it.
+// options; the builders take it as their input, `krc compile` prints it. Depths and sublayers
+// are not predicted by a rule of their own: they are the scheduler's placement of the
+// planned operations (compiler/README.md, "Plan and build").
 //
 // Legend: Q states, T = max_len, K levels of the cascade, p a counter's prime modulus.
 #include <cstddef>
@@ -50,9 +51,8 @@ const char* to_string(LevelMode mode);
 enum class CascadeForm {
   PerLevel,           // each level reads the levels above at t-1 through a fetch head
   TimeShiftedMemory,  // memory units only: each level also computed at earlier times
-  ClampedWalk,        // a walk on a path (gridworld): two layers whatever the path's length
 };
-inline constexpr int kCascadeFormCount = 3;
+inline constexpr int kCascadeFormCount = 2;
 const char* to_string(CascadeForm form);
 
 // One component (slot) of a level: a permutation-reset automaton on its tiles.
@@ -78,15 +78,16 @@ struct KrLevelPlan {
   // The last level of several, with resets and counters: the decoding lookup reads its parts
   // instead of a combined coordinate.
   bool coordinate_fused = false;
-  // The sublayers (2L: layer L's attention, 2L + 1: its MLP) the level's operations occupy,
-  // as the scheduler will place them; -1 when it has none (a constant level).
+  // The sublayers (2L: layer L's attention, 2L + 1: its MLP) the scheduler placed the level's
+  // operations in; -1 when it has none (a constant level).
   int first_sublayer = -1, last_sublayer = -1;
 };
 
-// A clamped walk (CascadeForm::ClampedWalk): the states laid out on a path of cells 0..n-1 so
-// that every letter maps cell c to clamp(c + shift, low, high). Gridworld's letters move one
-// cell (shift -1 or +1 with low = 0, high = n - 1); other letters may move several cells,
-// stay, or clamp inside the path (a reset: low = high).
+// A clamped walk (the kr strategy's form for gridworld and its kin, no cascade): the states
+// laid out on a path of cells 0..n-1 so that every letter maps cell c to
+// clamp(c + shift, low, high). Gridworld's letters move one cell (shift -1 or +1 with low = 0,
+// high = n - 1); other letters may move several cells, stay, or clamp inside the path (a
+// reset: low = high).
 enum class WalkForm {
   UnitSteps,   // every shift in {-1, 0, +1}, walls at the ends: latest visit of each class mod n
   Departures,  // any clamp maps: latest departure from each class mod n, per-letter combs
@@ -103,6 +104,7 @@ struct WalkLetter {
 
 struct WalkPlan {
   WalkForm form = WalkForm::UnitSteps;
+  int max_len = 0;
   int cells = 0;                       // n
   int initial = 0;                     // the initial state's cell
   std::vector<StateId> state_of_cell;  // the path: the state at each cell
@@ -112,6 +114,7 @@ struct WalkPlan {
   long long sum_min = 0, sum_max = 0;
   // Predicted widths, checked against the built network: heads and MLP units per layer.
   std::vector<int> heads, mlp_units;
+  int layers = 0;  // the scheduler's depth for the walk's operations (1 for two cells, else 2)
 };
 
 struct KrOptions {
@@ -135,21 +138,23 @@ struct KrPlan {
   // (p - 1) T <= 6144 for the largest prime p. B > 0: in blocks of B ~ sqrt(T) positions, a
   // sum within the block plus a sum of the blocks' residues (two layers per counter).
   int counter_block = 0;
-  std::vector<KrLevelPlan> levels;  // empty for a clamped walk (no cascade is built)
-  WalkPlan walk;                    // when form == ClampedWalk
-  int layers = 0;                   // depth of the network built from this plan
+  std::vector<KrLevelPlan> levels;
+  int layers = 0;  // the scheduler's depth for the cascade's operations
 };
 
-// The plan of the kr strategy for a decomposition with its complete action tables.
+// The plan of the kr strategy for a decomposition with its complete action tables (its
+// placement comes from scheduling the cascade's operations).
 KrPlan plan_kr(const HolonomyDecomposition& decomposition, int max_len, const KrOptions& options);
 
 // The plan of a clamped walk when the automaton is one (some letter moves one cell and every
 // letter is a clamp map of the path it defines), else nothing. Needs no decomposition.
-std::optional<KrPlan> plan_clamped_walk(const Automaton& automaton, int max_len);
+std::optional<WalkPlan> plan_clamped_walk(const Automaton& automaton, int max_len);
 
 // "level 2: (4,S4)  counters Z2 Z3 Z2 Z2 + memory unit", one line per level (the components
 // as `krc decompose` prints them).
 std::string plan_text(const KrPlan& plan);
+// "clamped walk on 9 cells from cell 4 (unit steps): L -1, R +1", one line.
+std::string plan_text(const WalkPlan& walk);
 
 // For the weights file's `compiler` metadata and `krc compile --json` (README documents them):
 // {"form", "set_size", "monoid_size", "steps", "units"} and
@@ -157,6 +162,9 @@ std::string plan_text(const KrPlan& plan);
 //  "counters", "scan"?, "sublayers": [first, last]}]}.
 nlohmann::json to_json(const ScanPlan& plan);
 nlohmann::json to_json(const KrPlan& plan);
+// A walk in the same shape: {"form": "clamped walk", "layers", "levels": [], "walk": {"form",
+// "cells", "initial", "letters", "sum", "heads", "mlp_units"}}.
+nlohmann::json to_json(const WalkPlan& walk);
 
 // ---- onelayer: one attention layer as a contextual mapping (Yun et al. 2020; Kajitsuka and
 // Sato 2024), then feed-forward layers that read the state off the value. Legend: L = max_len,

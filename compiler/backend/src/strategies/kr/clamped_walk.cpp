@@ -142,12 +142,12 @@ void build_unit_step_walk(WalkContext& ctx) {
   ctx.program.add(std::move(decode), "decode");
 }
 
-Program build_clamped_walk(const Automaton& automaton, const KrPlan& plan) {
-  Program program(vocabulary_of(automaton), automaton.states(), plan.max_len);
-  WalkContext ctx(program, plan.walk);
+Program build_clamped_walk(const Automaton& automaton, const WalkPlan& walk) {
+  Program program(vocabulary_of(automaton), automaton.states(), walk.max_len);
+  WalkContext ctx(program, walk);
   ctx.allocate_cells(automaton.states());
   ctx.add_sum_and_residue();
-  if (plan.walk.form == WalkForm::UnitSteps)
+  if (walk.form == WalkForm::UnitSteps)
     build_unit_step_walk(ctx);
   else
     build_departure_walk(ctx);

@@ -1,12 +1,12 @@
 #pragma once
-// A clamped walk on a path of n cells (CascadeForm::ClampedWalk; Liu et al. 2023, Theorem 3):
+// A clamped walk on a path of n cells (krc/plan.hpp's WalkPlan; Liu et al. 2023, Theorem 3):
 // gridworld and its kin, in two layers whatever n and the length. What the planner and the
 // two builders share: how a letter's clamp map unfolds into single-cell moves, and which
 // classes mod n such a letter leaves, in which direction.
 //
 // Legend: n cells, M = n - 1 the top cell, a letter maps cell c to clamp(c + shift, low, high),
 // S the running sum of the letters' steps, a class is a residue mod n of S.
-#include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,11 +26,10 @@ std::vector<int> unit_moves(const WalkLetter& letter, int cells);
 // 0 when the moves never leave it.
 std::vector<int> departures(const WalkLetter& letter, int cells);
 
-// The network (clamped_walk.cpp, and walk_departures.cpp for WalkForm::Departures).
-Program build_clamped_walk(const Automaton& automaton, const KrPlan& plan);
+// The walk's plan without its depth (plan_clamped_walk asks the scheduler for that).
+std::optional<WalkPlan> recognise_clamped_walk(const Automaton& automaton, int max_len);
 
-// "clamped walk on 9 cells from cell 4: L -1, R +1 (unit steps)" and its JSON.
-std::string walk_text(const WalkPlan& walk);
-nlohmann::json to_json(const WalkPlan& walk);
+// The network (clamped_walk.cpp, and walk_departures.cpp for WalkForm::Departures).
+Program build_clamped_walk(const Automaton& automaton, const WalkPlan& walk);
 
 }  // namespace krc

@@ -10,6 +10,7 @@
 // Legend: n cells, M = n - 1, T = max_len, f a letter's action on cells.
 #include <algorithm>
 
+#include "ir/schedule.hpp"
 #include "krc/integer_math.hpp"
 #include "strategies/kr/clamped_walk.hpp"
 
@@ -134,7 +135,7 @@ std::vector<int> departures(const WalkLetter& letter, int cells) {
   return relative;
 }
 
-std::optional<KrPlan> plan_clamped_walk(const Automaton& automaton, int max_len) {
+std::optional<WalkPlan> recognise_clamped_walk(const Automaton& automaton, int max_len) {
   const int n = static_cast<int>(automaton.state_count());
   // Two cells are one memory unit, a single layer as a cascade.
   if (n < 3) return std::nullopt;
@@ -144,6 +145,7 @@ std::optional<KrPlan> plan_clamped_walk(const Automaton& automaton, int max_len)
     std::vector<int> cell_of(n);
     for (int c = 0; c < n; ++c) cell_of[(*path)[c]] = c;
     WalkPlan walk;
+    walk.max_len = max_len;
     walk.cells = n;
     walk.state_of_cell = *path;
     walk.initial = cell_of[automaton.initial()];
@@ -165,17 +167,18 @@ std::optional<KrPlan> plan_clamped_walk(const Automaton& automaton, int max_len)
       walk.sum_max = std::max(walk.sum_max, step * max_len);
     }
     predict_widths(walk, max_len);
-    KrPlan plan;
-    plan.form = CascadeForm::ClampedWalk;
-    plan.max_len = max_len;
-    plan.walk = std::move(walk);
-    plan.layers = 2;  // sums and their residues; latest visits (or departures) and decoding
-    return plan;
+    return walk;
   }
   return std::nullopt;
 }
 
-std::string walk_text(const WalkPlan& walk) {
+std::optional<WalkPlan> plan_clamped_walk(const Automaton& automaton, int max_len) {
+  auto walk = recognise_clamped_walk(automaton, max_len);
+  if (walk) walk->layers = schedule(build_clamped_walk(automaton, *walk)).layers;
+  return walk;
+}
+
+std::string plan_text(const WalkPlan& walk) {
   std::string out = "clamped walk on " + std::to_string(walk.cells) + " cells from cell " +
                     std::to_string(walk.initial) + " (" + to_string(walk.form) + "):";
   for (std::size_t a = 0; a < walk.letters.size(); ++a) {
@@ -201,13 +204,17 @@ nlohmann::json to_json(const WalkPlan& walk) {
                        {"low", l.low},
                        {"high", l.high},
                        {"step", l.step}});
-  return {{"form", to_string(walk.form)},
-          {"cells", walk.cells},
-          {"initial", walk.initial},
-          {"letters", letters},
-          {"sum", {walk.sum_min, walk.sum_max}},
-          {"heads", walk.heads},
-          {"mlp_units", walk.mlp_units}};
+  const nlohmann::json inner = {{"form", to_string(walk.form)},
+                                {"cells", walk.cells},
+                                {"initial", walk.initial},
+                                {"letters", letters},
+                                {"sum", {walk.sum_min, walk.sum_max}},
+                                {"heads", walk.heads},
+                                {"mlp_units", walk.mlp_units}};
+  return {{"form", "clamped walk"},
+          {"layers", walk.layers},
+          {"levels", nlohmann::json::array()},
+          {"walk", inner}};
 }
 
 }  // namespace krc

@@ -1,5 +1,9 @@
 #include "strategies/kr/kr_strategy.hpp"
 
+#include <algorithm>
+#include <type_traits>
+
+#include "ir/schedule.hpp"
 #include "primitives/attention_heads.hpp"
 #include "strategies/kr/cascade_context.hpp"
 
@@ -58,8 +62,8 @@ void decode(CascadeContext& ctx) {
   for (int q = 0; q < state.width; ++q) ctx.program.unembed(state[q], q, 1.0f);
 }
 
-void build_level(CascadeContext& ctx, int d, const KrPlan& kr, const KrOptions& options) {
-  const KrLevelPlan& plan = kr.levels[d];
+void build_level(CascadeContext& ctx, int d, const KrCascade& cascade) {
+  const KrLevelPlan& plan = cascade.plan.levels[d];
   switch (plan.mode) {
     case LevelMode::Scan:
       build_scan_level(ctx, d);
@@ -70,33 +74,66 @@ void build_level(CascadeContext& ctx, int d, const KrPlan& kr, const KrOptions& 
       return;
     case LevelMode::Memory:
     case LevelMode::Counters:
-      build_counter_level(ctx, d, kr, analyze_level(ctx.dec, d, options));
+      build_counter_level(ctx, d, cascade.plan, cascade.analyses[d]);
       return;
   }
 }
 
 }  // namespace
 
-Program build_kr(const HolonomyDecomposition& decomposition, const KrPlan& plan,
-                 const KrOptions& options) {
-  CascadeContext ctx(decomposition, plan.max_len);
-  const int levels = decomposition.level_count();
+Program build_kr(const KrCascade& cascade) {
+  const KrPlan& plan = cascade.plan;
+  CascadeContext ctx(*cascade.decomposition, plan.max_len);
+  const int levels = cascade.decomposition->level_count();
   ctx.coordinate.resize(levels);
   ctx.previous.resize(levels);
   ctx.coordinate_parts.resize(levels);
   ctx.previous_parts.resize(levels);
   if (plan.form == CascadeForm::TimeShiftedMemory) {
-    build_memory_cascade(ctx, plan);
+    build_memory_cascade(ctx, plan);  // every level at once
+    if (cascade.after_level)
+      for (int d = 0; d < levels; ++d) cascade.after_level(ctx, d);
   } else {
     for (int d = 0; d < levels; ++d) {
       const KrLevelPlan& level = plan.levels[d];
-      build_level(ctx, d, plan, options);
+      build_level(ctx, d, cascade);
+      if (cascade.after_level) cascade.after_level(ctx, d);
       if (d + 1 < levels && level.mode != LevelMode::Constant && !level.previous_in_place)
         fetch_previous(ctx, d);
     }
   }
   decode(ctx);
   return std::move(ctx.program);
+}
+
+Program build_and_place(KrCascade& cascade) {
+  Program program = build_kr(cascade);
+  const Schedule placed = schedule(program);
+  KrPlan& plan = cascade.plan;
+  auto note = [&](const Role& role, int sublayer) {
+    if (role.level == 0) return;  // the letter fetches, the decoding: no level's
+    KrLevelPlan& level = plan.levels.at(role.level - 1);
+    level.first_sublayer =
+        level.first_sublayer < 0 ? sublayer : std::min(level.first_sublayer, sublayer);
+    level.last_sublayer = std::max(level.last_sublayer, sublayer);
+  };
+  for (std::size_t i = 0; i < program.ops().size(); ++i) {
+    const int sublayer = placed.sublayer[i];
+    std::visit(
+        [&](const auto& body) {
+          if constexpr (std::is_same_v<std::decay_t<decltype(body)>, MlpOp>) {
+            if (!body.blocks.empty()) {  // blocks without units are not in the network
+              for (const auto& block : body.blocks)
+                if (block.count > 0) note(block.role, sublayer);
+              return;
+            }
+          }
+          note(body.role, sublayer);
+        },
+        program.ops()[i].body);
+  }
+  plan.layers = placed.layers;
+  return program;
 }
 
 }  // namespace krc
