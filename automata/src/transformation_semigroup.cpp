@@ -180,7 +180,8 @@ template <class Entry>
 void SemigroupEnumerator<Entry>::throw_limit() const {
   std::string what = s_.with_identity_ ? "monoid" : "semigroup";
   std::string message = "the transformation " + what + " of '" + automaton_.name() +
-                        "' has more than " + with_thousands(static_cast<long long>(max_elements_)) + " elements";
+                        "' has more than " + with_thousands(static_cast<long long>(max_elements_)) +
+                        " elements";
   if (bytes_limited_)
     message += " of " + std::to_string(n_) + " states each, more than fit in " +
                (budget_limited_

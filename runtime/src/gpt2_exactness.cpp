@@ -138,8 +138,8 @@ int weight_grid(const Ranges& q, const Ranges& k, float scale, int max_len, doub
 }
 
 std::string describe_head(std::size_t layer, const AttentionHead& h, double spread) {
-  return "layer " + std::to_string(layer) + " head " + h.name +
-         " (its scores may differ by " + std::to_string(spread) +
+  return "layer " + std::to_string(layer) + " head " + h.name + " (its scores may differ by " +
+         std::to_string(spread) +
          ", so its softmax weights may fall below the normal floats: leaks)";
 }
 
@@ -195,9 +195,8 @@ void mlp(const Network& n, std::size_t index, Ranges& x) {
 std::vector<bool> reads(const std::vector<const SparseMatrix*>& ms, int d, bool transposed) {
   std::vector<bool> read(static_cast<std::size_t>(d), false);
   for (const SparseMatrix* m : ms)
-    entries(*m, transposed)([&](long long i, long long, float) {
-      read[static_cast<std::size_t>(i)] = true;
-    });
+    entries(*m, transposed)(
+        [&](long long i, long long, float) { read[static_cast<std::size_t>(i)] = true; });
   return read;
 }
 
@@ -240,13 +239,13 @@ Gpt2Exactness gpt2_exactness(const Network& n, long long n_embd) {
     why = check_norm(n, x, reads(qkv, n.d_model(), false), n_embd, at + "'s attention", e);
     attention(n, i, x);
     if (!layer.mlp || !why.empty()) continue;
-    why = check_norm(n, x, reads({&layer.mlp->in_weight}, n.d_model(), true), n_embd,
-                     at + "'s MLP", e);
+    why = check_norm(n, x, reads({&layer.mlp->in_weight}, n.d_model(), true), n_embd, at + "'s MLP",
+                     e);
     mlp(n, i, x);
   }
   if (why.empty())
-    why = check_norm(n, x, reads({&n.unembedding}, n.d_model(), false), n_embd,
-                     "the unembedding", e);
+    why =
+        check_norm(n, x, reads({&n.unembedding}, n.d_model(), false), n_embd, "the unembedding", e);
   e.exact = why.empty();
   e.reason = why;
   return e;

@@ -10,15 +10,15 @@
 namespace krc {
 
 std::string progress_line(const VerifyProgress& p) {
-  const double percent = p.seconds_left >= 0 ? 100.0 * p.seconds / (p.seconds + p.seconds_left)
+  const double percent = p.seconds_left >= 0     ? 100.0 * p.seconds / (p.seconds + p.seconds_left)
                          : p.positions_total > 0 ? 100.0 * p.positions_done / p.positions_total
                                                  : 100.0;
   std::string line = "verifying: " + std::to_string(static_cast<int>(percent)) + "% (" +
                      with_thousands(p.words_done) + " of " + with_thousands(p.words_total) +
                      " words), " + std::to_string(static_cast<int>(p.seconds)) + " s";
   if (p.seconds_left >= 0)
-    line += ", about " + std::to_string(static_cast<long long>(std::ceil(p.seconds_left))) +
-            " s left";
+    line +=
+        ", about " + std::to_string(static_cast<long long>(std::ceil(p.seconds_left))) + " s left";
   return line;
 }
 

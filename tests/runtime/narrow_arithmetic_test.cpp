@@ -31,8 +31,9 @@ Comparison compare_with_numpy(const Network& n, const std::vector<std::vector<Le
   const std::string model = (dir / "model.safetensors").string();
   std::ofstream(model, std::ios::binary) << network_to_safetensors(n);
   const std::string flag = arithmetic == Arithmetic::BFloat16 ? "--bf16" : "--fp16";
-  const auto script = test::run_reference_forward(
-      dir, model, test::word_lines(n.vocabulary, words), {flag, "--logits", "--attention", to_string(attention)});
+  const auto script =
+      test::run_reference_forward(dir, model, test::word_lines(n.vocabulary, words),
+                                  {flag, "--logits", "--attention", to_string(attention)});
   REQUIRE(script.size() == words.size());
   const narrow::Rounding round = narrow::rounding_of(arithmetic);
   ForwardPass pass(n, {attention, arithmetic, 1});

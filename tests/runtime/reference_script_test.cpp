@@ -32,8 +32,8 @@ TEST_CASE("reference_forward.py agrees with the C++ forward pass on random netwo
       words.push_back(test::random_word(rng, static_cast<int>(a.letter_count()),
                                         std::uniform_int_distribution<int>(1, shape.max_len)(rng)));
     for (auto attention : {AttentionKind::Softmax, AttentionKind::Hard}) {
-      const auto script = test::run_reference_forward(dir, model, test::word_lines(n.vocabulary, words),
-                                                      {"--attention", to_string(attention)});
+      const auto script = test::run_reference_forward(
+          dir, model, test::word_lines(n.vocabulary, words), {"--attention", to_string(attention)});
       REQUIRE(script.size() == words.size());
       ForwardPass pass(n, {attention, Arithmetic::Float64, 1});
       for (std::size_t w = 0; w < words.size(); ++w) {
@@ -77,8 +77,8 @@ TEST_CASE("numpy in float32 and the Float32 arithmetic agree with the automaton 
     const std::string model = (dir / (std::string(c.name) + ".safetensors")).string();
     std::ofstream(model, std::ios::binary) << network_to_safetensors(n);
     const auto word = test::random_word(rng, static_cast<int>(a.letter_count()), c.max_len);
-    const auto script =
-        test::run_reference_forward(dir, model, test::word_lines(n.vocabulary, {word}), {"--float32"});
+    const auto script = test::run_reference_forward(
+        dir, model, test::word_lines(n.vocabulary, {word}), {"--float32"});
     REQUIRE(script.size() == 1);
     const std::vector<StateId> expected = a.run(word);
     const auto states = predict_states(n, {word}, {AttentionKind::Softmax, Arithmetic::Float32, 1});

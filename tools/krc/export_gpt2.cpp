@@ -54,17 +54,14 @@ int run_export_gpt2(const Gpt2ExportArguments& a) {
   const Gpt2Checkpoint c = gpt2_checkpoint(network, a.input, {a.max_bytes, a.allow_inexact});
   write_checkpoint(a.output, c);
   if (!c.exactness.exact)
-    std::cerr << "krc: warning: " << a.output << " is not provably exact (--allow-inexact): "
-              << c.exactness.reason << "\n";
+    std::cerr << "krc: warning: " << a.output
+              << " is not provably exact (--allow-inexact): " << c.exactness.reason << "\n";
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (a.json) {
-    std::cout << json{{"input", a.input},
-                      {"output", a.output},
-                      {"bytes", c.tensor_bytes},
-                      {"config", c.config},
-                      {"exact", c.exactness.exact},
-                      {"inexact_reason", c.exactness.reason},
+    std::cout << json{{"input", a.input},           {"output", a.output},
+                      {"bytes", c.tensor_bytes},    {"config", c.config},
+                      {"exact", c.exactness.exact}, {"inexact_reason", c.exactness.reason},
                       {"seconds", seconds}}
                      .dump(1, ' ', false, json::error_handler_t::replace)
               << "\n";

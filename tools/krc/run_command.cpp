@@ -39,9 +39,9 @@ int run_file(const RunArguments& a) {
 
   if (a.json) {
     nlohmann::json out = {
-        {"letters", nlohmann::json::array()},         {"states", nlohmann::json::array()},
-        {"margins", nlohmann::json::array()},         {"expected", nlohmann::json::array()},
-        {"logits", nlohmann::json::array()},          {"attention", to_string(ran.attention)},
+        {"letters", nlohmann::json::array()},     {"states", nlohmann::json::array()},
+        {"margins", nlohmann::json::array()},     {"expected", nlohmann::json::array()},
+        {"logits", nlohmann::json::array()},      {"attention", to_string(ran.attention)},
         {"arithmetic", to_string(ran.arithmetic)}};
     for (LetterId l : word) out["letters"].push_back(automaton.letter_name(l));
     for (std::size_t t = 0; t < states.size(); ++t) {

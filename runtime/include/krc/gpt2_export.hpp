@@ -3,11 +3,10 @@
 // identity bit for bit in PyTorch's float32 CPU kernel. One export for every caller: `krc export
 // --format gpt2` and `krc.Network.to_hf` both write the files this returns. The layout and why it
 // is exact: compiler/README.md §7; the files: tools/README.md "A stock GPT-2 checkpoint".
+#include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "krc/network.hpp"
 

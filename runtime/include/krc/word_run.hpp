@@ -21,12 +21,12 @@ std::vector<LetterId> parse_word(const std::vector<std::string>& arguments,
 
 struct WordRun {
   std::vector<LetterId> word;
-  Eigen::MatrixXd logits;           // [word.size() + 1, states]; row 0: <bos> alone
-  std::vector<StateId> states;      // the network's argmax after every prefix
-  std::vector<double> margins;      // best - second best logit; infinite with one state
-  std::vector<StateId> expected;    // the automaton's states, the same places
-  ForwardOptions options;           // the attention and arithmetic it ran in
-  bool right() const;               // every state the automaton's, with a positive margin
+  Eigen::MatrixXd logits;         // [word.size() + 1, states]; row 0: <bos> alone
+  std::vector<StateId> states;    // the network's argmax after every prefix
+  std::vector<double> margins;    // best - second best logit; infinite with one state
+  std::vector<StateId> expected;  // the automaton's states, the same places
+  ForwardOptions options;         // the attention and arithmetic it ran in
+  bool right() const;             // every state the automaton's, with a positive margin
 };
 
 // Runs `word` (at most the network's max_len letters, else InputError at `place`).

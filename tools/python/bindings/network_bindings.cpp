@@ -164,8 +164,7 @@ void bind_network(py::module_& m) {
       .def("layers_text", [=](const C& c) { return network_layers_text(net(c)); })
       .def("to_safetensors", &to_safetensors, py::arg("dense") = false,
            "The weights file's bytes (README: runtime/README.md, weights file format)")
-      .def("to_gpt2", &to_gpt2, py::arg("allow_inexact") = false,
-           py::arg("max_bytes") = 2LL << 30,
+      .def("to_gpt2", &to_gpt2, py::arg("allow_inexact") = false, py::arg("max_bytes") = 2LL << 30,
            "The GPT-2 checkpoint's files and whether it is provably exact (krc.Network.to_hf)");
   m.def("load", &load, py::arg("path"), "Reads a weights file; every field is validated.");
 }

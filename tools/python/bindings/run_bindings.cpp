@@ -16,7 +16,7 @@ struct RunResult {
   std::vector<double> margins;  // best - second best logit; inf with one state
   Eigen::MatrixXd logits;       // [len + 1, states]
   std::string attention, arithmetic;
-  bool ok = false;               // WordRun::right
+  bool ok = false;  // WordRun::right
 };
 
 RunResult run(const CompiledNetwork& c, const std::vector<std::string>& tokens,

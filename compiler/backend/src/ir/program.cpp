@@ -3,9 +3,8 @@
 #include <algorithm>
 #include <string>
 
-#include "krc/memory_budget.hpp"
-
 #include "krc/automaton.hpp"
+#include "krc/memory_budget.hpp"
 
 namespace krc {
 
