@@ -64,9 +64,8 @@ std::vector<LetterId> parse_word(const std::vector<std::string>& arguments,
       word.push_back(static_cast<LetterId>(a));
       continue;
     }
-    const std::vector<std::string> pieces = split_letters(argument);
-    if (pieces.empty()) read_piece(argument, automaton, place, word);  // "" or blanks: refused
-    for (const auto& token : pieces) read_piece(token, automaton, place, word);
+    // An empty argument (or blanks alone) is the empty word, as `krc run FILE ""` asks.
+    for (const auto& token : split_letters(argument)) read_piece(token, automaton, place, word);
   }
   return word;
 }

@@ -49,6 +49,7 @@ def test_letters_with_commas_are_read_as_krc_run_reads_them():
     assert net.run("SYN(V,V,0),RST(V,V,0) SYN(V,V,0)").states == ["closed", "open", "closed", "open"]
     assert net.run([rst, syn, "a b"]).states == ["closed", "closed", "open", "closed"]
     assert net.run("a b\tSYN(V,V,0)").states == ["closed", "open", "open"]
+    assert net.run("").states == net.run([]).states == ["closed"]  # the empty word
     with pytest.raises(krc.InputError) as e:
         net.run("SYN(V,V,0),FIN(V,V,0)")
     assert "FIN(V,V,0)" in str(e.value)

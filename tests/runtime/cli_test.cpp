@@ -124,6 +124,12 @@ TEST_CASE("krc run: the state after every prefix, letters given in any of the ac
   CHECK(text.out.find("<bos>") != std::string::npos);
   CHECK(std::count(text.out.begin(), text.out.end(), '\n') == 4);  // header + 3 positions
 
+  for (const std::string empty : {"", " ", ",,"}) {  // the empty word: <bos> alone
+    auto none = test::run_krc({"run", path, "--json", empty});
+    REQUIRE(none.status == 0);
+    CHECK(json::parse(none.out)["states"] == state_names(a, a.run({})));
+  }
+
   auto unknown = test::run_krc({"run", path, "a", "x"});
   CHECK(unknown.status == 2);
   CHECK(unknown.err.find("\"x\"") != std::string::npos);
