@@ -6,7 +6,8 @@
 #                             default 15), then the Python package's tests (tests/python, pytest in .venv)
 #   tools/test.sh --lane      the sanitized lane: the Debug build with AddressSanitizer and UBSan
 #                             (build-asan/) of krc and the test programs, and the tests labelled
-#                             "sanitize" by tests/sanitize_lane.cmake, at full scale (~15 min on 2 cores)
+#                             "sanitize" by tests/sanitize_lane.cmake, at full scale (~15 min on 2 cores),
+#                             then the Python bindings' tests against the sanitized extension
 #   tools/test.sh --sanitize  every test but the heavy ones (label "heavy") in build-asan/; that
 #                             build runs 20-50x slower, so KRC_TEST_SCALE defaults to 0.05 there
 # --lane and --sanitize pass further arguments to ctest (-R 'runtime: ': that module's tests).
