@@ -16,14 +16,19 @@
 //   spread between a query's keys; a float of at least 2^-e is a multiple of 2^-(e + 23). When
 //   p_min is not a normal float, the weights' grid is unknown (2^-149): a leak e^-D can reach a
 //   coordinate whose value would otherwise be 0.
+// - a head whose query and key are functions of the position (gpt2_selection.hpp) may be proven
+//   to beat every runner-up by at least kUnderflowGap: then every weight is exactly 0 or 1 and
+//   the head copies one value unchanged (scan's fetches under `--norm layernorm`).
 // The proof is conservative: a network it cannot prove exact may be exact on every word.
 #include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "gpt2_selection.hpp"
 #include "krc/gpt2_export.hpp"
 
 namespace krc {
@@ -143,7 +148,8 @@ std::string describe_head(std::size_t layer, const AttentionHead& h, double spre
          ", so its softmax weights may fall below the normal floats: leaks)";
 }
 
-void attention(const Network& n, std::size_t index, Ranges& x) {
+// `written`: the coordinates earlier sublayers write (none of them is a function of the position).
+void attention(const Network& n, std::size_t index, Ranges& x, const std::vector<bool>& written) {
   const Ranges before = x;
   for (const AttentionHead& h : n.layers[index].heads) {
     const auto width = static_cast<std::size_t>(h.query.cols());
@@ -151,6 +157,11 @@ void attention(const Network& n, std::size_t index, Ranges& x) {
     affine(before, q, entries(h.query), "");
     affine(before, k, entries(h.key), "");
     affine(before, v, entries(h.value), "");
+    const std::optional<double> gap = positional_score_gap(n, h, written);
+    if (gap && *gap >= kUnderflowGap) {  // weights exactly 1 and 0: v passes unchanged
+      affine(v, x, entries(h.output), "");
+      continue;
+    }
     double spread = 0;
     const int p = weight_grid(q, k, n.attention_scale, n.max_len, spread);
     // A convex combination stays within [lo, hi], but for the weights' sum, 1 within
@@ -166,6 +177,13 @@ void attention(const Network& n, std::size_t index, Ranges& x) {
       if (r.grid > kReadable && r.origin.empty()) r.origin = origin;
     affine(v, x, entries(h.output), origin);
   }
+}
+
+// Marks the coordinates layer `index` writes (its heads' outputs and its MLP's).
+void mark_written(const Network& n, std::size_t index, std::vector<bool>& written) {
+  auto mark = [&](long long, long long j, float) { written[static_cast<std::size_t>(j)] = true; };
+  for (const AttentionHead& h : n.layers[index].heads) entries(h.output)(mark);
+  if (n.layers[index].mlp) entries(n.layers[index].mlp->out_weight, true)(mark);
 }
 
 void mlp(const Network& n, std::size_t index, Ranges& x) {
@@ -230,6 +248,7 @@ std::string check_norm(const Network& n, const Ranges& x, const std::vector<bool
 Gpt2Exactness gpt2_exactness(const Network& n, long long n_embd) {
   Gpt2Exactness e;
   Ranges x = embeddings(n);
+  std::vector<bool> written(static_cast<std::size_t>(n.d_model()), false);
   std::string why;
   for (std::size_t i = 0; i < n.layers.size() && why.empty(); ++i) {
     const Layer& layer = n.layers[i];
@@ -238,7 +257,8 @@ Gpt2Exactness gpt2_exactness(const Network& n, long long n_embd) {
       for (const SparseMatrix* m : {&h.query, &h.key, &h.value}) qkv.push_back(m);
     const std::string at = "layer " + std::to_string(i);
     why = check_norm(n, x, reads(qkv, n.d_model(), false), n_embd, at + "'s attention", e);
-    attention(n, i, x);
+    attention(n, i, x, written);
+    mark_written(n, i, written);  // before layer i + 1's heads read
     if (!layer.mlp || !why.empty()) continue;
     why = check_norm(n, x, reads({&layer.mlp->in_weight}, n.d_model(), true), n_embd,
                      at + "'s MLP", e);

@@ -271,6 +271,20 @@ json exactness_json(const Gpt2Exactness& e) {
   return {{"exact", e.exact}, {"reason", e.reason}, {"largest", e.largest}};
 }
 
+// What to try when the proof fails on a head's leak: networks compiled without `--norm
+// layernorm` whose strategy has position fetches it sharpens (scan: all of them; kr: those from
+// t - 1, the memory heads stay).
+std::string suggestion(const Network& n, const std::string& reason) {
+  const bool leak = reason.find("softmax weights may fall below") != std::string::npos;
+  const std::string strategy = n.compiler.value("strategy", "");
+  if (!leak || n.compiler.contains("norm") || (strategy != "scan" && strategy != "kr")) return "";
+  return std::string("; recompiling with `krc compile --norm layernorm` makes the position ") +
+         "fetches leak nothing (" +
+         (strategy == "scan" ? "scan networks then export exactly"
+                             : "it may help kr, whose memory heads it leaves as they are") +
+         ": compiler/README.md, \"When it is exact\")";
+}
+
 }  // namespace
 
 Gpt2Checkpoint gpt2_checkpoint(const Network& n, const std::string& source,
@@ -288,7 +302,7 @@ Gpt2Checkpoint gpt2_checkpoint(const Network& n, const std::string& source,
   if (!c.exactness.exact && !options.allow_inexact)
     throw InputError(source, "gpt2 export",
                      "not provably exact: " + c.exactness.reason +
-                         "; --allow-inexact (Python: allow_inexact=True) exports it anyway");
+                         suggestion(n, c.exactness.reason) + "; --allow-inexact (Python: allow_inexact=True) exports it anyway");
   c.config = gpt2_config(n, c.shape);
   json side = side_file(n, c.shape);
   side["exactness"] = exactness_json(c.exactness);

@@ -57,10 +57,11 @@ def simulate(automaton, word):
     return run
 
 
-def compile_and_export(tmp, name, strategy, max_len, *options):
+def compile_and_export(tmp, name, strategy, max_len, *options, norm="none"):
     source, weights, out = tmp / f"{name}.json", tmp / f"{name}_{strategy}.safetensors", tmp / f"{name}_{strategy}"
     source.write_text(krc_ok("zoo", name))
-    krc_ok("compile", source, "--strategy", strategy, "--max-len", max_len, "-o", weights)
+    krc_ok("compile", source, "--strategy", strategy, "--max-len", max_len, "--norm", norm,
+           "-o", weights)
     krc_ok("export", weights, "--format", "gpt2", "-o", out, *options)
     return json.loads(source.read_text()), weights, out
 
@@ -271,3 +272,38 @@ def test_inexact_networks_are_refused_unless_allowed(tmp_path):
     with pytest.warns(RuntimeWarning, match="not provably exact"):
         assert network.to_hf(tmp_path / "py", allow_inexact=True) == str(tmp_path / "py")
     assert (tmp_path / "py" / "config.json").exists()
+
+
+@pytest.mark.parametrize("name", ["parity", "flipflop", "abab"])
+def test_layernorm_option_makes_scan_exact(tmp_path, name):
+    """`krc compile --norm layernorm`: the scan's fetches win by 128, so their other weights are
+    float32 zeros; the export proves it and writes the checkpoint by default, and transformers'
+    logits equal krc's bit for bit at every position. Without the option the same network is
+    refused, and the refusal names the option."""
+    automaton, weights, out = compile_and_export(tmp_path, name, "scan", 1024, norm="layernorm")
+    side = json.loads((out / "krc_gpt2.json").read_text())
+    assert side["exactness"]["exact"] is True, side["exactness"]["reason"]
+    rng = random.Random(13)
+    words = [[rng.choice(automaton["alphabet"]) for _ in range(1024)] for _ in range(2)]
+    words += [[rng.choice(automaton["alphabet"]) for _ in range(n)] for n in (1, 5, 77)]
+    assert check_words(load(out), automaton, weights, out, words) == 2 * 1025 + 2 + 6 + 78
+    plain = tmp_path / "plain.safetensors"
+    krc_ok("compile", tmp_path / f"{name}.json", "--strategy", "scan", "--max-len", 1024,
+           "-o", plain)
+    refused = krc("export", plain, "--format", "gpt2", "-o", tmp_path / "plain")
+    assert refused.returncode == 2 and "--norm layernorm" in refused.stderr, refused.stderr
+
+
+@pytest.mark.parametrize("name", ZOO)
+def test_every_zoo_scan_with_layernorm_exports_by_default(tmp_path, name):
+    """Every zoo automaton, scan, --norm layernorm, max-len 1024: exported without
+    --allow-inexact, and `krc verify` passes in float32 (every word up to its exhaustive length,
+    50 random words of 1,024 letters)."""
+    source, weights = tmp_path / "a.json", tmp_path / "a.safetensors"
+    source.write_text(krc_ok("zoo", name))
+    krc_ok("compile", source, "--strategy", "scan", "--max-len", 1024, "--norm", "layernorm",
+           "-o", weights)
+    exported = krc("export", weights, "--format", "gpt2", "-o", tmp_path / "out")
+    assert exported.returncode == 0, exported.stderr
+    verified = krc("verify", weights, "--arithmetic", "float32", "--random", 50, "--threads", 2)
+    assert verified.returncode == 0, verified.stdout + verified.stderr

@@ -11,6 +11,7 @@
 #include "krc/verifier.hpp"
 #include "krc/version.hpp"
 #include "precision_plan.hpp"
+#include "primitives/attention_heads.hpp"
 #include "strategies/kr/clamped_walk.hpp"
 #include "strategies/kr/kr_strategy.hpp"
 #include "strategies/onelayer/onelayer_strategy.hpp"
@@ -46,7 +47,19 @@ std::vector<std::string> vocabulary_of(const Automaton& automaton) {
   return vocab;
 }
 
+Norm norm_from_string(const std::string& s) {
+  if (s == "none") return Norm::None;
+  if (s == "layernorm") return Norm::LayerNorm;
+  throw std::invalid_argument("unknown norm '" + s + "' (none or layernorm)");
+}
+
+const char* to_string(Norm n) { return n == Norm::LayerNorm ? "layernorm" : "none"; }
+
 namespace {
+
+float select_sharpness(const CompileOptions& options) {
+  return options.norm == Norm::LayerNorm ? kLayerNormSharpness : kSelectSharpness;
+}
 
 Network finish(const Program& program, const Automaton& automaton, const CompileOptions& options,
                Strategy strategy) {
@@ -63,7 +76,8 @@ CompileResult compile_scan(const Automaton& automaton, const CompileOptions& opt
       plan_scan(automaton, options.max_len, scan_integer_form_allowed(options));
   CompileResult result;
   result.network =
-      finish(build_scan(automaton, options.max_len, choice), automaton, options, Strategy::Scan);
+      finish(build_scan(automaton, options.max_len, choice, select_sharpness(options)), automaton,
+             options, Strategy::Scan);
   result.network.compiler["scan"] = to_json(choice.plan);
   result.scan = choice.plan;
   result.strategy = Strategy::Scan;
@@ -119,7 +133,9 @@ CompileResult compile_kr(const Automaton& automaton, const CompileOptions& optio
   if (deepest >= 0 && result.kr->layers > deepest)
     throw LimitError("kr: its plan has " + std::to_string(result.kr->layers) +
                      " layers, more than scan's " + std::to_string(deepest));
-  result.network = finish(build_kr(dec, *result.kr, options.kr), automaton, options, Strategy::Kr);
+  KrOptions kr = options.kr;
+  kr.select_sharpness = select_sharpness(options);
+  result.network = finish(build_kr(dec, *result.kr, kr), automaton, options, Strategy::Kr);
   result.network.compiler["cascade"] = to_json(*result.kr);
   result.strategy = Strategy::Kr;
   result.reason = "Krohn-Rhodes cascade (requested)";
@@ -235,6 +251,7 @@ CompileResult compile(const Automaton& automaton, const CompileOptions& options)
                              : compile_one(options.strategy, automaton, options);
   result.network.compiler["precision"] = {{"compiled_for", to_string(options.precision)},
                                           {"exact_in", exact_formats(result)}};
+  if (options.norm != Norm::None) result.network.compiler["norm"] = to_string(options.norm);
   return result;
 }
 

@@ -25,6 +25,14 @@ enum class Strategy { Auto, Scan, Kr, OneLayer };
 Strategy strategy_from_string(const std::string& s);  // throws std::invalid_argument
 const char* to_string(Strategy s);
 
+// What the residual stream must survive. LayerNorm: the position fetches (scan's, and kr's from
+// t - 1) score with lambda 64 instead of 20, so every other key loses by at least 128 and
+// float32's softmax gives it weight exactly 0: no leak reaches the residual, and the GPT-2
+// export can prove its LayerNorms the identity (compiler/README.md §7). None: today's networks.
+enum class Norm { None, LayerNorm };
+Norm norm_from_string(const std::string& s);  // "none", "layernorm"; throws std::invalid_argument
+const char* to_string(Norm n);
+
 struct CompileOptions {
   Strategy strategy = Strategy::Auto;
   int max_len = 1024;
@@ -32,6 +40,7 @@ struct CompileOptions {
   // The format the network must be exact in; bf16 and fp16 admit only the constructions
   // with a bound there (krc/precision.hpp), and refuse otherwise.
   Precision precision = Precision::Float32;
+  Norm norm = Norm::None;
   KrOptions kr;              // choices inside the kr construction (defaults: the best known)
   OneLayerOptions onelayer;  // the onelayer strategy's limits
   std::function<void(const std::string&)> progress;  // optional status lines

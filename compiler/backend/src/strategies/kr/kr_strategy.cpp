@@ -80,6 +80,7 @@ void build_level(CascadeContext& ctx, int d, const KrPlan& kr, const KrOptions& 
 Program build_kr(const HolonomyDecomposition& decomposition, const KrPlan& plan,
                  const KrOptions& options) {
   CascadeContext ctx(decomposition, plan.max_len);
+  ctx.program.set_select_sharpness(options.select_sharpness);
   const int levels = decomposition.level_count();
   ctx.coordinate.resize(levels);
   ctx.previous.resize(levels);
