@@ -61,11 +61,27 @@ TEST_CASE("gpt2 export: the exactness proof follows leaks to what reads them") {
   // The same leak where nothing reads it afterwards: a rounded value that no weight reads
   // changes nothing.
   CHECK(krc::gpt2_exactness(leaking(100, 0), 512).exact);
-  // A coordinate reaching 2^22 at one position: the variance 2 * 2^44 / 512 passes 2^35.
-  const krc::Gpt2Exactness wide = krc::gpt2_exactness(leaking(1, 2, 0x1p22f), 512);
-  CHECK_FALSE(wide.exact);
-  CHECK(wide.reason.find("variance") != std::string::npos);
+  CHECK(krc::gpt2_exactness(leaking(1, 2), 512).norm_exponent == 30);
+  // A coordinate reaching 2^22 at one position (and read by the head's key, so its weights
+  // fall to e^-(2^22): a leak): the variance 2 * 2^44 / 512 = 2^36 passes 2^35, epsilon 4^30's
+  // bound; a larger epsilon would absorb it, but not the leak.
+  const krc::Gpt2Exactness both = krc::gpt2_exactness(leaking(1, 2, 0x1p22f), 512);
+  CHECK_FALSE(both.exact);
+  CHECK(both.reason.find("variance") != std::string::npos);
+  CHECK(both.reason.find("leaks") != std::string::npos);  // what epsilon 4^63 still meets
+  // 2^22 where no head reads it (the b token's copied coordinate): 4^31 proves it.
+  krc::Network large = leaking(1, 2);
+  large.token_embedding(2, 2) = 0x1p22f;
+  const krc::Gpt2Exactness wide = krc::gpt2_exactness(large, 512);
+  CHECK(wide.exact);
+  CHECK(wide.norm_exponent == 31);
   CHECK(wide.largest >= 0x1p22);
+  // 2^60: a variance of 2^113 passes even 2^101, epsilon 4^63's bound.
+  large.token_embedding(2, 2) = 0x1p60f;
+  const krc::Gpt2Exactness huge = krc::gpt2_exactness(large, 512);
+  CHECK_FALSE(huge.exact);
+  CHECK(huge.reason.find("variance") != std::string::npos);
+  CHECK(huge.reason.find("4^63") != std::string::npos);
 }
 
 TEST_CASE("gpt2 export: an unprovable network is refused unless allowed, config.json last") {
