@@ -2,10 +2,11 @@
 // the GPT-2 export passes every value its next sublayer reads unchanged (compiler/README.md §7,
 // "When it is exact").
 //
-// With epsilon 4^30 and gamma 2^30 the kernel computes (x * 2^-30) * 2^30. That is exact when
-// the variance is at most 2^36 (so it vanishes against epsilon) and x * 2^-30 is a float: x = 0, or
-// |x| >= 2^-96, or x an integer multiple of 2^-119 (a subnormal is a multiple of 2^-149). So it
-// suffices that every value read is a multiple of 2^-119. The analysis follows every residual
+// With epsilon 4^k and gamma 2^k (k = 30: the default) the kernel computes (x * 2^-k) * 2^k.
+// That is exact when the variance is at most 2^(2k - 24) (so it vanishes against epsilon) and
+// x * 2^-k is a float: x = 0, or |x| >= 2^(k - 126), or x an integer multiple of 2^(k - 149) (a
+// subnormal is a multiple of 2^-149). So it suffices that every value read is a multiple of
+// 2^(k - 149); the export takes the smallest k from 30 to 63 for which the proof holds. The analysis follows every residual
 // coordinate through the network with an interval [lo, hi] and a binary grid g (every value it
 // takes is an integer multiple of 2^-g), both sound for every word and every position:
 // - float rounding keeps a grid: the exact sum or product of multiples of 2^-g is a multiple of

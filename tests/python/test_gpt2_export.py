@@ -287,9 +287,13 @@ def test_layernorm_option_makes_scan_exact(tmp_path, name):
     side = json.loads((out / "krc_gpt2.json").read_text())
     assert side["exactness"]["exact"] is True, side["exactness"]["reason"]
     rng = random.Random(13)
+    model = load(out)
     words = [[rng.choice(automaton["alphabet"]) for _ in range(1024)] for _ in range(2)]
-    words += [[rng.choice(automaton["alphabet"]) for _ in range(n)] for n in (1, 5, 77)]
-    assert check_words(load(out), automaton, weights, out, words) == 2 * 1025 + 2 + 6 + 78
+    checked = check_words(model, automaton, weights, out, words)
+    for n in (1, 5, 77):  # one length a batch
+        checked += check_words(model, automaton, weights, out,
+                               [[rng.choice(automaton["alphabet"]) for _ in range(n)]])
+    assert checked == 2 * 1025 + 2 + 6 + 78
     plain = tmp_path / "plain.safetensors"
     krc_ok("compile", tmp_path / f"{name}.json", "--strategy", "scan", "--max-len", 1024,
            "-o", plain)
@@ -319,3 +323,27 @@ def test_every_zoo_scan_with_layernorm_export_and_verify(tmp_path, name):
         assert "leak" not in exported.stderr and "--norm" not in exported.stderr
     verified = krc("verify", weights, "--arithmetic", "float32", "--random", 50, "--threads", 2)
     assert verified.returncode == 0, verified.stdout + verified.stderr
+
+
+def test_python_compile_norm_layernorm(tmp_path):
+    """krc.compile(..., norm="layernorm") builds what `krc compile --norm layernorm` builds, and
+    its Network.to_hf() is provably exact (the plain network's is refused, naming the option)."""
+    api = pytest.importorskip("krc")
+    source = tmp_path / "parity.json"
+    source.write_text(krc_ok("zoo", "parity"))
+    automaton = api.load_automaton(str(source))
+    network = api.compile(automaton, strategy="scan", max_len=64, norm="layernorm")
+    assert network.compiler["norm"] == "layernorm"
+    network.to_hf(tmp_path / "hf")
+    assert json.loads((tmp_path / "hf" / "krc_gpt2.json").read_text())["exactness"]["exact"]
+    network.save(tmp_path / "py.safetensors")
+    krc_ok("compile", source, "--strategy", "scan", "--max-len", 64, "--norm", "layernorm",
+           "-o", tmp_path / "cli.safetensors")
+    krc_ok("export", tmp_path / "cli.safetensors", "--format", "gpt2", "-o", tmp_path / "cli")
+    for name in ["config.json", "model.safetensors"]:
+        assert (tmp_path / "hf" / name).read_bytes() == (tmp_path / "cli" / name).read_bytes()
+    plain = api.compile(automaton, strategy="scan", max_len=64)
+    with pytest.raises(api.InputError, match="--norm layernorm"):
+        plain.to_hf(tmp_path / "plain")
+    with pytest.raises(ValueError, match="norm"):
+        api.compile(automaton, strategy="scan", max_len=64, norm="rmsnorm")
