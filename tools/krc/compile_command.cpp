@@ -180,8 +180,9 @@ const RegisterCommand registration{{
                      "scan step's, kr's from t-1) score with lambda 64 instead of 20, so every "
                      "key but the target loses by at least 128 and float32's softmax gives it "
                      "weight exactly 0: no tiny leak reaches the residual, and the export can "
-                     "prove GPT-2's LayerNorms the identity. Same width and depth; scan networks "
-                     "export exactly with it (compiler/README.md, \"When it is exact\")")
+                     "prove GPT-2's LayerNorms the identity where the residual's bounds allow it "
+                     "(at max-len 1024, half of the zoo's scan networks). Same width and depth "
+                     "(compiler/README.md, \"When it is exact\")")
           ->check(CLI::IsMember({"none", "layernorm"}))
           ->capture_default_str();
       sub.add_option("--max-len", a->max_len, "Longest input word the network must handle")
