@@ -2,12 +2,14 @@
 // the GPT-2 export passes every value its next sublayer reads unchanged (compiler/README.md §7,
 // "When it is exact").
 //
-// With epsilon 4^30 and gamma 2^30 the kernel computes (x * 2^-30) * 2^30. That is exact when
-// the variance is at most 2^36 (so it vanishes against epsilon) and x * 2^-30 is a float: x = 0, or
-// |x| >= 2^-96, or x an integer multiple of 2^-119 (a subnormal is a multiple of 2^-149). So it
-// suffices that every value read is a multiple of 2^-119. The analysis follows every residual
-// coordinate through the network with an interval [lo, hi] and a binary grid g (every value it
-// takes is an integer multiple of 2^-g), both sound for every word and every position:
+// With epsilon 4^k and gamma 2^k (k = 30: the default) the kernel computes (x * 2^-k) * 2^k.
+// That is exact when the variance is at most 2^(2k - 24) (so it vanishes against epsilon) and
+// x * 2^-k is a float: x = 0, or |x| >= 2^(k - 126), or x an integer multiple of 2^(k - 149) (a
+// subnormal is a multiple of 2^-149). So it suffices that every value read is a multiple of
+// 2^(k - 149); the export takes the smallest k from 30 to 63 for which the proof holds. The
+// analysis follows every residual coordinate through the network with an interval [lo, hi] and a
+// binary grid g (every value it takes is an integer multiple of 2^-g), both sound for every word
+// and every position:
 // - float rounding keeps a grid: the exact sum or product of multiples of 2^-g is a multiple of
 //   2^-g, and rounding it gives either it (when the float's ulp is at most 2^-g) or a multiple of
 //   the ulp, itself a power of two above 2^-g; a product's grid is the sum of its factors';
@@ -16,14 +18,19 @@
 //   spread between a query's keys; a float of at least 2^-e is a multiple of 2^-(e + 23). When
 //   p_min is not a normal float, the weights' grid is unknown (2^-149): a leak e^-D can reach a
 //   coordinate whose value would otherwise be 0.
+// - a head whose query and key are functions of the position (gpt2_selection.hpp) may be proven
+//   to beat every runner-up by at least kUnderflowGap: then every weight is exactly 0 or 1 and
+//   the head copies one value unchanged (scan's fetches under `--norm layernorm`).
 // The proof is conservative: a network it cannot prove exact may be exact on every word.
 #include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "gpt2_selection.hpp"
 #include "krc/gpt2_export.hpp"
 
 namespace krc {
@@ -32,10 +39,14 @@ namespace {
 
 constexpr int kNone = -100000;  // the grid of a coordinate that is always exactly 0
 constexpr int kAny = 149;       // every float is a multiple of 2^-149
-constexpr int kReadable = 119;  // multiples of 2^-119 pass (x * 2^-30) * 2^30 exactly
-// A variance of at most 2^36 vanishes against epsilon 4^30; the bound asked of the true one
-// leaves a factor 2 for the kernel's rounding.
-constexpr double kLargestVariance = 0x1p35;
+// With epsilon 4^k and gamma 2^k, multiples of 2^-(149 - k) pass (x * 2^-k) * 2^k exactly, and
+// a variance of at most 2^(2k - 24) vanishes against epsilon; the bound asked of the true one
+// leaves a factor 2 for the kernel's rounding. k runs from 30 (the default) to 63 (4^63 is the
+// largest power of 4 below float32's overflow); the origin of a grid is recorded past the
+// finest bound, 149 - 63.
+constexpr int kReadable = 149 - 63;
+int readable(int k) { return 149 - k; }
+double largest_variance(int k) { return std::ldexp(1.0, 2 * k - 25); }
 // Intervals are computed in double and widened by the float32 rounding error (widen).
 constexpr double kSlack = 0x1p-12;  // on the score spread
 
@@ -143,7 +154,8 @@ std::string describe_head(std::size_t layer, const AttentionHead& h, double spre
          ", so its softmax weights may fall below the normal floats: leaks)";
 }
 
-void attention(const Network& n, std::size_t index, Ranges& x) {
+// `written`: the coordinates earlier sublayers write (none of them is a function of the position).
+void attention(const Network& n, std::size_t index, Ranges& x, const std::vector<bool>& written) {
   const Ranges before = x;
   for (const AttentionHead& h : n.layers[index].heads) {
     const auto width = static_cast<std::size_t>(h.query.cols());
@@ -151,6 +163,11 @@ void attention(const Network& n, std::size_t index, Ranges& x) {
     affine(before, q, entries(h.query), "");
     affine(before, k, entries(h.key), "");
     affine(before, v, entries(h.value), "");
+    const std::optional<double> gap = positional_score_gap(n, h, written);
+    if (gap && *gap >= kUnderflowGap) {  // weights exactly 1 and 0: v passes unchanged
+      affine(v, x, entries(h.output), "");
+      continue;
+    }
     double spread = 0;
     const int p = weight_grid(q, k, n.attention_scale, n.max_len, spread);
     // A convex combination stays within [lo, hi], but for the weights' sum, 1 within
@@ -166,6 +183,13 @@ void attention(const Network& n, std::size_t index, Ranges& x) {
       if (r.grid > kReadable && r.origin.empty()) r.origin = origin;
     affine(v, x, entries(h.output), origin);
   }
+}
+
+// Marks the coordinates layer `index` writes (its heads' outputs and its MLP's).
+void mark_written(const Network& n, std::size_t index, std::vector<bool>& written) {
+  auto mark = [&](long long, long long j, float) { written[static_cast<std::size_t>(j)] = true; };
+  for (const AttentionHead& h : n.layers[index].heads) entries(h.output)(mark);
+  if (n.layers[index].mlp) entries(n.layers[index].mlp->out_weight, true)(mark);
 }
 
 void mlp(const Network& n, std::size_t index, Ranges& x) {
@@ -200,10 +224,10 @@ std::vector<bool> reads(const std::vector<const SparseMatrix*>& ms, int d, bool 
   return read;
 }
 
-// A LayerNorm before `what`, which reads the coordinates `read`, over n_embd coordinates (each
-// value twice, and the constant 1): "" when it is exact there.
+// A LayerNorm (epsilon 4^k, gamma 2^k) before `what`, which reads the coordinates `read`, over
+// n_embd coordinates (each value twice, and the constant 1): "" when it is exact there.
 std::string check_norm(const Network& n, const Ranges& x, const std::vector<bool>& read,
-                       long long n_embd, const std::string& what, Gpt2Exactness& e) {
+                       long long n_embd, const std::string& what, int k, Gpt2Exactness& e) {
   double squares = 1;
   for (const Range& r : x) {
     const double m = std::max(std::fabs(r.lo), std::fabs(r.hi));
@@ -211,24 +235,27 @@ std::string check_norm(const Network& n, const Ranges& x, const std::vector<bool
     squares += m * m;
   }
   const double variance = 2 * squares / static_cast<double>(n_embd);
-  if (variance > kLargestVariance)
+  const std::string at_k = std::to_string(k);
+  if (variance > largest_variance(k))
     return "the residual's variance may reach " + std::to_string(variance) + " before " + what +
-           ", past 2^35, where it no longer vanishes against epsilon 4^30 (values up to " +
-           std::to_string(e.largest) + ")";
+           ", past 2^" + std::to_string(2 * k - 25) + ", where it no longer vanishes against " +
+           "epsilon 4^" + at_k + " (values up to " + std::to_string(e.largest) + ")";
   for (std::size_t c = 0; c < x.size(); ++c)
-    if (read[c] && x[c].grid > kReadable)
+    if (read[c] && x[c].grid > readable(k))
       return "the LayerNorm before " + what + " may round residual coordinate " +
-             std::to_string(c) + " (" + n.residual_labels[c] + "): values below 2^-96 that " +
-             "are no multiple of 2^-119 may reach it from " + x[c].origin +
-             "; such a value changes by at most 2^-120";
+             std::to_string(c) + " (" + n.residual_labels[c] + "): values below 2^-" +
+             std::to_string(126 - k) + " that are no multiple of 2^-" + std::to_string(149 - k) +
+             " may reach it from " + x[c].origin + "; such a value changes by at most 2^-" +
+             std::to_string(150 - k);
   return "";
 }
 
-}  // namespace
-
-Gpt2Exactness gpt2_exactness(const Network& n, long long n_embd) {
+// The proof with epsilon 4^k and gamma 2^k.
+Gpt2Exactness prove(const Network& n, long long n_embd, int k) {
   Gpt2Exactness e;
+  e.norm_exponent = k;
   Ranges x = embeddings(n);
+  std::vector<bool> written(static_cast<std::size_t>(n.d_model()), false);
   std::string why;
   for (std::size_t i = 0; i < n.layers.size() && why.empty(); ++i) {
     const Layer& layer = n.layers[i];
@@ -236,19 +263,39 @@ Gpt2Exactness gpt2_exactness(const Network& n, long long n_embd) {
     for (const AttentionHead& h : layer.heads)
       for (const SparseMatrix* m : {&h.query, &h.key, &h.value}) qkv.push_back(m);
     const std::string at = "layer " + std::to_string(i);
-    why = check_norm(n, x, reads(qkv, n.d_model(), false), n_embd, at + "'s attention", e);
-    attention(n, i, x);
+    why = check_norm(n, x, reads(qkv, n.d_model(), false), n_embd, at + "'s attention", k, e);
+    attention(n, i, x, written);
+    mark_written(n, i, written);  // before layer i + 1's heads read
     if (!layer.mlp || !why.empty()) continue;
     why = check_norm(n, x, reads({&layer.mlp->in_weight}, n.d_model(), true), n_embd, at + "'s MLP",
-                     e);
+                     k, e);
     mlp(n, i, x);
   }
   if (why.empty())
-    why =
-        check_norm(n, x, reads({&n.unembedding}, n.d_model(), false), n_embd, "the unembedding", e);
+    why = check_norm(n, x, reads({&n.unembedding}, n.d_model(), false), n_embd, "the unembedding",
+                     k, e);
   e.exact = why.empty();
   e.reason = why;
   return e;
+}
+
+}  // namespace
+
+// The smallest k from 30 that proves it (30 unless the residual's bounds are large); when none
+// does, k = 30 with its reason, and the reason at k = 63 where a larger k was the hope.
+Gpt2Exactness gpt2_exactness(const Network& n, long long n_embd) {
+  const Gpt2Exactness first = prove(n, n_embd, kDefaultNormExponent);
+  if (first.exact || first.reason.find("variance") == std::string::npos) return first;
+  for (int k = kDefaultNormExponent + 1; k <= kLargestNormExponent; ++k) {
+    Gpt2Exactness e = prove(n, n_embd, k);
+    if (e.exact) return e;
+    if (k == kLargestNormExponent) {
+      Gpt2Exactness refused = first;
+      refused.reason += "; with epsilon 4^" + std::to_string(k) + ": " + e.reason;
+      return refused;
+    }
+  }
+  return first;
 }
 
 }  // namespace krc

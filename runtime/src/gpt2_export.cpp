@@ -26,8 +26,8 @@ namespace {
 
 using nlohmann::json;
 // LayerNorm(x) = (x - mean) / sqrt(var + eps) * gamma + beta with eps = 4^k, gamma = 2^k: exact
-// when var <= 2^(2k - 24) (every |x| <= 2^(k - 12)) for the values with |x| >= 2^(k - 126).
-constexpr int kNormExponent = 30;
+// when var <= 2^(2k - 24) (every |x| <= 2^(k - 12)) for the values with |x| >= 2^(k - 126). k is
+// Gpt2Shape's norm_exponent, the one gpt2_exactness proved (30 unless the residual is large).
 // A letter's or <bos>'s logit is the first state's minus this: letters never win.
 constexpr float kLetterPenalty = 1024.0f;
 // Below 512 a mirrored half fits in one Welford chunk of 16 AVX-512 vectors (see README).
@@ -116,7 +116,7 @@ void add_embeddings(TensorFile& file, const Network& n, const Gpt2Shape& s) {
   file.tensors["transformer.wte.weight"] = wte.tensor();
   file.tensors["transformer.wpe.weight"] = wpe.tensor();
   file.tensors["lm_head.weight"] = head.tensor();
-  file.tensors["transformer.ln_f.weight"] = filled(s.n_embd, std::ldexp(1.0f, kNormExponent));
+  file.tensors["transformer.ln_f.weight"] = filled(s.n_embd, std::ldexp(1.0f, s.norm_exponent));
   file.tensors["transformer.ln_f.bias"] = filled(s.n_embd, 0.0f);
 }
 
@@ -162,7 +162,7 @@ void add_mlp(TensorFile& file, const Layer& layer, const std::string& p, const G
 TensorFile checkpoint(const Network& n, const Gpt2Shape& s) {
   TensorFile file;
   add_embeddings(file, n, s);
-  const float gamma = std::ldexp(1.0f, kNormExponent);
+  const float gamma = std::ldexp(1.0f, s.norm_exponent);
   for (std::size_t i = 0; i < n.layers.size(); ++i) {
     const std::string p = "transformer.h." + std::to_string(i) + ".";
     for (const char* norm : {"ln_1.", "ln_2."}) {
@@ -189,7 +189,7 @@ json gpt2_config(const Network& n, const Gpt2Shape& s) {
           {"resid_pdrop", 0.0},
           {"embd_pdrop", 0.0},
           {"attn_pdrop", 0.0},
-          {"layer_norm_epsilon", std::ldexp(1.0, 2 * kNormExponent)},
+          {"layer_norm_epsilon", std::ldexp(1.0, 2 * s.norm_exponent)},
           {"initializer_range", 0.02},
           {"scale_attn_weights", true},
           {"scale_attn_by_inverse_layer_idx", false},
@@ -243,7 +243,7 @@ json side_file(const Network& n, const Gpt2Shape& s) {
            {{"d_model", s.d},
             {"constant", s.d},
             {"mirror_offset", s.half},
-            {"layer_norm_epsilon_log4", kNormExponent},
+            {"layer_norm_epsilon_log4", s.norm_exponent},
             {"letter_penalty", kLetterPenalty}}},
           {"residual_labels", labels},
           {"residual_subspaces", subspaces},
@@ -271,6 +271,21 @@ json exactness_json(const Gpt2Exactness& e) {
   return {{"exact", e.exact}, {"reason", e.reason}, {"largest", e.largest}};
 }
 
+// What to try when the proof fails on a head's leak: networks compiled without `--norm
+// layernorm` whose strategy has position fetches it sharpens (scan: all of them; kr: those from
+// t - 1, the memory heads stay).
+std::string suggestion(const Network& n, const std::string& reason) {
+  const bool leak = reason.find("softmax weights may fall below") != std::string::npos;
+  if (!leak || !n.compiler.is_object() || n.compiler.contains("norm")) return "";
+  const std::string strategy = n.compiler.value("strategy", "");
+  if (strategy != "scan" && strategy != "kr") return "";
+  return std::string("; recompiling with `krc compile --norm layernorm` makes the position ") +
+         "fetches leak nothing (" +
+         (strategy == "scan" ? "scan networks then export exactly"
+                             : "it may help kr, whose memory heads it leaves as they are") +
+         ": compiler/README.md, \"When it is exact\")";
+}
+
 }  // namespace
 
 Gpt2Checkpoint gpt2_checkpoint(const Network& n, const std::string& source,
@@ -285,9 +300,11 @@ Gpt2Checkpoint gpt2_checkpoint(const Network& n, const std::string& source,
                      with_thousands(options.max_bytes) +
                      "; raise --max-bytes (the export is built in memory, about twice its size)");
   c.exactness = gpt2_exactness(n, c.shape.n_embd);
+  c.shape.norm_exponent = c.exactness.norm_exponent;
   if (!c.exactness.exact && !options.allow_inexact)
     throw InputError(source, "gpt2 export",
                      "not provably exact: " + c.exactness.reason +
+                         suggestion(n, c.exactness.reason) +
                          "; --allow-inexact (Python: allow_inexact=True) exports it anyway");
   c.config = gpt2_config(n, c.shape);
   json side = side_file(n, c.shape);

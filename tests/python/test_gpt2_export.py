@@ -27,7 +27,6 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 KRC = os.environ.get("KRC_BINARY", str(ROOT / "build" / "krc"))
 FULL = os.environ.get("KRC_GPT2_FULL") == "1"
 K = 30  # the export's epsilon is 4^K and gamma 2^K
-TINY = 2.0 ** (K - 126)  # below this a value loses bits in the LayerNorm's scaling
 ZOO = ["parity", "abab", "quaternion", "cyclic", "flipflop", "dihedral", "gridworld",
        "alternating", "symmetric", "full_transformations"]
 
@@ -57,10 +56,11 @@ def simulate(automaton, word):
     return run
 
 
-def compile_and_export(tmp, name, strategy, max_len, *options):
+def compile_and_export(tmp, name, strategy, max_len, *options, norm="none"):
     source, weights, out = tmp / f"{name}.json", tmp / f"{name}_{strategy}.safetensors", tmp / f"{name}_{strategy}"
     source.write_text(krc_ok("zoo", name))
-    krc_ok("compile", source, "--strategy", strategy, "--max-len", max_len, "-o", weights)
+    krc_ok("compile", source, "--strategy", strategy, "--max-len", max_len, "--norm", norm,
+           "-o", weights)
     krc_ok("export", weights, "--format", "gpt2", "-o", out, *options)
     return json.loads(source.read_text()), weights, out
 
@@ -77,12 +77,15 @@ def check_words(model, automaton, weights, directory, words, forward=None):
     against krc's float32 forward pass (`krc run --json`, or forward(word) -> logits): bit for
     bit when the export says it is exact, else within 2^-100. Returns the positions checked."""
     vocab = json.loads((directory / "krc_vocab.json").read_text())
-    exact = json.loads((directory / "krc_gpt2.json").read_text())["exactness"]["exact"]
+    side = json.loads((directory / "krc_gpt2.json").read_text())
+    exact = side["exactness"]["exact"]
+    k = side["layout"]["layer_norm_epsilon_log4"]
+    hook = lambda module, inputs, output: check_layernorm(module, inputs, output, k)
     first_state = min(vocab["states"].values())
     ids = torch.tensor([[vocab["bos"]] + [vocab["letters"][a] for a in w] for w in words])
     logits = []
     with torch.no_grad():
-        hooks = [m.register_forward_hook(check_layernorm) for m in model.modules()
+        hooks = [m.register_forward_hook(hook) for m in model.modules()
                  if isinstance(m, torch.nn.LayerNorm)]
         try:
             for batch in ids.split(4):
@@ -110,14 +113,15 @@ def check_words(model, automaton, weights, directory, words, forward=None):
     return sum(len(w) + 1 for w in words)
 
 
-def check_layernorm(module, inputs, output):
-    """A LayerNorm of an exported model: the identity on every value of magnitude >= TINY and
-    on zeros; smaller values are rounded to a multiple of 2^(K - 149); every |x| <= 2^(K - 12)."""
+def check_layernorm(module, inputs, output, k=K):
+    """A LayerNorm of an exported model (epsilon 4^k, gamma 2^k): the identity on every value of
+    magnitude >= 2^(k - 126) and on zeros; smaller values are rounded to a multiple of
+    2^(k - 149); every |x| <= 2^(k - 12)."""
     x = inputs[0]
-    assert x.abs().max().item() <= 2.0 ** (K - 12)
-    exact = (x.abs() >= TINY) | (x == 0)
+    assert x.abs().max().item() <= 2.0 ** (k - 12)
+    exact = (x.abs() >= 2.0 ** (k - 126)) | (x == 0)
     assert torch.equal(output[exact], x[exact])
-    assert (output - x).abs().max().item() <= 2.0 ** (K - 150)
+    assert (output - x).abs().max().item() <= 2.0 ** (k - 150)
 
 
 @pytest.mark.parametrize("width", [512, 1024, 4096])
@@ -271,3 +275,75 @@ def test_inexact_networks_are_refused_unless_allowed(tmp_path):
     with pytest.warns(RuntimeWarning, match="not provably exact"):
         assert network.to_hf(tmp_path / "py", allow_inexact=True) == str(tmp_path / "py")
     assert (tmp_path / "py" / "config.json").exists()
+
+
+@pytest.mark.parametrize("name", ["parity", "flipflop", "cyclic"])
+def test_layernorm_option_makes_scan_exact(tmp_path, name):
+    """`krc compile --norm layernorm`: the scan's fetches win by 128, so their other weights are
+    float32 zeros; the export proves it and writes the checkpoint by default, and transformers'
+    logits equal krc's bit for bit at every position. Without the option the same network is
+    refused, and the refusal names the option."""
+    automaton, weights, out = compile_and_export(tmp_path, name, "scan", 1024, norm="layernorm")
+    side = json.loads((out / "krc_gpt2.json").read_text())
+    assert side["exactness"]["exact"] is True, side["exactness"]["reason"]
+    rng = random.Random(13)
+    model = load(out)
+    words = [[rng.choice(automaton["alphabet"]) for _ in range(1024)] for _ in range(2)]
+    checked = check_words(model, automaton, weights, out, words)
+    for n in (1, 5, 77):  # one length a batch
+        checked += check_words(model, automaton, weights, out,
+                               [[rng.choice(automaton["alphabet"]) for _ in range(n)]])
+    assert checked == 2 * 1025 + 2 + 6 + 78
+    plain = tmp_path / "plain.safetensors"
+    krc_ok("compile", tmp_path / f"{name}.json", "--strategy", "scan", "--max-len", 1024,
+           "-o", plain)
+    refused = krc("export", plain, "--format", "gpt2", "-o", tmp_path / "plain")
+    assert refused.returncode == 2 and "--norm layernorm" in refused.stderr, refused.stderr
+
+
+# Proved at max-len 1024 with --norm layernorm (measured 2026-11-26); the others' interval bounds
+# on the residual grow past what any epsilon up to 4^63 absorbs (compiler/README.md §7).
+LAYERNORM_SCAN_PROVED = {"parity", "quaternion", "cyclic", "flipflop", "dihedral"}
+
+
+@pytest.mark.parametrize("name", ZOO)
+def test_every_zoo_scan_with_layernorm_export_and_verify(tmp_path, name):
+    """Every zoo automaton, scan, --norm layernorm, max-len 1024: `krc verify` passes in float32
+    (every word up to its exhaustive length, 50 random words of 1,024 letters); the proved ones
+    export without --allow-inexact, the others are refused for the variance bound, not a leak."""
+    source, weights = tmp_path / "a.json", tmp_path / "a.safetensors"
+    source.write_text(krc_ok("zoo", name))
+    krc_ok("compile", source, "--strategy", "scan", "--max-len", 1024, "--norm", "layernorm",
+           "-o", weights)
+    exported = krc("export", weights, "--format", "gpt2", "-o", tmp_path / "out")
+    if name in LAYERNORM_SCAN_PROVED:
+        assert exported.returncode == 0, exported.stderr
+    else:
+        assert exported.returncode == 2 and "variance" in exported.stderr, exported.stderr
+        assert "leak" not in exported.stderr and "--norm" not in exported.stderr
+    verified = krc("verify", weights, "--arithmetic", "float32", "--random", 50, "--threads", 2)
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+
+
+def test_python_compile_norm_layernorm(tmp_path):
+    """krc.compile(..., norm="layernorm") builds what `krc compile --norm layernorm` builds, and
+    its Network.to_hf() is provably exact (the plain network's is refused, naming the option)."""
+    api = pytest.importorskip("krc")
+    source = tmp_path / "parity.json"
+    source.write_text(krc_ok("zoo", "parity"))
+    automaton = api.load_automaton(str(source))
+    network = api.compile(automaton, strategy="scan", max_len=64, norm="layernorm")
+    assert network.compiler["norm"] == "layernorm"
+    network.to_hf(tmp_path / "hf")
+    assert json.loads((tmp_path / "hf" / "krc_gpt2.json").read_text())["exactness"]["exact"]
+    network.save(tmp_path / "py.safetensors")
+    krc_ok("compile", source, "--strategy", "scan", "--max-len", 64, "--norm", "layernorm",
+           "-o", tmp_path / "cli.safetensors")
+    krc_ok("export", tmp_path / "cli.safetensors", "--format", "gpt2", "-o", tmp_path / "cli")
+    for name in ["config.json", "model.safetensors"]:
+        assert (tmp_path / "hf" / name).read_bytes() == (tmp_path / "cli" / name).read_bytes()
+    plain = api.compile(automaton, strategy="scan", max_len=64)
+    with pytest.raises(api.InputError, match="--norm layernorm"):
+        plain.to_hf(tmp_path / "plain")
+    with pytest.raises(ValueError, match="norm"):
+        api.compile(automaton, strategy="scan", max_len=64, norm="rmsnorm")

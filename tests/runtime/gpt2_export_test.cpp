@@ -62,11 +62,27 @@ TEST_CASE("gpt2 export: the exactness proof follows leaks to what reads them") {
   // The same leak where nothing reads it afterwards: a rounded value that no weight reads
   // changes nothing.
   CHECK(krc::gpt2_exactness(leaking(100, 0), 512).exact);
-  // A coordinate reaching 2^22 at one position: the variance 2 * 2^44 / 512 passes 2^35.
-  const krc::Gpt2Exactness wide = krc::gpt2_exactness(leaking(1, 2, 0x1p22f), 512);
-  CHECK_FALSE(wide.exact);
-  CHECK(wide.reason.find("variance") != std::string::npos);
+  CHECK(krc::gpt2_exactness(leaking(1, 2), 512).norm_exponent == 30);
+  // A coordinate reaching 2^22 at one position (and read by the head's key, so its weights
+  // fall to e^-(2^22): a leak): the variance 2 * 2^44 / 512 = 2^36 passes 2^35, epsilon 4^30's
+  // bound; a larger epsilon would absorb it, but not the leak.
+  const krc::Gpt2Exactness both = krc::gpt2_exactness(leaking(1, 2, 0x1p22f), 512);
+  CHECK_FALSE(both.exact);
+  CHECK(both.reason.find("variance") != std::string::npos);
+  CHECK(both.reason.find("leaks") != std::string::npos);  // what epsilon 4^63 still meets
+  // 2^22 where no head reads it (the b token's copied coordinate): 4^31 proves it.
+  krc::Network large = leaking(1, 2);
+  large.token_embedding(2, 2) = 0x1p22f;
+  const krc::Gpt2Exactness wide = krc::gpt2_exactness(large, 512);
+  CHECK(wide.exact);
+  CHECK(wide.norm_exponent == 31);
   CHECK(wide.largest >= 0x1p22);
+  // 2^60: a variance of 2^113 passes even 2^101, epsilon 4^63's bound.
+  large.token_embedding(2, 2) = 0x1p60f;
+  const krc::Gpt2Exactness huge = krc::gpt2_exactness(large, 512);
+  CHECK_FALSE(huge.exact);
+  CHECK(huge.reason.find("variance") != std::string::npos);
+  CHECK(huge.reason.find("4^63") != std::string::npos);
 }
 
 TEST_CASE("gpt2 export: an unprovable network is refused unless allowed, config.json last") {
@@ -80,4 +96,49 @@ TEST_CASE("gpt2 export: an unprovable network is refused unless allowed, config.
   CHECK(c.shape.n_embd == 512);
   CHECK(krc::gpt2_checkpoint(leaking(1, 2), "exact", {}).exactness.exact);
   CHECK_THROWS_AS(krc::gpt2_checkpoint(leaking(1, 2), "big", {1000, false}), krc::LimitError);
+}
+
+namespace {
+
+// Residual: 0 a constant 1, 1 "the letter is a", 2 the head's output, 3 the position j. The
+// head's score lambda * j picks the latest position (t itself) and beats every other key by
+// lambda or more; it copies "is a", which is 0 at b's, so whatever leaks from earlier a's lies
+// beside a copied 0. `overwrite`: an earlier layer's head writes coordinate 3, which then is no
+// function of the position the proof may enumerate.
+krc::Network latest(float lambda, bool overwrite) {
+  krc::Network n = leaking(lambda, 2);
+  n.residual_labels.push_back("position");
+  n.token_embedding.conservativeResize(3, 4);
+  n.token_embedding.col(3).setZero();
+  n.position_embedding = krc::RowMatrix::Zero(9, 4);
+  for (int p = 0; p < 9; ++p) n.position_embedding(p, 3) = static_cast<float>(p);
+  krc::AttentionHead& h = n.layers[0].heads[0];
+  h.query = single(4, 1, 0, 0, lambda);
+  h.key = single(4, 1, 3, 0, 1);
+  h.value = single(4, 1, 1, 0, 1);
+  h.output = single(1, 4, 0, 2, 1);
+  n.unembedding = single(4, 1, 2, 0, 1);
+  if (overwrite) {
+    krc::AttentionHead w = h;
+    w.name = "writes the position";
+    w.query = single(4, 1, 0, 0, 1);
+    w.output = single(1, 4, 0, 3, 1);
+    n.layers.insert(n.layers.begin(), krc::Layer{"write", {w}, std::nullopt});
+  }
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("gpt2 export: a positional head that wins by 110 or more leaks exactly nothing") {
+  // Gap 128: every other key's weight is float32's exp(-128) = 0, so the copy is exact.
+  CHECK(krc::gpt2_exactness(latest(128, false), 512).exact);
+  CHECK(krc::gpt2_exactness(latest(110.5f, false), 512).exact);
+  // Gap 100: e^-100 is a subnormal's worth of leak, and the spread bound sees it.
+  const krc::Gpt2Exactness weak = krc::gpt2_exactness(latest(100, false), 512);
+  CHECK_FALSE(weak.exact);
+  CHECK(weak.reason.find("leaks") != std::string::npos);
+  // The same gap of 128, but the key reads a coordinate an earlier layer writes: not
+  // enumerated, so the spread bound (128 * 8 plus what the write adds) refuses it.
+  CHECK_FALSE(krc::gpt2_exactness(latest(128, true), 512).exact);
 }

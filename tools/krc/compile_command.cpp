@@ -1,6 +1,7 @@
 // `krc compile AUT -o OUT.safetensors [--strategy auto|scan|kr|onelayer] [--max-len N]
-// [--precision fp32|bf16|fp16] [--attention softmax|hard] [--max-onelayer-units U]
-// [--max-onelayer-values V] [--input-format F] [--complete] [--initial S] [--dense] [--json]`:
+// [--precision fp32|bf16|fp16] [--norm none|layernorm] [--attention softmax|hard]
+// [--max-onelayer-units U] [--max-onelayer-values V] [--input-format F] [--complete]
+// [--initial S] [--dense] [--json]`:
 // compiles an automaton description into transformer weights and says what it built.
 #include <unistd.h>
 
@@ -28,7 +29,8 @@ namespace {
 
 struct CompileArguments {
   std::string input, output;
-  std::string strategy = "auto", attention = "softmax", output_kind, precision = "fp32";
+  std::string strategy = "auto", attention = "softmax", output_kind, precision = "fp32",
+              norm = "none";
   LoadOptions load;
   int max_len = 1024;
   OneLayerOptions onelayer;
@@ -71,6 +73,7 @@ int run_compile(const CompileArguments& a) {
   options.onelayer = a.onelayer;
   options.attention = attention_kind_from_string(a.attention);
   options.precision = precision_from_string(a.precision);
+  options.norm = norm_from_string(a.norm);
   // Stage lines only for compilations slow enough to wonder about.
   const bool tty = isatty(STDERR_FILENO);
   options.progress = [&](const std::string& stage) {
@@ -173,6 +176,17 @@ const RegisterCommand registration{{
                      "admit only the constructions with a bound there (today the scan's "
                      "one-hot forms) and refuse otherwise")
           ->check(CLI::IsMember(precision_names()))
+          ->capture_default_str();
+      sub.add_option("--norm", a->norm,
+                     "none: today's networks\n"
+                     "layernorm: for `krc export --format gpt2`: the position fetches (every "
+                     "scan step's, kr's from t-1) score with lambda 64 instead of 20, so every "
+                     "key but the target loses by at least 128 and float32's softmax gives it "
+                     "weight exactly 0: no tiny leak reaches the residual, and the export can "
+                     "prove GPT-2's LayerNorms the identity where the residual's bounds allow it "
+                     "(at max-len 1024, half of the zoo's scan networks). Same width and depth "
+                     "(compiler/README.md, \"When it is exact\")")
+          ->check(CLI::IsMember(norm_names()))
           ->capture_default_str();
       sub.add_option("--max-len", a->max_len, "Longest input word the network must handle")
           ->check(CLI::Range(1, 1 << 20))

@@ -151,6 +151,7 @@ CompileResult compile(const Automaton& automaton, const CompileOptions& options)
                              : compile_one(options.strategy, automaton, options);
   result.network.compiler["precision"] = {{"compiled_for", to_string(options.precision)},
                                           {"exact_in", exact_formats(result)}};
+  if (options.norm != Norm::None) result.network.compiler["norm"] = to_string(options.norm);
   return result;
 }
 

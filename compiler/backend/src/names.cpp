@@ -9,6 +9,7 @@ namespace krc {
 namespace {
 constexpr NameTable<Strategy, kStrategyCount> kStrategyNames{"strategy",
                                                              {"auto", "scan", "kr", "onelayer"}};
+constexpr NameTable<Norm, kNormCount> kNormNames{"norm", {"none", "layernorm"}};
 constexpr NameTable<ScanForm, kScanFormCount> kScanFormNames{
     "scan form", {"element one-hot", "state-map one-hot", "integer coordinates"}};
 constexpr NameTable<LevelMode, kLevelModeCount> kLevelModeNames{
@@ -24,6 +25,10 @@ constexpr NameTable<ContextCode, kContextCodeCount> kContextCodeNames{
 const char* to_string(Strategy s) { return kStrategyNames.name(s); }
 Strategy strategy_from_string(const std::string& s) { return kStrategyNames.parse(s); }
 std::vector<std::string> strategy_names() { return kStrategyNames.names(); }
+
+const char* to_string(Norm n) { return kNormNames.name(n); }
+Norm norm_from_string(const std::string& s) { return kNormNames.parse(s); }
+std::vector<std::string> norm_names() { return kNormNames.names(); }
 
 const char* to_string(ScanForm form) { return kScanFormNames.name(form); }
 const char* to_string(LevelMode mode) { return kLevelModeNames.name(mode); }

@@ -23,13 +23,20 @@ struct Gpt2Options {
 struct Gpt2Shape {
   long long d = 0, half = 0, n_embd = 0, n_head = 1, head_dim = 0, inner = 1;
   long long letters = 0, states = 0;  // vocabulary: <bos>, the letters, then the states
+  int norm_exponent = 30;             // k: LayerNorm epsilon 4^k, gamma 2^k (the proof's)
   long long vocab() const { return 1 + letters + states; }
 };
+
+// LayerNorm's epsilon is 4^k and gamma 2^k: k = 30 by default, larger (up to 63) where a
+// network's residual may be too large for 30 (compiler/README.md §7).
+inline constexpr int kDefaultNormExponent = 30;
+inline constexpr int kLargestNormExponent = 63;
 
 // Whether every LayerNorm of the export is provably the identity on every value its next
 // sublayer reads, for every word up to max_len (compiler/README.md §7, "When it is exact").
 struct Gpt2Exactness {
   bool exact = true;
+  int norm_exponent = kDefaultNormExponent;  // the k the export writes
   std::string reason;  // why not, naming the layer and the residual coordinate; "" when exact
   double largest = 0;  // a bound on every residual value's magnitude
 };

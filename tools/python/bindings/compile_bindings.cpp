@@ -10,9 +10,11 @@ namespace {
 
 CompiledNetwork compile_network(const Automaton& automaton, const std::string& strategy,
                                 int max_len, const std::string& attention, int max_onelayer_units,
-                                long long max_onelayer_values, py::object progress) {
+                                long long max_onelayer_values, py::object progress,
+                                const std::string& norm) {
   CompileOptions options;
   options.strategy = strategy_from_string(strategy);  // std::invalid_argument: ValueError
+  options.norm = norm_from_string(norm);
   options.attention = attention_kind_from_string(attention);
   if (max_len < 1) throw py::value_error("max_len must be at least 1");
   if (max_onelayer_units < 1 || max_onelayer_values < 1)
@@ -64,7 +66,7 @@ void bind_compile(py::module_& m) {
         py::arg("max_len") = defaults.max_len, py::arg("attention") = "softmax",
         py::arg("max_onelayer_units") = defaults.onelayer.max_units,
         py::arg("max_onelayer_values") = defaults.onelayer.max_values,
-        py::arg("progress") = py::none());
+        py::arg("progress") = py::none(), py::arg("norm") = "none");
 }
 
 }  // namespace krc::python

@@ -74,7 +74,7 @@ def zoo(name: str, **parameters: int) -> Automaton:
 def compile(automaton: Automaton, strategy: str = "auto", max_len: int = 1024,
             attention: str = "softmax", max_onelayer_units: int = 2048,
             max_onelayer_values: int = 1 << 17,
-            progress: Optional[Callable[[str], None]] = None) -> Network:
+            progress: Optional[Callable[[str], None]] = None, norm: str = "none") -> Network:
     """Compiles an automaton into a transformer that outputs its state after every prefix.
 
     strategy: "auto" (build those that fit, keep the fewest layers, then the fewest
@@ -83,13 +83,15 @@ def compile(automaton: Automaton, strategy: str = "auto", max_len: int = 1024,
     max_len: the longest word the network must handle. attention: "softmax" or "hard", what the
     network is meant to run with (verify and run use it by default). max_onelayer_units and
     max_onelayer_values: the onelayer strategy's limits. progress: called with a line per stage.
+    norm: "none" or "layernorm" (`krc compile --norm`: the position fetches score with lambda 64,
+    so they leak nothing and a scan network's Network.to_hf() is provably exact).
 
     Returns a krc.Network: network.strategy, .reason and .plan say what was built and why;
     .layers, .residual_labels and .subspaces what it is made of. Raises LimitError when no
     strategy fits (the message says which limit), ValueError for a bad strategy or attention.
     """
     return Network(_core.compile(automaton, strategy, max_len, attention, max_onelayer_units,
-                                 max_onelayer_values, progress))
+                                 max_onelayer_values, progress, norm))
 
 
 def load(path: Union[str, "os.PathLike[str]"]) -> Network:

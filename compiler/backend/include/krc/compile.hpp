@@ -28,6 +28,16 @@ Strategy strategy_from_string(const std::string& s);  // throws std::invalid_arg
 const char* to_string(Strategy s);
 std::vector<std::string> strategy_names();  // in enum order (the CLI's choices)
 
+// What the residual stream must survive. LayerNorm: the position fetches (scan's, and kr's from
+// t - 1) score with lambda 64 instead of 20, so every other key loses by at least 128 and
+// float32's softmax gives it weight exactly 0: no leak reaches the residual, and the GPT-2
+// export can prove its LayerNorms the identity (compiler/README.md §7). None: today's networks.
+enum class Norm { None, LayerNorm };
+inline constexpr int kNormCount = 2;
+Norm norm_from_string(const std::string& s);  // "none", "layernorm"; throws std::invalid_argument
+const char* to_string(Norm n);
+std::vector<std::string> norm_names();  // in enum order (the CLI's choices)
+
 struct CompileOptions {
   Strategy strategy = Strategy::Auto;
   int max_len = 1024;
@@ -35,6 +45,7 @@ struct CompileOptions {
   // The format the network must be exact in; bf16 and fp16 admit only the constructions
   // with a bound there (krc/precision.hpp), and refuse otherwise.
   Precision precision = Precision::Float32;
+  Norm norm = Norm::None;
   KrOptions kr;              // choices inside the kr construction (defaults: the best known)
   OneLayerOptions onelayer;  // the onelayer strategy's limits
   std::function<void(const std::string&)> progress;  // optional status lines

@@ -128,6 +128,8 @@ struct KrOptions {
   // An automaton that is a clamped walk on a path (gridworld and its kin, recognised from
   // the letters' actions) is built in two layers instead of a cascade of n - 1 memory units.
   bool clamped_walk = true;
+  // lambda of the position fetches from t - k (compile.hpp's Norm sets it).
+  float select_sharpness = 20.0f;
 };
 
 struct KrPlan {

@@ -77,6 +77,10 @@ class Program {
   ResidualLayout& layout() { return layout_; }
   const ResidualLayout& layout() const { return layout_; }
   int max_len() const { return max_len_; }
+  // lambda of the position-fetch heads (attention_heads.hpp): 20 by default, 64 under
+  // `--norm layernorm` (a gap of 128, past float32 exp's underflow; compiler/README.md §7).
+  float select_sharpness() const { return select_sharpness_; }
+  void set_select_sharpness(float lambda) { select_sharpness_ = lambda; }
   const std::vector<std::string>& vocabulary() const { return vocabulary_; }
   const std::vector<std::string>& states() const { return states_; }
 
@@ -108,6 +112,7 @@ class Program {
   ResidualLayout layout_;
   std::vector<std::string> vocabulary_, states_;
   int max_len_;
+  float select_sharpness_ = 20.0f;
   std::vector<Entry> token_embedding_, position_embedding_, unembedding_;
   std::vector<Op> ops_;
 };

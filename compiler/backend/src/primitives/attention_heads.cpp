@@ -26,7 +26,7 @@ HeadOp fetch_from_offset(Features& f, int k, const std::vector<Entry>& copy, std
   const Subspace& key_code = f.position_code();
   head.key_dim = key_code.width;
   for (int b = 0; b < key_code.width; ++b) {
-    head.query.push_back({query_code[b], b, kSelectSharpness});
+    head.query.push_back({query_code[b], b, f.select_sharpness()});
     head.key.push_back({key_code[b], b, 1.0f});
   }
   add_copy(head, copy);
@@ -40,7 +40,7 @@ HeadOp fetch_back_by_phase(Features& f, int k, const std::vector<Entry>& copy, s
   head.role = role;
   head.kind = HeadKind::Select;
   const Subspace& phase = f.position_phase();
-  const double lambda = kSelectSharpness;
+  const double lambda = f.select_sharpness();
   auto add = [](std::vector<Entry>& entries, int dim, int index, double w) {
     if (w != 0.0) entries.push_back({dim, index, static_cast<float>(w)});
   };

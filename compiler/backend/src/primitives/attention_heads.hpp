@@ -14,8 +14,12 @@ void add_copy(HeadOp& head, const std::vector<Entry>& copy);
 
 // Sharpness of selection heads. The right position wins by a score gap of at least
 // 2*lambda (position codes) or lambda (latest marked), so the weight left on others is below
-// e^-20 ~ 2e-9: copied one-hots come out exact in float32.
+// e^-20 ~ 2e-9: copied one-hots come out exact in float32. The two position fetches below take
+// lambda from f.select_sharpness() instead: 20 by default, kLayerNormSharpness under `--norm
+// layernorm`, where every key but the target loses by at least 2 * 64 = 128 > 110, so float32's
+// exp(-gap) is exactly 0 and the fetch leaks nothing (compiler/README.md §7).
 inline constexpr float kSelectSharpness = 20.0f;
+inline constexpr float kLayerNormSharpness = 64.0f;
 
 // Copies values from position max(t - k, 0): score = lambda * code(max(t-k,0)) . code(j), a
 // unique maximum at the target with gap 2*lambda. `copy` lists (source dim, destination dim,

@@ -33,6 +33,7 @@ class Features {
 
   Program& program() { return program_; }
   int max_len() const { return program_.max_len(); }
+  float select_sharpness() const { return program_.select_sharpness(); }
   // Bits in a position code: enough for 0..max_len.
   int code_bits() const;
 

@@ -23,8 +23,10 @@ ScanChoice plan_scan(const Automaton& automaton, int max_len, bool integer_form)
   return plan_prefix_scan(spec, max_len);
 }
 
-Program build_scan(const Automaton& automaton, int max_len, const ScanChoice& choice) {
+Program build_scan(const Automaton& automaton, int max_len, const ScanChoice& choice,
+                   float select_sharpness) {
   Program program(vocabulary_of(automaton), automaton.states(), max_len);
+  program.set_select_sharpness(select_sharpness);
   Features features(program);
   PrefixScan scan(features, letters_spec(automaton), choice);
 

@@ -11,6 +11,8 @@ namespace krc {
 // integer_form = false keeps to the one-hot forms (exact in bf16 and fp16 too).
 ScanChoice plan_scan(const Automaton& automaton, int max_len, bool integer_form = true);
 
-Program build_scan(const Automaton& automaton, int max_len, const ScanChoice& choice);
+// select_sharpness: lambda of the fetches (attention_heads.hpp).
+Program build_scan(const Automaton& automaton, int max_len, const ScanChoice& choice,
+                   float select_sharpness = 20.0f);
 
 }  // namespace krc

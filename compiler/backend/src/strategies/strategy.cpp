@@ -7,6 +7,7 @@
 #include "krc/holonomy.hpp"
 #include "krc/input_error.hpp"
 #include "precision_plan.hpp"
+#include "primitives/attention_heads.hpp"
 #include "strategies/kr/clamped_walk.hpp"
 #include "strategies/onelayer/onelayer_strategy.hpp"
 #include "strategies/scan_strategy.hpp"
@@ -19,6 +20,12 @@ namespace {
 // costs about images x classes subset tests (the 55-state TCP model: 114,377 images, 45 s,
 // then 197 levels whose tables do not fit), and a cascade that deep has more layers than scan.
 constexpr std::size_t kAutoMaxImages = std::size_t{1} << 14;
+
+// lambda of the position fetches: 64 under `--norm layernorm`, so that every key but the target
+// loses by at least 128 and float32's softmax leaks exactly 0 (compiler/README.md §7).
+float select_sharpness(const CompileOptions& options) {
+  return options.norm == Norm::LayerNorm ? kLayerNormSharpness : kSelectSharpness;
+}
 
 void progress(const CompileOptions& options, const char* line) {
   if (options.progress) options.progress(line);
@@ -54,7 +61,9 @@ Plan plan_kr_strategy(const Automaton& automaton, const CompileOptions& options)
   }
   KrStrategyPlan kr;
   kr.decomposition = decompose(automaton, options);
-  kr.cascade = decide_cascade(*kr.decomposition, options.max_len, options.kr);
+  KrOptions kr_options = options.kr;
+  kr_options.select_sharpness = select_sharpness(options);
+  kr.cascade = decide_cascade(*kr.decomposition, options.max_len, kr_options);
   progress(options, "building the Krohn-Rhodes cascade network");
   kr.program = std::make_shared<const Program>(build_and_place(kr.cascade));
   return kr;
@@ -73,7 +82,8 @@ Plan plan(const Automaton& automaton, const CompileOptions& options, Strategy st
       progress(options, "building the parallel-prefix network");
       return ScanStrategyPlan{
           &automaton, options.max_len,
-          plan_scan(automaton, options.max_len, scan_integer_form_allowed(options))};
+          plan_scan(automaton, options.max_len, scan_integer_form_allowed(options)),
+          select_sharpness(options)};
     case Strategy::Kr:
       return plan_kr_strategy(automaton, options);
     case Strategy::OneLayer:
@@ -90,7 +100,8 @@ std::shared_ptr<const Program> build(const Plan& plan) {
   return std::visit(
       Visitor{
           [](const ScanStrategyPlan& p) {
-            return std::make_shared<const Program>(build_scan(*p.automaton, p.max_len, p.choice));
+            return std::make_shared<const Program>(
+                build_scan(*p.automaton, p.max_len, p.choice, p.select_sharpness));
           },
           [](const KrStrategyPlan& p) { return p.program; },
           [](const WalkStrategyPlan& p) { return p.program; },

@@ -20,6 +20,7 @@ struct ScanStrategyPlan {
   const Automaton* automaton = nullptr;
   int max_len = 0;
   ScanChoice choice;
+  float select_sharpness = 20.0f;  // lambda of the position fetches (attention_heads.hpp)
 };
 
 struct KrStrategyPlan {

@@ -83,6 +83,7 @@ KrCascade decide_cascade(const HolonomyDecomposition& decomposition, int max_len
                          const KrOptions& options) {
   KrCascade cascade;
   cascade.decomposition = &decomposition;
+  cascade.select_sharpness = options.select_sharpness;
   KrPlan& plan = cascade.plan;
   plan.max_len = max_len;
   bool memory_only = true;

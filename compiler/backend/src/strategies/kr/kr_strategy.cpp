@@ -84,6 +84,7 @@ void build_level(CascadeContext& ctx, int d, const KrCascade& cascade) {
 Program build_kr(const KrCascade& cascade) {
   const KrPlan& plan = cascade.plan;
   CascadeContext ctx(*cascade.decomposition, plan.max_len);
+  ctx.program.set_select_sharpness(cascade.select_sharpness);
   const int levels = cascade.decomposition->level_count();
   ctx.coordinate.resize(levels);
   ctx.previous.resize(levels);

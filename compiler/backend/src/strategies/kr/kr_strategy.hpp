@@ -25,6 +25,7 @@ struct KrCascade {
   const HolonomyDecomposition* decomposition = nullptr;
   std::vector<LevelAnalysis> analyses;  // per level, read once from the action tables
   KrPlan plan;
+  float select_sharpness = 20.0f;  // lambda of the fetches from t - k (options.select_sharpness)
   // Called after level d's operations are added (before the fetch of its coordinate at t-1):
   // the builders' extension point, through which tests add operations of their own.
   std::function<void(CascadeContext&, int d)> after_level;
