@@ -190,6 +190,19 @@ bool constant(const ValueSets& s, const std::vector<int>& cs, Vector& base) {
   return true;
 }
 
+// The values a head with weights exactly 1 and 0 may copy: at a later position, or with `also`
+// at position 0 as well.
+std::optional<Set> selected_values(const Network& n, const AttentionHead& h, const ValueSets& s,
+                                   const ValueSets* also) {
+  std::optional<Set> later = head_values(n, h, s);
+  if (!later || !also) return later;
+  const std::optional<Set> first = head_values(n, h, *also);
+  if (!first) return std::nullopt;
+  std::set<Vector> both(later->begin(), later->end());
+  both.insert(first->begin(), first->end());
+  return Set(both.begin(), both.end());
+}
+
 }  // namespace
 
 ValueSets initial_value_sets(const Network& n, bool bos) {
@@ -248,17 +261,7 @@ void attend_value_sets(const Network& n, std::size_t index, const std::vector<bo
   std::vector<int> written;
   Weights feeds(d);  // per coordinate: (head * 2^16 + value index, weight)
   for (std::size_t h = 0; h < heads.size(); ++h) {
-    if (selecting[h]) values[h] = head_values(n, heads[h], s);
-    if (values[h] && also) {  // the value it may select at position 0
-      const std::optional<Set> first = head_values(n, heads[h], *also);
-      if (first) {
-        std::set<Vector> both(values[h]->begin(), values[h]->end());
-        both.insert(first->begin(), first->end());
-        values[h] = Set(both.begin(), both.end());
-      } else {
-        values[h].reset();
-      }
-    }
+    if (selecting[h]) values[h] = selected_values(n, heads[h], s, also);
     const Weights out = rows_of(heads[h].output);
     for (std::size_t j = 0; j < out.size(); ++j)
       for (const auto& [c, w] : out[j]) {
