@@ -190,6 +190,12 @@ TEST_CASE("gpt2 export: value sets see a one-hot's exclusive coordinates, and wh
   CHECK_FALSE(always.exact);
   CHECK(always.reason.find("variance") != std::string::npos);
   CHECK(always.largest == 0x1p60);
+  // Position 0 (BOS) is followed apart from the letters' positions: 2^60 there alone is seen.
+  krc::Network bos = gated(-1);
+  bos.token_embedding(0, 3) = 0x1p60f;
+  const krc::Gpt2Exactness first = krc::gpt2_exactness(bos, 512);
+  CHECK_FALSE(first.exact);
+  CHECK(first.reason.find("variance") != std::string::npos);
 }
 
 TEST_CASE("gpt2 export: the scan networks with --norm layernorm prove exact at max-len 1024") {
