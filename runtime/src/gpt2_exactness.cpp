@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "gpt2_selection.hpp"
+#include "gpt2_value_sets.hpp"
 #include "krc/gpt2_export.hpp"
 
 namespace krc {
@@ -155,8 +156,11 @@ std::string describe_head(std::size_t layer, const AttentionHead& h, double spre
 }
 
 // `written`: the coordinates earlier sublayers write (none of them is a function of the position).
-void attention(const Network& n, std::size_t index, Ranges& x, const std::vector<bool>& written) {
+// Returns, per head, whether its weights are proven exactly 1 and 0.
+std::vector<bool> attention(const Network& n, std::size_t index, Ranges& x,
+                            const std::vector<bool>& written) {
   const Ranges before = x;
+  std::vector<bool> selecting;
   for (const AttentionHead& h : n.layers[index].heads) {
     const auto width = static_cast<std::size_t>(h.query.cols());
     Ranges q(width), k(width), v(static_cast<std::size_t>(h.value.cols()));
@@ -164,7 +168,8 @@ void attention(const Network& n, std::size_t index, Ranges& x, const std::vector
     affine(before, k, entries(h.key), "");
     affine(before, v, entries(h.value), "");
     const std::optional<double> gap = positional_score_gap(n, h, written);
-    if (gap && *gap >= kUnderflowGap) {  // weights exactly 1 and 0: v passes unchanged
+    selecting.push_back(gap && *gap >= kUnderflowGap);
+    if (selecting.back()) {  // weights exactly 1 and 0: v passes unchanged
       affine(v, x, entries(h.output), "");
       continue;
     }
@@ -183,6 +188,41 @@ void attention(const Network& n, std::size_t index, Ranges& x, const std::vector
       if (r.grid > kReadable && r.origin.empty()) r.origin = origin;
     affine(v, x, entries(h.output), origin);
   }
+  return selecting;
+}
+
+// A coordinate in a finite value set (gpt2_value_sets.hpp) at position 0 and at the later
+// positions takes the interval and grid of those values: they are the values it takes, computed
+// exactly.
+void refine(Ranges& x, const ValueSets& first, const ValueSets& later) {
+  Ranges r(x.size());
+  std::vector<int> known(x.size(), 0);
+  std::vector<bool> any(x.size(), false);
+  for (const ValueSets* s : {&first, &later})
+    for (std::size_t g = 0; g < s->coords.size(); ++g)
+      for (std::size_t i = 0; i < s->coords[g].size(); ++i) {
+        const auto c = static_cast<std::size_t>(s->coords[g][i]);
+        ++known[c];
+        for (const std::vector<float>& v : s->values[g]) {
+          r[c].lo = any[c] ? std::min<double>(r[c].lo, v[i]) : v[i];
+          r[c].hi = any[c] ? std::max<double>(r[c].hi, v[i]) : v[i];
+          any[c] = true;
+          join_grid(r[c], grid_of(v[i]), "the values it takes");
+        }
+      }
+  for (std::size_t c = 0; c < x.size(); ++c)
+    if (known[c] == 2) x[c] = r[c];
+}
+
+// The residual's largest sum of squares at the positions `s` describes: a group adds its
+// values' largest (a one-hot block adds 1), a coordinate in no group its interval's.
+double squares(const Ranges& x, const ValueSets& s) {
+  double sum = 1;  // the constant coordinate
+  for (std::size_t c = 0; c < x.size(); ++c)
+    if (s.group[c] < 0) sum += magnitude(x[c]) * magnitude(x[c]);
+  for (std::size_t g = 0; g < s.coords.size(); ++g)
+    if (!s.coords[g].empty()) sum += group_squares(s, static_cast<int>(g));
+  return sum;
 }
 
 // Marks the coordinates layer `index` writes (its heads' outputs and its MLP's).
@@ -226,15 +266,13 @@ std::vector<bool> reads(const std::vector<const SparseMatrix*>& ms, int d, bool 
 
 // A LayerNorm (epsilon 4^k, gamma 2^k) before `what`, which reads the coordinates `read`, over
 // n_embd coordinates (each value twice, and the constant 1): "" when it is exact there.
-std::string check_norm(const Network& n, const Ranges& x, const std::vector<bool>& read,
-                       long long n_embd, const std::string& what, int k, Gpt2Exactness& e) {
-  double squares = 1;
-  for (const Range& r : x) {
-    const double m = std::max(std::fabs(r.lo), std::fabs(r.hi));
-    e.largest = std::max(e.largest, m);
-    squares += m * m;
-  }
-  const double variance = 2 * squares / static_cast<double>(n_embd);
+// `s`: the value sets at position 0 and at the later positions.
+std::string check_norm(const Network& n, const Ranges& x, const ValueSets (&s)[2],
+                       const std::vector<bool>& read, long long n_embd, const std::string& what,
+                       int k, Gpt2Exactness& e) {
+  for (const Range& r : x) e.largest = std::max(e.largest, magnitude(r));
+  const double variance =
+      2 * std::max(squares(x, s[0]), squares(x, s[1])) / static_cast<double>(n_embd);
   const std::string at_k = std::to_string(k);
   if (variance > largest_variance(k))
     return "the residual's variance may reach " + std::to_string(variance) + " before " + what +
@@ -255,6 +293,8 @@ Gpt2Exactness prove(const Network& n, long long n_embd, int k) {
   Gpt2Exactness e;
   e.norm_exponent = k;
   Ranges x = embeddings(n);
+  ValueSets s[2] = {initial_value_sets(n, true), initial_value_sets(n, false)};
+  refine(x, s[0], s[1]);
   std::vector<bool> written(static_cast<std::size_t>(n.d_model()), false);
   std::string why;
   for (std::size_t i = 0; i < n.layers.size() && why.empty(); ++i) {
@@ -263,17 +303,21 @@ Gpt2Exactness prove(const Network& n, long long n_embd, int k) {
     for (const AttentionHead& h : layer.heads)
       for (const SparseMatrix* m : {&h.query, &h.key, &h.value}) qkv.push_back(m);
     const std::string at = "layer " + std::to_string(i);
-    why = check_norm(n, x, reads(qkv, n.d_model(), false), n_embd, at + "'s attention", k, e);
-    attention(n, i, x, written);
+    why = check_norm(n, x, s, reads(qkv, n.d_model(), false), n_embd, at + "'s attention", k, e);
+    attend_value_sets(n, i, attention(n, i, x, written), s[1], &s[0]);  // s[0] before the layer
+    attend_value_sets(n, i, std::vector<bool>(layer.heads.size(), true), s[0], nullptr);
+    refine(x, s[0], s[1]);
     mark_written(n, i, written);  // before layer i + 1's heads read
     if (!layer.mlp || !why.empty()) continue;
-    why = check_norm(n, x, reads({&layer.mlp->in_weight}, n.d_model(), true), n_embd, at + "'s MLP",
-                     k, e);
+    why = check_norm(n, x, s, reads({&layer.mlp->in_weight}, n.d_model(), true), n_embd,
+                     at + "'s MLP", k, e);
     mlp(n, i, x);
+    for (ValueSets& at : s) mlp_value_sets(n, i, at);
+    refine(x, s[0], s[1]);
   }
   if (why.empty())
-    why = check_norm(n, x, reads({&n.unembedding}, n.d_model(), false), n_embd, "the unembedding",
-                     k, e);
+    why = check_norm(n, x, s, reads({&n.unembedding}, n.d_model(), false), n_embd,
+                     "the unembedding", k, e);
   e.exact = why.empty();
   e.reason = why;
   return e;

@@ -8,7 +8,9 @@
 #include <cmath>
 #include <string>
 
+#include "krc/compile.hpp"
 #include "krc/input_error.hpp"
+#include "krc/zoo.hpp"
 
 namespace {
 
@@ -141,4 +143,79 @@ TEST_CASE("gpt2 export: a positional head that wins by 110 or more leaks exactly
   // The same gap of 128, but the key reads a coordinate an earlier layer writes: not
   // enumerated, so the spread bound (128 * 8 plus what the write adds) refuses it.
   CHECK_FALSE(krc::gpt2_exactness(latest(128, true), 512).exact);
+}
+
+namespace {
+
+// Residual: 0 a constant 1, 1 "the letter is a", 2 "the letter is b", 3 what the MLP writes. One
+// hidden unit ReLU(is a + is b + bias) writes 2^60 times itself into coordinate 3: with bias -1
+// it never fires (no letter is both), with bias 0 it fires at every letter.
+krc::Network gated(float bias) {
+  krc::Network n;
+  n.max_len = 8;
+  n.vocabulary = {"<bos>", "a", "b"};
+  n.states = {"q"};
+  n.residual_labels = {"constant", "is a", "is b", "gated"};
+  n.token_embedding = krc::RowMatrix::Zero(3, 4);
+  n.token_embedding.col(0).setOnes();
+  n.token_embedding(1, 1) = 1;
+  n.token_embedding(2, 2) = 1;
+  n.position_embedding = krc::RowMatrix::Zero(9, 4);
+  krc::Mlp m;
+  m.in_weight = SparseMatrix(1, 4);
+  m.in_weight.insert(0, 1) = 1;
+  m.in_weight.insert(0, 2) = 1;
+  m.in_weight.makeCompressed();
+  m.in_bias = Eigen::VectorXf::Constant(1, bias);
+  m.out_weight = single(4, 1, 3, 0, 0x1p60f);
+  m.out_bias = Eigen::VectorXf::Zero(4);
+  m.blocks = {{"gate", 0, 1, {}}};
+  n.layers.push_back({"gate", {}, m});
+  n.unembedding = single(4, 1, 3, 0, 1);
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("gpt2 export: value sets see a one-hot's exclusive coordinates, and what really occurs") {
+  // Intervals give the unit [0, 1] and coordinate 3 [0, 2^60]; the letters' one value each
+  // (a: 1, 0; b: 0, 1; BOS: 0, 0) give it exactly 0.
+  const krc::Gpt2Exactness never = krc::gpt2_exactness(gated(-1), 512);
+  CHECK(never.exact);
+  CHECK(never.norm_exponent == 30);
+  CHECK(never.largest == 1);  // the constant and the letters
+  // With bias 0 it fires at every letter: 2^60 occurs, a variance of 2 * 2^120 / 512 = 2^112
+  // that no epsilon up to 4^63 absorbs (2^101).
+  const krc::Gpt2Exactness always = krc::gpt2_exactness(gated(0), 512);
+  CHECK_FALSE(always.exact);
+  CHECK(always.reason.find("variance") != std::string::npos);
+  CHECK(always.largest == 0x1p60);
+  // Position 0 (BOS) is followed apart from the letters' positions: 2^60 there alone is seen.
+  krc::Network bos = gated(-1);
+  bos.token_embedding(0, 3) = 0x1p60f;
+  const krc::Gpt2Exactness first = krc::gpt2_exactness(bos, 512);
+  CHECK_FALSE(first.exact);
+  CHECK(first.reason.find("variance") != std::string::npos);
+}
+
+TEST_CASE("gpt2 export: the scan networks with --norm layernorm prove exact at max-len 1024") {
+  // Refused before the value sets for the variance bound (interval bounds past 2^50); their
+  // residuals hold one-hot or integer codes whose sums of squares are small.
+  for (const char* family : {"abab", "gridworld", "alternating", "full_transformations"}) {
+    CAPTURE(family);
+    krc::CompileOptions options;
+    options.strategy = krc::Strategy::Scan;
+    options.max_len = 1024;
+    options.norm = krc::Norm::LayerNorm;
+    const krc::Network n = krc::compile(krc::zoo_automaton(family), options).network;
+    const krc::Gpt2Exactness e = krc::gpt2_exactness(n, 512);
+    CHECK_MESSAGE(e.exact, e.reason);
+    CHECK(e.norm_exponent == 30);
+    // Without the option the fetches leak, which no value set hides.
+    options.norm = krc::Norm::None;
+    const krc::Gpt2Exactness plain =
+        krc::gpt2_exactness(krc::compile(krc::zoo_automaton(family), options).network, 512);
+    CHECK_FALSE(plain.exact);
+    CHECK(plain.reason.find("leaks") != std::string::npos);
+  }
 }
