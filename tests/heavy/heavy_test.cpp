@@ -16,10 +16,8 @@ const std::vector<test::Shard>& shards() {
   return all;
 }
 
-const int kRegistered = test::register_shards<shards>(__FILE__);
+// No other test here, so that the label "heavy" selects only these (the table's names are
+// checked in the backend's "cases:" test).
+[[maybe_unused]] const int kRegistered = test::register_shards<shards>(__FILE__);
 
 }  // namespace
-
-TEST_CASE("heavy cases: every shard of the table is a test") {
-  CHECK(kRegistered == static_cast<int>(shards().size()));
-}
