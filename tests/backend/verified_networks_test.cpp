@@ -6,11 +6,12 @@
 #include <algorithm>
 #include <random>
 
+#include "case_checks.hpp"
 #include "krc/compile.hpp"
-#include "krc/holonomy.hpp"
 #include "test_support.hpp"
 
 using namespace krc;
+using test::solvable;
 
 namespace {
 
@@ -19,12 +20,6 @@ Network build(const Automaton& a, Strategy strategy, int max_len) {
   options.strategy = strategy;
   options.max_len = max_len;
   return compile(a, options).network;
-}
-
-bool solvable(const Automaton& a) {
-  DecomposeOptions options;
-  options.build_tables = false;
-  return HolonomyDecomposition::compute(a, options).solvable();
 }
 
 const std::vector<std::string> kNonSolvable{"alternating_5", "symmetric_5",

@@ -25,13 +25,13 @@
 
 namespace krc::test {
 
-namespace {
-
 bool solvable(const Automaton& a) {
   DecomposeOptions options;
   options.build_tables = false;
   return HolonomyDecomposition::compute(a, options).solvable();
 }
+
+namespace {
 
 // The automata of a random case: its count at KRC_TEST_SCALE; a solvable-only draw goes on up
 // to the full count until one is solvable.

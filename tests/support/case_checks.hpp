@@ -11,6 +11,9 @@
 
 namespace krc::test {
 
+// Whether the holonomy decomposition of `a` is solvable (no tables built).
+bool solvable(const Automaton& a);
+
 // Compiles and checks every case of the shard (each automaton of a random draw), as its fields
 // say.
 void run_shard(const Shard& shard);
