@@ -95,7 +95,14 @@ void require_verified(const Network& net, const Automaton& a, long long words,
 
 TEST_CASE(
     "clamped walk: gridworld and its renamings are recognised, other automata only as walks") {
-  for (int n : {2, 3, 4, 9, 17, 64, 100, 4096}) {
+  // Gridworld_4096's plan builds its network for the depth: a decode MLP of 200 million
+  // weights, minutes under the sanitizers, so KRC_TEST_SCALE < 1 stops at 100 cells.
+  std::vector<int> cells{2, 3, 4, 9, 17, 64, 100, 4096};
+  if (test::test_scale() < 1.0) {
+    cells.pop_back();
+    MESSAGE("gridworld_4096 left out at KRC_TEST_SCALE " << test::test_scale());
+  }
+  for (int n : cells) {
     CAPTURE(n);
     const Automaton a = zoo_automaton("gridworld", n);
     const auto plan = plan_clamped_walk(a, 1024);
