@@ -99,7 +99,10 @@ RowMatrix float32_residual(const Network& net, const std::vector<LetterId>& word
 
 std::vector<int> float32_states(const Network& net, const std::vector<LetterId>& word,
                                 AttentionKind attention) {
-  const RowMatrix x = float32_residual(net, word, attention);
+  return float32_states(net, float32_residual(net, word, attention));
+}
+
+std::vector<int> float32_states(const Network& net, const RowMatrix& x) {
   std::vector<int> states;
   for (int t = 0; t < x.rows(); ++t) {
     const std::vector<float> logits = times(x.row(t).data(), net.unembedding);

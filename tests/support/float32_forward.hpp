@@ -17,5 +17,7 @@ RowMatrix float32_residual(const Network& net, const std::vector<LetterId>& word
 // The argmax state at every position; -1 where the maximum is not unique.
 std::vector<int> float32_states(const Network& net, const std::vector<LetterId>& word,
                                 AttentionKind attention = AttentionKind::Softmax);
+// The same from a residual stream float32_residual returned (one pass where both are needed).
+std::vector<int> float32_states(const Network& net, const RowMatrix& x);
 
 }  // namespace krc::test
