@@ -85,8 +85,8 @@ std::vector<StateId> refine(const Moore& m) {
 }  // namespace
 
 namespace {
-constexpr NameTable<OutputKind, kOutputKindCount> kOutputKindNames{
-    "output", {"state", "accepting", "mealy", "moore"}};
+constexpr NameTable<OutputKind> kOutputKindNames{"output",
+                                                 {"state", "accepting", "mealy", "moore"}};
 }  // namespace
 
 OutputKind output_kind_from_string(const std::string& s) { return kOutputKindNames.parse(s); }

@@ -11,6 +11,7 @@
 
 #include "float32_kernels.hpp"
 #include "forward_kernels.hpp"
+#include "krc/name_table.hpp"
 #include "krc/network_memory.hpp"
 #include "narrow_forward.hpp"
 #include "prepared_network.hpp"
@@ -38,7 +39,7 @@ constexpr ArithmeticName kArithmeticNames[] = {
     {Arithmetic::Float16, "fp16",
      "a model cast to float16: every tensor fp16, products summed in float32"},
 };
-static_assert(std::size(kArithmeticNames) == kArithmeticCount);
+static_assert(std::size(kArithmeticNames) == enum_count<Arithmetic>);
 }  // namespace
 
 const char* to_string(Arithmetic arithmetic) {

@@ -7,9 +7,9 @@
 namespace krc {
 
 namespace {
-constexpr NameTable<HeadKind, kHeadKindCount> kHeadKindNames{"head kind", {"select", "average"}};
-constexpr NameTable<AttentionKind, kAttentionKindCount> kAttentionKindNames{
-    "attention kind", {"softmax", "hard", "hardmax"}};
+constexpr NameTable<HeadKind> kHeadKindNames{"head kind", {"select", "average"}};
+constexpr NameTable<AttentionKind> kAttentionKindNames{"attention kind",
+                                                       {"softmax", "hard", "hardmax"}};
 }  // namespace
 
 const char* to_string(HeadKind kind) { return kHeadKindNames.name(kind); }

@@ -15,6 +15,7 @@
 #include "krc/bounded_read.hpp"
 #include "krc/input_error.hpp"
 #include "krc/json_depth.hpp"
+#include "krc/name_table.hpp"
 
 namespace krc {
 
@@ -38,7 +39,7 @@ constexpr DTypeInfo kDTypes[] = {
     {DType::I32, "I32", 4},         {DType::U32, "U32", 4},         {DType::F32, "F32", 4},
     {DType::F64, "F64", 8},         {DType::I64, "I64", 8},         {DType::U64, "U64", 8},
 };
-static_assert(std::size(kDTypes) == kDTypeCount);
+static_assert(std::size(kDTypes) == enum_count<DType>);
 
 const DTypeInfo& info(DType dtype) {
   for (const auto& i : kDTypes)

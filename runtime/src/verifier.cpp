@@ -12,8 +12,7 @@
 namespace krc {
 
 namespace {
-constexpr NameTable<VerifyPart, kVerifyPartCount> kVerifyPartNames{"verify part",
-                                                                   {"exhaustive", "random"}};
+constexpr NameTable<VerifyPart> kVerifyPartNames{"verify part", {"exhaustive", "random"}};
 }  // namespace
 
 const char* to_string(VerifyPart part) { return kVerifyPartNames.name(part); }

@@ -12,8 +12,28 @@
 
 namespace {
 enum class Colour { Red, Green, Blue };
-constexpr krc::NameTable<Colour, 3> kColours{"colour", {"red", "green", "blue"}};
+constexpr krc::NameTable<Colour> kColours{"colour", {"red", "green", "blue"}};
+// Names ending in digits, as Arithmetic's Float16 does: the count must not take them for the
+// compiler's spelling of an unnamed value, "(Width)2".
+enum class Width { Bits8, Bits16, Bits32, Bits64, Bits128 };
+// An enum whose numbering has a gap: the count ends at the first unnamed value.
+enum class Gapped { Zero, One, Three = 3 };
+enum class Single { Only };
 }  // namespace
+
+// The name tables' length checks compare against these counts (a table shorter than its enum
+// does not compile, which a test cannot show; these show the count it is compared with).
+static_assert(krc::enum_count<Colour> == 3);
+static_assert(krc::enum_count<Width> == 5);
+static_assert(krc::enum_count<Gapped> == 2);
+static_assert(krc::enum_count<Single> == 1);
+
+TEST_CASE("enum_count reads an enum's length from the enum itself") {
+  CHECK(krc::enum_count<Colour> == 3);
+  CHECK(krc::enum_count<Width> == 5);
+  CHECK(krc::enum_count<Gapped> == 2);
+  CHECK(krc::enum_count<Single> == 1);
+}
 
 TEST_CASE("a name table prints, parses and lists its names in enum order") {
   CHECK(std::string(kColours.name(Colour::Green)) == "green");

@@ -212,3 +212,61 @@ TEST_CASE("kr plan: modes follow the holonomy groups") {
     CHECK(std::count(text.begin(), text.end(), '\n') == dec.level_count());
   }
 }
+
+namespace {
+// The width of the prefix element a program's level `level` scan holds (-1: none).
+int scan_prefix_width(const Program& program, int level) {
+  for (const auto& s : program.layout().subspaces())
+    if (s.role.kind == RoleKind::ScanPrefix && s.role.level == level) return s.width;
+  return -1;
+}
+}  // namespace
+
+TEST_CASE("kr plan: a scan level is built from the prefix scan the plan chose") {
+  // The builder takes the form (and the element form's monoid) from the cascade rather than
+  // choosing again: a planned choice changed before building is the one the network holds.
+  int levels = 0, changed = 0;
+  for (const auto& name : test::reference_automaton_names()) {
+    const HolonomyDecomposition dec =
+        HolonomyDecomposition::compute(test::reference_automaton(name));
+    KrCascade cascade = decide_cascade(dec, 64, KrOptions{});
+    bool any = false;
+    for (int d = 0; d < dec.level_count(); ++d) {
+      CAPTURE(name);
+      const bool scan = cascade.plan.levels[d].mode == LevelMode::Scan;
+      REQUIRE(cascade.scans[d].has_value() == scan);
+      any = any || scan;
+    }
+    if (!any) continue;
+    const Program original = build_kr(cascade);
+    for (int d = 0; d < dec.level_count(); ++d) {
+      CAPTURE(name);
+      CAPTURE(d);
+      if (!cascade.scans[d]) continue;
+      ++levels;
+      const ScanPlan& plan = cascade.plan.levels[d].scan;
+      CHECK(cascade.scans[d]->choice.plan.form == plan.form);
+      const int n = plan.set_size;
+      CHECK(n == dec.level(d).width);
+      const int width = plan.form == ScanForm::ElementOneHot    ? static_cast<int>(plan.monoid_size)
+                        : plan.form == ScanForm::StateMapOneHot ? n * n
+                                                                : n;
+      CHECK(scan_prefix_width(original, d + 1) == width);
+    }
+    // Every scan level planned in another form is switched to state maps: n blocks of n.
+    for (int d = 0; d < dec.level_count(); ++d) {
+      if (!cascade.scans[d] || cascade.scans[d]->choice.plan.form == ScanForm::StateMapOneHot)
+        continue;
+      cascade.scans[d]->choice.plan.form = ScanForm::StateMapOneHot;
+      cascade.scans[d]->choice.monoid.reset();
+      ++changed;
+    }
+    const Program program = build_kr(cascade);
+    for (int d = 0; d < dec.level_count(); ++d)
+      if (cascade.scans[d])
+        CHECK(scan_prefix_width(program, d + 1) ==
+              cascade.plan.levels[d].scan.set_size * cascade.plan.levels[d].scan.set_size);
+  }
+  CHECK(levels > 0);
+  CHECK(changed > 0);
+}

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "f32_kernel_run.hpp"
 #include "float32_kernels.hpp"
 #include "identical_sum.hpp"
 #include "krc/compile.hpp"
@@ -53,24 +54,7 @@ ForwardPass float32_pass(const Network& n, AttentionKind attention, int tree_fro
 
 // Query rows by path, running the Float32 kernels as ForwardPass does.
 kernels::f32::Scratch count_paths(const Network& net, const std::vector<LetterId>& word) {
-  const PreparedNetwork prepared(net);
-  const int n = static_cast<int>(word.size()) + 1;
-  kernels::Activations<float> x(n, net.d_model());
-  for (int t = 0; t < n; ++t) {
-    const int token = t == 0 ? 0 : static_cast<int>(word[t - 1]) + 1;
-    x.row(t) = net.token_embedding.row(token) + net.position_embedding.row(t);
-  }
-  std::vector<kernels::f32::LayerState> states(prepared.layers.size());
-  kernels::f32::Scratch attention;
-  kernels::f32::MlpScratch mlp;
-  const ForwardOptions options{AttentionKind::Softmax, Arithmetic::Float32, 1};
-  for (std::size_t l = 0; l < prepared.layers.size(); ++l) {
-    if (!prepared.layers[l].heads.empty())
-      kernels::f32::apply_attention(prepared.layers[l], net.attention_scale, options, x, 0, n,
-                                    states[l], attention);
-    if (prepared.layers[l].mlp) kernels::f32::apply_mlp(*prepared.layers[l].mlp, x, 0, n, mlp);
-  }
-  return attention;
+  return test::run_f32_kernels(net, PreparedNetwork(net), word).attention;
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <random>
 
+#include "f32_kernel_run.hpp"
 #include "float32_forward.hpp"
 #include "float32_kernels.hpp"
 #include "krc/compile.hpp"
@@ -158,28 +159,13 @@ TEST_CASE("integer clamp pairs: integer-scan networks equal the dense float32 pa
     for (const auto& word :
          {test::random_word(rng, letters, 80), test::random_word(rng, letters, 37)}) {
       const int n = static_cast<int>(word.size()) + 1;
-      kernels::Activations<float> x(n, net.d_model());
-      for (int t = 0; t < n; ++t) {
-        const int token = t == 0 ? 0 : static_cast<int>(word[t - 1]) + 1;
-        x.row(t) = net.token_embedding.row(token) + net.position_embedding.row(t);
-      }
-      std::vector<kernels::f32::LayerState> states(prepared.layers.size());
-      kernels::f32::Scratch attention;
-      kernels::f32::MlpScratch mlp;
-      const ForwardOptions forward{AttentionKind::Softmax, Arithmetic::Float32, 1};
-      for (std::size_t l = 0; l < prepared.layers.size(); ++l) {
-        const PreparedLayer& layer = prepared.layers[l];
-        if (!layer.heads.empty())
-          kernels::f32::apply_attention(layer, net.attention_scale, forward, x, 0, n, states[l],
-                                        attention);
-        if (layer.mlp) kernels::f32::apply_mlp(*layer.mlp, x, 0, n, mlp);
-      }
-      CHECK(mlp.clamp_rows >= static_cast<long long>(n) * 5);
+      const test::F32KernelRun run = test::run_f32_kernels(net, prepared, word);
+      CHECK(run.mlp.clamp_rows >= static_cast<long long>(n) * 5);
       const RowMatrix dense = test::float32_residual(net, word);
       long long differing = 0;
       for (int t = 0; t < n; ++t)
         for (int c = 0; c < net.d_model(); ++c) {
-          const float fast = x(t, c), oracle = dense(t, c);
+          const float fast = run.x(t, c), oracle = dense(t, c);
           differing += std::memcmp(&fast, &oracle, sizeof fast) != 0;
         }
       CHECK(differing == 0);

@@ -17,6 +17,11 @@ namespace krc::test {
 namespace fs = std::filesystem;
 
 fs::path source_dir() { return fs::path(KRC_SOURCE_DIR); }
+
+std::string krc_binary() {
+  const char* env = std::getenv("KRC_BINARY");
+  return env ? env : (fs::path(KRC_BINARY_DIR) / "krc").string();
+}
 fs::path reference_dir() { return source_dir() / "tests" / "reference"; }
 
 std::vector<std::string> reference_automaton_names() {
@@ -111,10 +116,8 @@ std::vector<std::string> word_lines(const std::vector<std::string>& vocabulary,
 }
 
 CommandResult run_krc(const std::vector<std::string>& args) {
-  const char* env = std::getenv("KRC_BINARY");
-  std::string binary = env ? env : (fs::path(KRC_BINARY_DIR) / "krc").string();
   TempDir dir;
-  std::string command = shell_quote(binary);
+  std::string command = shell_quote(krc_binary());
   for (const auto& a : args) command += " " + shell_quote(a);
   command +=
       " >" + shell_quote((dir / "out").string()) + " 2>" + shell_quote((dir / "err").string());

@@ -12,7 +12,11 @@
 
 namespace krc::test {
 
+// The source tree and the krc binary the tests run ($KRC_BINARY, else the build tree's krc).
+// The build tree's paths are compiled into test_support.cpp alone, so the other test sources
+// are the same in every clone and ccache shares them.
 std::filesystem::path source_dir();
+std::string krc_binary();
 // The shared reference automata and SgpDec's results for them (copied into the repository
 // from ../shared/reference so that a fresh clone can run every test).
 std::filesystem::path reference_dir();

@@ -17,11 +17,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string krc_binary() {
-  const char* env = std::getenv("KRC_BINARY");
-  return env ? env : (fs::path(KRC_BINARY_DIR) / "krc").string();
-}
-
 void redirect(const std::string& path, int fd, int flags) {
   const int opened = open(path.c_str(), flags, 0644);
   if (opened < 0) _exit(127);

@@ -34,7 +34,7 @@ int list_suites() {
   return 0;
 }
 
-const RegisterCommand bench_command{
+const RegisterCommand bench_registration{
     Command{"bench", "Run a benchmark suite (krc bench alone lists them)", 90,
             [](CLI::App& sub) -> std::function<int()> {
               sub.require_subcommand(0, 1);

@@ -148,7 +148,7 @@ int run_compile(const CompileArguments& a) {
   return 0;
 }
 
-const RegisterCommand registration{{
+const RegisterCommand compile_registration{{
     "compile",
     "Compile an automaton (.json, .dot, .jff) into transformer weights (.safetensors)",
     10,

@@ -77,7 +77,7 @@ int run_decompose(const DecomposeArguments& a) {
   return 0;
 }
 
-const RegisterCommand registration{
+const RegisterCommand decompose_registration{
     {"decompose", "Krohn-Rhodes (holonomy) decomposition: levels, holonomy groups, skeleton", 40,
      [](CLI::App& sub) -> std::function<int()> {
        auto a = std::make_shared<DecomposeArguments>();

@@ -220,7 +220,7 @@ int run_export(const ExportArguments& a) {
   return 0;
 }
 
-const RegisterCommand registration{{
+const RegisterCommand export_registration{{
     "export",
     "Write a weights file as dense safetensors in TransformerLens's layout, or as a GPT-2 "
     "checkpoint",

@@ -229,7 +229,7 @@ int automaton_info(const InfoArguments& a) {
   return 0;
 }
 
-const RegisterCommand registration{{
+const RegisterCommand info_registration{{
     "info",
     "Describe an automaton (semigroup, decomposition) or a compiled network (layers, residual "
     "stream)",

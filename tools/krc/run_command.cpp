@@ -77,7 +77,7 @@ int run_file(const RunArguments& a) {
   return 0;
 }
 
-const RegisterCommand run_command{Command{
+const RegisterCommand run_registration{Command{
     "run", "Run the network in a weights file on one word; print its state after every prefix", 40,
     [](CLI::App& sub) -> std::function<int()> {
       auto a = std::make_shared<RunArguments>();

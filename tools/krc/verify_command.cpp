@@ -100,7 +100,7 @@ int run_verify(const VerifyArguments& a) {
   return report.ok() ? 0 : 1;
 }
 
-const RegisterCommand verify_command{Command{
+const RegisterCommand verify_registration{Command{
     "verify",
     "Check a weights file against its automaton on every word up to a length and on random words",
     30, [](CLI::App& sub) -> std::function<int()> {

@@ -101,7 +101,7 @@ int run_zoo(const ZooOptions& o) {
   return 0;
 }
 
-const RegisterCommand zoo_command{Command{
+const RegisterCommand zoo_registration{Command{
     "zoo", "List the built-in automata, or print one as native JSON", 60,
     [](CLI::App& sub) -> std::function<int()> {
       auto o = std::make_shared<ZooOptions>();

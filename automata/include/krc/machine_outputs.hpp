@@ -11,7 +11,6 @@
 namespace krc {
 
 enum class OutputKind { State, Accepting, Mealy, Moore };
-inline constexpr int kOutputKindCount = 4;
 OutputKind output_kind_from_string(const std::string& s);  // throws std::invalid_argument
 const char* to_string(OutputKind kind);
 std::vector<std::string> output_kind_names();  // in enum order (the CLI's choices)

@@ -7,19 +7,17 @@
 namespace krc {
 
 namespace {
-constexpr NameTable<Strategy, kStrategyCount> kStrategyNames{"strategy",
-                                                             {"auto", "scan", "kr", "onelayer"}};
-constexpr NameTable<Norm, kNormCount> kNormNames{"norm", {"none", "layernorm"}};
-constexpr NameTable<ScanForm, kScanFormCount> kScanFormNames{
+constexpr NameTable<Strategy> kStrategyNames{"strategy", {"auto", "scan", "kr", "onelayer"}};
+constexpr NameTable<Norm> kNormNames{"norm", {"none", "layernorm"}};
+constexpr NameTable<ScanForm> kScanFormNames{
     "scan form", {"element one-hot", "state-map one-hot", "integer coordinates"}};
-constexpr NameTable<LevelMode, kLevelModeCount> kLevelModeNames{
-    "level mode", {"constant", "memory", "counters", "scan"}};
-constexpr NameTable<CascadeForm, kCascadeFormCount> kCascadeFormNames{
-    "cascade form", {"per level", "time-shifted memory"}};
-constexpr NameTable<WalkForm, kWalkFormCount> kWalkFormNames{"walk form",
-                                                             {"unit steps", "departures"}};
-constexpr NameTable<ContextCode, kContextCodeCount> kContextCodeNames{
-    "context code", {"counts", "latest first", "earliest first"}};
+constexpr NameTable<LevelMode> kLevelModeNames{"level mode",
+                                               {"constant", "memory", "counters", "scan"}};
+constexpr NameTable<CascadeForm> kCascadeFormNames{"cascade form",
+                                                   {"per level", "time-shifted memory"}};
+constexpr NameTable<WalkForm> kWalkFormNames{"walk form", {"unit steps", "departures"}};
+constexpr NameTable<ContextCode> kContextCodeNames{"context code",
+                                                   {"counts", "latest first", "earliest first"}};
 }  // namespace
 
 const char* to_string(Strategy s) { return kStrategyNames.name(s); }

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "krc/input_error.hpp"
+#include "krc/name_table.hpp"
 #include "precision_plan.hpp"
 
 namespace krc {
@@ -21,7 +22,7 @@ constexpr PrecisionName kPrecisionNames[] = {
     {Precision::BFloat16, "bf16", Arithmetic::BFloat16},
     {Precision::Float16, "fp16", Arithmetic::Float16},
 };
-static_assert(std::size(kPrecisionNames) == kPrecisionCount);
+static_assert(std::size(kPrecisionNames) == enum_count<Precision>);
 
 // The largest max-len the float32 constructions are built and checked for (runtime/README.md
 // "In a plain float32 framework").

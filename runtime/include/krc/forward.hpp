@@ -52,7 +52,6 @@ enum class Arithmetic {
   BFloat16,           // a model cast to bfloat16 on a GPU framework (narrow_forward.hpp)
   Float16,            // a model cast to float16 (IEEE binary16) on a GPU framework
 };
-inline constexpr int kArithmeticCount = 5;
 // The arithmetic of ForwardOptions, `krc verify` and `krc run` unless told otherwise: what a
 // plain float32 framework computes, because that is where users run the weights. Every
 // construction is exact in it up to max-len 65536 (README "In a plain float32 framework").

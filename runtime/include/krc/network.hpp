@@ -35,9 +35,6 @@ enum class HeadKind { Select, Average };
 // positions M where the score is maximal, 0 elsewhere (ties share the weight uniformly).
 enum class AttentionKind { Softmax, Hard, Hardmax };
 
-inline constexpr int kHeadKindCount = 2;
-inline constexpr int kAttentionKindCount = 3;
-
 const char* to_string(HeadKind kind);
 const char* to_string(AttentionKind kind);
 HeadKind head_kind_from_string(const std::string& s);            // throws std::invalid_argument

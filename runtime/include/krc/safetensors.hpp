@@ -31,7 +31,6 @@ enum class DType {
   I64,
   U64
 };
-inline constexpr int kDTypeCount = 15;
 
 const char* to_string(DType dtype);
 std::optional<DType> dtype_from_string(std::string_view name);

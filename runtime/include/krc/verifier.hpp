@@ -45,7 +45,6 @@ struct VerifyOptions {
 };
 
 enum class VerifyPart { Exhaustive, Random };
-inline constexpr int kVerifyPartCount = 2;
 const char* to_string(VerifyPart part);
 
 // Where in the tested words: part, index of the word in that part, position (0 = BOS).

@@ -23,7 +23,6 @@
 namespace krc {
 
 enum class Strategy { Auto, Scan, Kr, OneLayer };
-inline constexpr int kStrategyCount = 4;
 Strategy strategy_from_string(const std::string& s);  // throws std::invalid_argument
 const char* to_string(Strategy s);
 std::vector<std::string> strategy_names();  // in enum order (the CLI's choices)
@@ -33,7 +32,6 @@ std::vector<std::string> strategy_names();  // in enum order (the CLI's choices)
 // float32's softmax gives it weight exactly 0: no leak reaches the residual, and the GPT-2
 // export can prove its LayerNorms the identity (compiler/README.md §7). None: today's networks.
 enum class Norm { None, LayerNorm };
-inline constexpr int kNormCount = 2;
 Norm norm_from_string(const std::string& s);  // "none", "layernorm"; throws std::invalid_argument
 const char* to_string(Norm n);
 std::vector<std::string> norm_names();  // in enum order (the CLI's choices)

@@ -24,7 +24,6 @@ enum class ScanForm {
   StateMapOneHot,      // n one-hot blocks of width n (block q: the image of q); n^3 units a step
   IntegerCoordinates,  // n integers f(q) (Liu et al.'s Theorem 1 size); 2n^2 + 2n units a step
 };
-inline constexpr int kScanFormCount = 3;
 const char* to_string(ScanForm form);
 
 // A parallel prefix over a set of transformations (the whole automaton for `scan`, a
@@ -44,7 +43,6 @@ enum class LevelMode {
   Counters,  // Z_p counters for the group part, plus a memory unit when the level resets
   Scan,      // a parallel prefix over the level's transformations (non-solvable or too large)
 };
-inline constexpr int kLevelModeCount = 4;
 const char* to_string(LevelMode mode);
 
 // How the levels are wired together.
@@ -52,7 +50,6 @@ enum class CascadeForm {
   PerLevel,           // each level reads the levels above at t-1 through a fetch head
   TimeShiftedMemory,  // memory units only: each level also computed at earlier times
 };
-inline constexpr int kCascadeFormCount = 2;
 const char* to_string(CascadeForm form);
 
 // One component (slot) of a level: a permutation-reset automaton on its tiles.
@@ -92,7 +89,6 @@ enum class WalkForm {
   UnitSteps,   // every shift in {-1, 0, +1}, walls at the ends: latest visit of each class mod n
   Departures,  // any clamp maps: latest departure from each class mod n, per-letter combs
 };
-inline constexpr int kWalkFormCount = 2;
 const char* to_string(WalkForm form);
 
 struct WalkLetter {
@@ -181,7 +177,6 @@ enum class ContextCode {
                   // fraction in base e^lambda > D + 1, the latest letter its leading digit
   EarliestFirst,  // weights e^(-lambda j): the first letter is the leading digit
 };
-inline constexpr int kContextCodeCount = 3;
 const char* to_string(ContextCode code);
 
 struct OneLayerOptions {

@@ -14,7 +14,6 @@ enum class Precision {
   BFloat16,  // exact when the model is cast to bfloat16 (Arithmetic::BFloat16)
   Float16,   // exact when the model is cast to IEEE float16 (Arithmetic::Float16)
 };
-inline constexpr int kPrecisionCount = 3;
 
 const char* to_string(Precision p);                     // "fp32", "bf16", "fp16"
 Precision precision_from_string(const std::string& s);  // throws std::invalid_argument

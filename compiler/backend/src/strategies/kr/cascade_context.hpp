@@ -66,10 +66,16 @@ struct CascadeContext {
 // The level builders (one file each). Each appends level d's operations to the program and
 // its coordinate to ctx.coordinate.
 void build_counter_level(CascadeContext& ctx, int d, const KrPlan& plan, LevelAnalysis analysis);
-void build_scan_level(CascadeContext& ctx, int d);
-// The parallel prefix a scan level runs (symbol_of: each transformation's symbol index).
-PrefixScanSpec level_scan_spec(const HolonomyDecomposition& dec, int d,
-                               std::map<Transformation, int>* symbol_of = nullptr);
+// A scan level's parallel prefix as the plan chose it (kr_plan.cpp): the builder builds from
+// this one, so the spec is read from the action table and the form chosen (the element form's
+// monoid enumerated) once.
+struct ScanLevel {
+  PrefixScanSpec spec;
+  std::map<Transformation, int> symbol_of;  // each transformation's symbol index in spec
+  ScanChoice choice;
+};
+ScanLevel plan_scan_level(const HolonomyDecomposition& dec, int d, int max_len);
+void build_scan_level(CascadeContext& ctx, int d, const ScanLevel& scan);
 
 // The whole cascade when it is made of memory units only (CascadeForm::TimeShiftedMemory).
 void build_memory_cascade(CascadeContext& ctx, const KrPlan& plan);

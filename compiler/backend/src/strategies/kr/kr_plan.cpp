@@ -3,6 +3,7 @@
 // operations land is the scheduler's placement of the operations built from these decisions
 // (build_and_place), not a prediction made here.
 #include <algorithm>
+#include <optional>
 
 #include "strategies/kr/cascade_context.hpp"
 #include "strategies/kr/kr_strategy.hpp"
@@ -56,8 +57,9 @@ int counter_block(const KrPlan& plan, int max_len) {
   return block;
 }
 
+// A scan level's parallel prefix goes to `scan`, which the builder builds from.
 KrLevelPlan plan_level(const HolonomyDecomposition& dec, int d, int max_len,
-                       const LevelAnalysis& analysis) {
+                       const LevelAnalysis& analysis, std::optional<ScanLevel>& scan) {
   const Level& level = dec.level(d);
   KrLevelPlan plan;
   plan.level = d + 1;
@@ -72,8 +74,10 @@ KrLevelPlan plan_level(const HolonomyDecomposition& dec, int d, int max_len,
       component.counters = analysis.groups[s]->primes();
     plan.components.push_back(std::move(component));
   }
-  if (plan.mode == LevelMode::Scan)
-    plan.scan = plan_prefix_scan(level_scan_spec(dec, d), max_len).plan;
+  if (plan.mode == LevelMode::Scan) {
+    scan = plan_scan_level(dec, d, max_len);
+    plan.scan = scan->choice.plan;
+  }
   return plan;
 }
 
@@ -89,7 +93,9 @@ KrCascade decide_cascade(const HolonomyDecomposition& decomposition, int max_len
   bool memory_only = true;
   for (int d = 0; d < decomposition.level_count(); ++d) {
     cascade.analyses.push_back(analyze_level(decomposition, d, options));
-    plan.levels.push_back(plan_level(decomposition, d, max_len, cascade.analyses.back()));
+    cascade.scans.emplace_back();
+    plan.levels.push_back(
+        plan_level(decomposition, d, max_len, cascade.analyses.back(), cascade.scans.back()));
     const LevelMode mode = plan.levels.back().mode;
     memory_only = memory_only && (mode == LevelMode::Memory || mode == LevelMode::Constant);
   }

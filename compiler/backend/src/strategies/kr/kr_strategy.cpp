@@ -66,7 +66,7 @@ void build_level(CascadeContext& ctx, int d, const KrCascade& cascade) {
   const KrLevelPlan& plan = cascade.plan.levels[d];
   switch (plan.mode) {
     case LevelMode::Scan:
-      build_scan_level(ctx, d);
+      build_scan_level(ctx, d, *cascade.scans[d]);
       return;
     case LevelMode::Constant:
       ctx.coordinate[d] = ctx.constant_coordinate(d);

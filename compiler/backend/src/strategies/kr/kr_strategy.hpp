@@ -10,6 +10,7 @@
 // operations and takes each level's sublayers and the depth from the scheduler's placement of
 // them (ir/schedule.hpp), so that a builder's new operation moves the plan with it.
 #include <functional>
+#include <optional>
 #include <vector>
 
 #include "ir/program.hpp"
@@ -25,6 +26,8 @@ struct KrCascade {
   const HolonomyDecomposition* decomposition = nullptr;
   std::vector<LevelAnalysis> analyses;  // per level, read once from the action tables
   KrPlan plan;
+  // Per level: the parallel prefix a scan level runs, as planned (empty for the other modes).
+  std::vector<std::optional<ScanLevel>> scans;
   float select_sharpness = 20.0f;  // lambda of the fetches from t - k (options.select_sharpness)
   // Called after level d's operations are added (before the fetch of its coordinate at t-1):
   // the builders' extension point, through which tests add operations of their own.

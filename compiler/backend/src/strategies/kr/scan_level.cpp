@@ -28,38 +28,34 @@ Transformation transformation_of(const Level& level, const LevelAction& act) {
 
 }  // namespace
 
-PrefixScanSpec level_scan_spec(const HolonomyDecomposition& dec, int d,
-                               std::map<Transformation, int>* symbol_of) {
+ScanLevel plan_scan_level(const HolonomyDecomposition& dec, int d, int max_len) {
   const Level& level = dec.level(d);
-  PrefixScanSpec spec;
+  ScanLevel scan;
+  PrefixScanSpec& spec = scan.spec;
   spec.name = "level " + std::to_string(d + 1) + " scan";
   spec.set_labels = level_value_labels(dec, d);
   spec.initial = static_cast<StateId>(dec.encode(dec.automaton().initial())[d]);
   spec.level = d + 1;
   spec.one_hot_result = true;  // the lookups of the levels below and the decoding read it
-  std::map<Transformation, int> symbols;
   for (const auto& row : dec.table(d).action)
     for (const auto& act : row) {
       auto f = transformation_of(level, act);
-      if (symbols.emplace(f, static_cast<int>(spec.symbols.size())).second) {
+      if (scan.symbol_of.emplace(f, static_cast<int>(spec.symbols.size())).second) {
         spec.symbols.push_back(f);
         spec.symbol_labels.push_back("f" + std::to_string(spec.symbols.size()));
       }
     }
-  if (symbol_of) *symbol_of = std::move(symbols);
-  return spec;
+  scan.choice = plan_prefix_scan(spec, max_len);
+  return scan;
 }
 
-void build_scan_level(CascadeContext& ctx, int d) {
+void build_scan_level(CascadeContext& ctx, int d, const ScanLevel& planned) {
   const Level& level = ctx.dec.level(d);
-  std::map<Transformation, int> symbol_of;
-  PrefixScanSpec spec = level_scan_spec(ctx.dec, d, &symbol_of);
-  const ScanChoice choice = plan_prefix_scan(spec, ctx.program.max_len());
-  PrefixScan scan(ctx.features, std::move(spec), choice);
+  PrefixScan scan(ctx.features, planned.spec, planned.choice);
   ctx.add_transitions(
       d,
       [&](const LevelAction& act) {
-        return scan.symbol_terms(symbol_of.at(transformation_of(level, act)));
+        return scan.symbol_terms(planned.symbol_of.at(transformation_of(level, act)));
       },
       scan.identity_terms());
   scan.build(ctx.tag(d) + " scan step");
