@@ -146,8 +146,8 @@ TEST_CASE(
     check_plan_describes(a, *plan);
   }
   MESSAGE(random_walks << " random walks recognised, " << names.size()
-                      << " reference automata checked, " << walks << " of " << random_automata
-                      << " random automata are clamped walks");
+                       << " reference automata checked, " << walks << " of " << random_automata
+                       << " random automata are clamped walks");
 }
 
 // Every n from 2 to 64 is compiled at max-len 64 and a spread of them at 1024 and 8192; a

@@ -224,6 +224,41 @@ def test_full_table_max_len_1024(tmp_path, name, strategy):
     assert check_words(load(out), automaton, weights, out, words) == 20 * 1025
 
 
+# What `--norm layernorm` makes exact at max-len 1024 (compiler/README.md §7, measured
+# 2026-11-26): every zoo scan network, and these kr networks; the other kr networks are refused
+# by the proof (abab, flipflop and gridworld kr: their latest-flagged memory heads leak;
+# quaternion, dihedral and full_transformations kr: the variance bound) and are in the table above.
+LAYERNORM_KR = ["parity", "cyclic", "alternating", "symmetric"]
+
+
+@pytest.mark.skipif(not FULL, reason="the full table: KRC_GPT2_FULL=1")
+@pytest.mark.parametrize("name, strategy", [(n, "scan") for n in ZOO]
+                         + [(n, "kr") for n in LAYERNORM_KR])
+def test_full_table_layernorm_transformers_and_transformer_lens(tmp_path, name, strategy):
+    """Issue 22's table: compiled with --norm layernorm and exported without --allow-inexact
+    (the proof holds), 20 random words of 1,024 letters; in transformers every position is the
+    automaton's state and the state logits equal krc's float32 pass bit for bit; TransformerLens
+    4's bridge booted from the same checkpoint, with transformers' LayerNorm inside it, gives
+    transformers' logits bit for bit on the same words."""
+    bridge_module = pytest.importorskip("transformer_lens.model_bridge")
+    automaton, weights, out = compile_and_export(tmp_path, name, strategy, 1024,
+                                                 norm="layernorm")
+    assert json.loads((out / "krc_gpt2.json").read_text())["exactness"]["exact"] is True
+    rng = random.Random(17)
+    words = [[rng.choice(automaton["alphabet"]) for _ in range(1024)] for _ in range(20)]
+    model = load(out)
+    assert check_words(model, automaton, weights, out, words) == 20 * 1025
+    vocab = json.loads((out / "krc_vocab.json").read_text())
+    ids = torch.tensor([[vocab["bos"]] + [vocab["letters"][a] for a in w] for w in words])
+    bridge = bridge_module.TransformerBridge.boot_transformers(str(out), device="cpu")
+    for module in bridge.modules():
+        if type(module).__name__ == "NormalizationBridge":
+            module.use_native_layernorm_autograd = True
+    with torch.no_grad():
+        for batch in ids.split(4):
+            assert torch.equal(bridge(batch), model(batch).logits)
+
+
 def test_network_to_hf_loads_in_transformers(tmp_path):
     """krc.Network.to_hf writes the checkpoint `krc export --format gpt2` writes (one export in
     the library) and returns its path; transformers loads it as it is, and every position of
