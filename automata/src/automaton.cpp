@@ -1,4 +1,4 @@
-#include "krc/automaton.hpp"
+#include "krc/automata/automaton.hpp"
 
 #include <algorithm>
 #include <stdexcept>

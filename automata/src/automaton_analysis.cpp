@@ -1,7 +1,7 @@
-#include "krc/automaton_analysis.hpp"
+#include "krc/automata/automaton_analysis.hpp"
 
-#include "krc/input_error.hpp"
-#include "krc/state_graph.hpp"
+#include "krc/automata/input_error.hpp"
+#include "krc/automata/state_graph.hpp"
 
 namespace krc {
 

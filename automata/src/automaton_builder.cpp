@@ -1,8 +1,8 @@
-#include "krc/automaton_builder.hpp"
+#include "krc/automata/automaton_builder.hpp"
 
 #include <algorithm>
 
-#include "krc/subset_construction.hpp"
+#include "krc/automata/subset_construction.hpp"
 
 namespace krc {
 

@@ -1,4 +1,4 @@
-#include "krc/automaton_json.hpp"
+#include "krc/automata/automaton_json.hpp"
 
 namespace krc {
 

@@ -1,4 +1,4 @@
-#include "krc/bounded_read.hpp"
+#include "krc/automata/bounded_read.hpp"
 
 #include <sys/stat.h>
 
@@ -8,8 +8,8 @@
 #include <fstream>
 #include <iostream>
 
-#include "krc/input_error.hpp"
-#include "krc/memory_budget.hpp"
+#include "krc/automata/input_error.hpp"
+#include "krc/automata/memory_budget.hpp"
 
 namespace krc {
 

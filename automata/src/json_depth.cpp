@@ -1,4 +1,4 @@
-#include "krc/json_depth.hpp"
+#include "krc/automata/json_depth.hpp"
 
 namespace krc {
 

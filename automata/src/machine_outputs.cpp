@@ -1,11 +1,11 @@
-#include "krc/machine_outputs.hpp"
+#include "krc/automata/machine_outputs.hpp"
 
 #include <algorithm>
 #include <map>
 #include <set>
 #include <stdexcept>
 
-#include "krc/name_table.hpp"
+#include "krc/automata/name_table.hpp"
 
 namespace krc {
 

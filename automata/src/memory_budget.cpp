@@ -1,4 +1,4 @@
-#include "krc/memory_budget.hpp"
+#include "krc/automata/memory_budget.hpp"
 
 #include <sys/resource.h>
 #if defined(__GLIBC__)
@@ -11,7 +11,7 @@
 #include <cstdio>
 #include <fstream>
 
-#include "krc/input_error.hpp"
+#include "krc/automata/input_error.hpp"
 
 namespace krc {
 

@@ -1,4 +1,4 @@
-#include "krc/state_graph.hpp"
+#include "krc/automata/state_graph.hpp"
 
 #include <algorithm>
 #include <boost/graph/adjacency_list.hpp>

@@ -1,11 +1,11 @@
-#include "krc/subset_construction.hpp"
+#include "krc/automata/subset_construction.hpp"
 
 #include <algorithm>
 #include <map>
 #include <set>
 
-#include "krc/input_error.hpp"
-#include "krc/memory_budget.hpp"
+#include "krc/automata/input_error.hpp"
+#include "krc/automata/memory_budget.hpp"
 
 namespace krc {
 

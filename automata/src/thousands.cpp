@@ -1,4 +1,4 @@
-#include "krc/thousands.hpp"
+#include "krc/automata/thousands.hpp"
 
 namespace krc {
 

@@ -1,12 +1,12 @@
-#include "krc/transformation_semigroup.hpp"
+#include "krc/automata/transformation_semigroup.hpp"
 
 #include <algorithm>
 #include <limits>
 #include <stdexcept>
 
-#include "krc/input_error.hpp"
-#include "krc/memory_budget.hpp"
-#include "krc/thousands.hpp"
+#include "krc/automata/input_error.hpp"
+#include "krc/automata/memory_budget.hpp"
+#include "krc/automata/thousands.hpp"
 
 namespace krc {
 

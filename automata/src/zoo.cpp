@@ -1,11 +1,11 @@
-#include "krc/zoo.hpp"
+#include "krc/automata/zoo.hpp"
 
 #include <algorithm>
 #include <array>
 #include <numeric>
 #include <unordered_map>
 
-#include "krc/input_error.hpp"
+#include "krc/automata/input_error.hpp"
 
 namespace krc {
 

@@ -10,7 +10,7 @@
 
 #include "forward_kernels.hpp"
 #include "key_tree.hpp"
-#include "krc/forward.hpp"
+#include "krc/runtime/forward.hpp"
 #include "prepared_network.hpp"
 
 namespace krc::kernels::f32 {

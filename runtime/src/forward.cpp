@@ -1,4 +1,4 @@
-#include "krc/forward.hpp"
+#include "krc/runtime/forward.hpp"
 
 #include <atomic>
 #include <exception>
@@ -11,8 +11,8 @@
 
 #include "float32_kernels.hpp"
 #include "forward_kernels.hpp"
-#include "krc/name_table.hpp"
-#include "krc/network_memory.hpp"
+#include "krc/automata/name_table.hpp"
+#include "krc/runtime/network_memory.hpp"
 #include "narrow_forward.hpp"
 #include "prepared_network.hpp"
 

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "key_tree.hpp"
-#include "krc/forward.hpp"
+#include "krc/runtime/forward.hpp"
 #include "prepared_network.hpp"
 
 namespace krc::kernels {

@@ -1,6 +1,6 @@
-// gpt2_exactness (krc/gpt2_export.hpp): a proof, from the weights alone, that every LayerNorm of
-// the GPT-2 export passes every value its next sublayer reads unchanged (compiler/README.md §7,
-// "When it is exact").
+// gpt2_exactness (krc/runtime/gpt2_export.hpp): a proof, from the weights alone, that every
+// LayerNorm of the GPT-2 export passes every value its next sublayer reads unchanged
+// (compiler/README.md §7, "When it is exact").
 //
 // With epsilon 4^k and gamma 2^k (k = 30: the default) the kernel computes (x * 2^-k) * 2^k.
 // That is exact when the variance is at most 2^(2k - 24) (so it vanishes against epsilon) and
@@ -32,7 +32,7 @@
 
 #include "gpt2_selection.hpp"
 #include "gpt2_value_sets.hpp"
-#include "krc/gpt2_export.hpp"
+#include "krc/runtime/gpt2_export.hpp"
 
 namespace krc {
 

@@ -1,4 +1,5 @@
-// The GPT-2 export (krc/gpt2_export.hpp): a stock GPT2LMHeadModel checkpoint of a krc network.
+// The GPT-2 export (krc/runtime/gpt2_export.hpp): a stock GPT2LMHeadModel checkpoint of a krc
+// network.
 //
 // GPT-2 normalises before every sublayer and at the end. The export makes each LayerNorm the
 // identity bit for bit in PyTorch's float32 CPU kernel (compiler/README.md §7): n_embd is a
@@ -10,15 +11,15 @@
 // the first half; every write (the embeddings, attention's c_proj, the MLP's c_proj and bias)
 // writes +w to the first half and -w to the second, which keeps the negation exact because
 // rounding commutes with it.
-#include "krc/gpt2_export.hpp"
+#include "krc/runtime/gpt2_export.hpp"
 
 #include <bit>
 #include <cmath>
 
-#include "krc/input_error.hpp"
-#include "krc/role.hpp"
-#include "krc/safetensors.hpp"
-#include "krc/thousands.hpp"
+#include "krc/automata/input_error.hpp"
+#include "krc/automata/thousands.hpp"
+#include "krc/runtime/role.hpp"
+#include "krc/runtime/safetensors.hpp"
 
 namespace krc {
 

@@ -7,7 +7,7 @@
 #include <optional>
 #include <vector>
 
-#include "krc/network.hpp"
+#include "krc/runtime/network.hpp"
 
 namespace krc {
 

@@ -14,7 +14,7 @@
 #include <cstddef>
 #include <vector>
 
-#include "krc/network.hpp"
+#include "krc/runtime/network.hpp"
 
 namespace krc {
 

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <limits>
 
-#include "krc/forward.hpp"
+#include "krc/runtime/forward.hpp"
 
 namespace krc::narrow {
 

@@ -16,7 +16,7 @@
 #include <optional>
 #include <vector>
 
-#include "krc/forward.hpp"
+#include "krc/runtime/forward.hpp"
 #include "narrow_format.hpp"
 
 namespace krc::narrow {

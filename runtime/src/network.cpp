@@ -1,8 +1,8 @@
-#include "krc/network.hpp"
+#include "krc/runtime/network.hpp"
 
 #include <stdexcept>
 
-#include "krc/name_table.hpp"
+#include "krc/automata/name_table.hpp"
 
 namespace krc {
 

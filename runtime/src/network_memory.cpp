@@ -1,9 +1,9 @@
-#include "krc/network_memory.hpp"
+#include "krc/runtime/network_memory.hpp"
 
 #include <algorithm>
 
-#include "krc/memory_budget.hpp"
-#include "krc/thousands.hpp"
+#include "krc/automata/memory_budget.hpp"
+#include "krc/automata/thousands.hpp"
 
 namespace krc {
 

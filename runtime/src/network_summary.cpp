@@ -1,10 +1,10 @@
-#include "krc/network_summary.hpp"
+#include "krc/runtime/network_summary.hpp"
 
 #include <algorithm>
 #include <cstdio>
 #include <sstream>
 
-#include "krc/thousands.hpp"
+#include "krc/automata/thousands.hpp"
 
 namespace krc {
 

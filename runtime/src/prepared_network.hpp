@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "integer_clamp_mlp.hpp"
-#include "krc/network.hpp"
+#include "krc/runtime/network.hpp"
 #include "shared_input_units.hpp"
 
 namespace krc {

@@ -1,4 +1,4 @@
-#include "krc/role.hpp"
+#include "krc/runtime/role.hpp"
 
 #include <array>
 #include <iterator>

@@ -1,4 +1,4 @@
-#include "krc/safetensors.hpp"
+#include "krc/runtime/safetensors.hpp"
 
 #include <algorithm>
 #include <bit>
@@ -12,10 +12,10 @@
 #include <set>
 #include <stdexcept>
 
-#include "krc/bounded_read.hpp"
-#include "krc/input_error.hpp"
-#include "krc/json_depth.hpp"
-#include "krc/name_table.hpp"
+#include "krc/automata/bounded_read.hpp"
+#include "krc/automata/input_error.hpp"
+#include "krc/automata/json_depth.hpp"
+#include "krc/automata/name_table.hpp"
 
 namespace krc {
 

@@ -1,4 +1,4 @@
-#include "krc/verifier.hpp"
+#include "krc/runtime/verifier.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <thread>
 
-#include "krc/name_table.hpp"
+#include "krc/automata/name_table.hpp"
 
 namespace krc {
 

@@ -27,7 +27,7 @@
 #include <cmath>
 #include <set>
 
-#include "krc/verifier.hpp"
+#include "krc/runtime/verifier.hpp"
 #include "prepared_network.hpp"
 
 namespace krc {

@@ -4,8 +4,8 @@
 #include <iomanip>
 #include <sstream>
 
-#include "krc/thousands.hpp"
-#include "krc/verifier.hpp"
+#include "krc/automata/thousands.hpp"
+#include "krc/runtime/verifier.hpp"
 
 namespace krc {
 

@@ -3,13 +3,13 @@
 // tensor is converted: the tensors, the Network built from them and the forward pass's prepared
 // copies together, since a 2 KB file can declare heads 2^24 wide. Writing runs the loader's own
 // checks on what it is about to write, so that krc never writes a file it would refuse.
-#include "krc/weights_file.hpp"
+#include "krc/runtime/weights_file.hpp"
 
 #include <algorithm>
 
-#include "krc/input_error.hpp"
-#include "krc/memory_budget.hpp"
-#include "krc/network_memory.hpp"
+#include "krc/automata/input_error.hpp"
+#include "krc/automata/memory_budget.hpp"
+#include "krc/runtime/network_memory.hpp"
 #include "weights_metadata.hpp"
 #include "weights_tensors.hpp"
 

@@ -5,8 +5,8 @@
 #include <limits>
 #include <stdexcept>
 
-#include "krc/automaton_json.hpp"
-#include "krc/weights_file.hpp"
+#include "krc/automata/automaton_json.hpp"
+#include "krc/runtime/weights_file.hpp"
 
 namespace krc::weights {
 

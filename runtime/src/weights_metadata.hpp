@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "krc/input_error.hpp"
-#include "krc/json_depth.hpp"
-#include "krc/network.hpp"
-#include "krc/role.hpp"
+#include "krc/automata/input_error.hpp"
+#include "krc/automata/json_depth.hpp"
+#include "krc/runtime/network.hpp"
+#include "krc/runtime/role.hpp"
 
 namespace krc::weights {
 

@@ -6,8 +6,8 @@
 #include <limits>
 #include <stdexcept>
 
-#include "krc/input_error.hpp"
-#include "krc/memory_budget.hpp"
+#include "krc/automata/input_error.hpp"
+#include "krc/automata/memory_budget.hpp"
 
 namespace krc::weights {
 

@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "krc/network.hpp"
-#include "krc/safetensors.hpp"
-#include "krc/weights_file.hpp"
+#include "krc/runtime/network.hpp"
+#include "krc/runtime/safetensors.hpp"
+#include "krc/runtime/weights_file.hpp"
 #include "weights_metadata.hpp"
 
 namespace krc::weights {

@@ -1,10 +1,10 @@
 // parse_word and run_word (word_run.hpp): what `krc run` and Network.run share.
-#include "krc/word_run.hpp"
+#include "krc/runtime/word_run.hpp"
 
 #include <algorithm>
 #include <limits>
 
-#include "krc/input_error.hpp"
+#include "krc/automata/input_error.hpp"
 
 namespace krc {
 

@@ -1,11 +1,11 @@
-#include "krc/automaton_analysis.hpp"
+#include "krc/automata/automaton_analysis.hpp"
 
 #include <doctest/doctest.h>
 
 #include <nlohmann/json.hpp>
 
-#include "krc/automaton_json.hpp"
-#include "krc/zoo.hpp"
+#include "krc/automata/automaton_json.hpp"
+#include "krc/automata/zoo.hpp"
 #include "test_support.hpp"
 
 using namespace krc;

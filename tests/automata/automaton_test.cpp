@@ -1,8 +1,8 @@
-#include "krc/automaton.hpp"
+#include "krc/automata/automaton.hpp"
 
 #include <doctest/doctest.h>
 
-#include "krc/automaton_json.hpp"
+#include "krc/automata/automaton_json.hpp"
 #include "test_support.hpp"
 
 using namespace krc;

@@ -1,6 +1,6 @@
 // The shared basics for hostile input (issue 9): the memory budget and its sizes, the JSON
 // nesting bound, and reads that never trust a file's size.
-#include "krc/memory_budget.hpp"
+#include "krc/automata/memory_budget.hpp"
 
 #include <doctest/doctest.h>
 #include <sys/resource.h>
@@ -11,9 +11,9 @@
 #include <fstream>
 #include <sstream>
 
-#include "krc/bounded_read.hpp"
-#include "krc/input_error.hpp"
-#include "krc/json_depth.hpp"
+#include "krc/automata/bounded_read.hpp"
+#include "krc/automata/input_error.hpp"
+#include "krc/automata/json_depth.hpp"
 #include "test_support.hpp"
 
 using namespace krc;

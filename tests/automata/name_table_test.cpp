@@ -1,5 +1,6 @@
-// The shared name table (krc/name_table.hpp) and the shared count format (krc/thousands.hpp).
-#include "krc/name_table.hpp"
+// The shared name table (krc/automata/name_table.hpp) and the shared count format
+// (krc/automata/thousands.hpp).
+#include "krc/automata/name_table.hpp"
 
 #include <doctest/doctest.h>
 
@@ -8,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "krc/thousands.hpp"
+#include "krc/automata/thousands.hpp"
 
 namespace {
 enum class Colour { Red, Green, Blue };

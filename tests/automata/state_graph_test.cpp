@@ -1,11 +1,11 @@
-#include "krc/state_graph.hpp"
+#include "krc/automata/state_graph.hpp"
 
 #include <doctest/doctest.h>
 
 #include <algorithm>
 #include <random>
 
-#include "krc/zoo.hpp"
+#include "krc/automata/zoo.hpp"
 #include "test_support.hpp"
 
 using namespace krc;

@@ -1,4 +1,4 @@
-#include "krc/transformation_semigroup.hpp"
+#include "krc/automata/transformation_semigroup.hpp"
 
 #include <doctest/doctest.h>
 
@@ -7,8 +7,8 @@
 #include <random>
 #include <set>
 
-#include "krc/automaton_json.hpp"
-#include "krc/input_error.hpp"
+#include "krc/automata/automaton_json.hpp"
+#include "krc/automata/input_error.hpp"
 #include "test_support.hpp"
 
 using namespace krc;

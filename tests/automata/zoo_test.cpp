@@ -1,4 +1,4 @@
-#include "krc/zoo.hpp"
+#include "krc/automata/zoo.hpp"
 
 #include <doctest/doctest.h>
 
@@ -6,9 +6,9 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "krc/automaton_json.hpp"
-#include "krc/input_error.hpp"
-#include "krc/transformation_semigroup.hpp"
+#include "krc/automata/automaton_json.hpp"
+#include "krc/automata/input_error.hpp"
+#include "krc/automata/transformation_semigroup.hpp"
 #include "test_support.hpp"
 
 using namespace krc;

@@ -8,10 +8,10 @@
 #include <set>
 #include <vector>
 
-#include "krc/compile.hpp"
-#include "krc/input_error.hpp"
-#include "krc/load_automaton.hpp"
-#include "krc/verifier.hpp"
+#include "krc/automata/input_error.hpp"
+#include "krc/backend/compile.hpp"
+#include "krc/frontend/load_automaton.hpp"
+#include "krc/runtime/verifier.hpp"
 #include "test_support.hpp"
 
 using namespace krc;

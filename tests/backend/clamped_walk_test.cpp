@@ -8,10 +8,10 @@
 #include <random>
 
 #include "float32_forward.hpp"
-#include "krc/automaton_json.hpp"
-#include "krc/compile.hpp"
-#include "krc/verifier.hpp"
-#include "krc/zoo.hpp"
+#include "krc/automata/automaton_json.hpp"
+#include "krc/automata/zoo.hpp"
+#include "krc/backend/compile.hpp"
+#include "krc/runtime/verifier.hpp"
 #include "test_support.hpp"
 
 using namespace krc;

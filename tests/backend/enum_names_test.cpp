@@ -7,17 +7,17 @@
 #include <string>
 #include <vector>
 
-#include "krc/compile.hpp"
-#include "krc/machine_outputs.hpp"
-#include "krc/name_table.hpp"
-#include "krc/network.hpp"
-#include "krc/plan.hpp"
-#include "krc/verifier.hpp"
+#include "krc/automata/machine_outputs.hpp"
+#include "krc/automata/name_table.hpp"
+#include "krc/backend/compile.hpp"
+#include "krc/backend/plan.hpp"
+#include "krc/runtime/network.hpp"
+#include "krc/runtime/verifier.hpp"
 
 using namespace krc;
 
 namespace {
-// Every enumerator's name, counted by the enum itself (krc/name_table.hpp's enum_count).
+// Every enumerator's name, counted by the enum itself (krc/automata/name_table.hpp's enum_count).
 template <typename Enum>
 std::vector<std::string> printed() {
   std::vector<std::string> out;

@@ -9,10 +9,10 @@
 #include <cmath>
 #include <random>
 
-#include "krc/automaton_json.hpp"
-#include "krc/compile.hpp"
-#include "krc/integer_math.hpp"
-#include "krc/verifier.hpp"
+#include "krc/automata/automaton_json.hpp"
+#include "krc/automata/integer_math.hpp"
+#include "krc/backend/compile.hpp"
+#include "krc/runtime/verifier.hpp"
 #include "test_support.hpp"
 
 using namespace krc;

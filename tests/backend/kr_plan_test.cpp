@@ -10,9 +10,9 @@
 
 #include "ir/assemble.hpp"
 #include "ir/schedule.hpp"
-#include "krc/automaton_json.hpp"
-#include "krc/compile.hpp"
-#include "krc/holonomy.hpp"
+#include "krc/automata/automaton_json.hpp"
+#include "krc/backend/compile.hpp"
+#include "krc/decompose/holonomy.hpp"
 #include "strategies/kr/kr_strategy.hpp"
 #include "test_support.hpp"
 

@@ -1,9 +1,9 @@
 #include <doctest/doctest.h>
 
-#include "krc/automaton_json.hpp"
-#include "krc/compile.hpp"
-#include "krc/holonomy.hpp"
-#include "krc/zoo.hpp"
+#include "krc/automata/automaton_json.hpp"
+#include "krc/automata/zoo.hpp"
+#include "krc/backend/compile.hpp"
+#include "krc/decompose/holonomy.hpp"
 #include "oracle_check.hpp"
 #include "test_support.hpp"
 

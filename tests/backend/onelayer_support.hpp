@@ -3,7 +3,7 @@
 // the largest max_len its plan reports.
 #include <vector>
 
-#include "krc/compile.hpp"
+#include "krc/backend/compile.hpp"
 
 namespace krc::test::onelayer {
 

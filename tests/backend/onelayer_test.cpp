@@ -9,10 +9,10 @@
 #include <map>
 #include <set>
 
-#include "krc/compile.hpp"
-#include "krc/input_error.hpp"
-#include "krc/verifier.hpp"
-#include "krc/weights_file.hpp"
+#include "krc/automata/input_error.hpp"
+#include "krc/backend/compile.hpp"
+#include "krc/runtime/verifier.hpp"
+#include "krc/runtime/weights_file.hpp"
 #include "naive_forward.hpp"
 #include "onelayer_support.hpp"
 #include "test_support.hpp"

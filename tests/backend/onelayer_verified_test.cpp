@@ -7,8 +7,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "krc/compile.hpp"
-#include "krc/forward.hpp"
+#include "krc/backend/compile.hpp"
+#include "krc/runtime/forward.hpp"
 #include "onelayer_support.hpp"
 #include "test_support.hpp"
 

@@ -5,8 +5,8 @@
 
 #include <random>
 
-#include "krc/automaton.hpp"
-#include "krc/network.hpp"
+#include "krc/automata/automaton.hpp"
+#include "krc/runtime/network.hpp"
 #include "naive_forward.hpp"
 
 namespace krc::test {

@@ -4,7 +4,7 @@
 
 #include <numeric>
 
-#include "krc/automaton_json.hpp"
+#include "krc/automata/automaton_json.hpp"
 #include "test_support.hpp"
 
 using namespace krc;

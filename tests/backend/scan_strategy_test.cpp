@@ -1,7 +1,7 @@
 #include <doctest/doctest.h>
 
-#include "krc/automaton_json.hpp"
-#include "krc/compile.hpp"
+#include "krc/automata/automaton_json.hpp"
+#include "krc/backend/compile.hpp"
 #include "oracle_check.hpp"
 #include "test_support.hpp"
 

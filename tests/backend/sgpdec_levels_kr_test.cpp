@@ -8,10 +8,10 @@
 #include <filesystem>
 #include <vector>
 
-#include "krc/automaton_json.hpp"
-#include "krc/compile.hpp"
-#include "krc/holonomy.hpp"
-#include "krc/verifier.hpp"
+#include "krc/automata/automaton_json.hpp"
+#include "krc/backend/compile.hpp"
+#include "krc/decompose/holonomy.hpp"
+#include "krc/runtime/verifier.hpp"
 #include "test_support.hpp"
 
 using namespace krc;

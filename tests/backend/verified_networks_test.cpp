@@ -7,7 +7,7 @@
 #include <random>
 
 #include "case_checks.hpp"
-#include "krc/compile.hpp"
+#include "krc/backend/compile.hpp"
 #include "test_support.hpp"
 
 using namespace krc;

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "krc/automaton_json.hpp"
-#include "krc/holonomy.hpp"
+#include "krc/automata/automaton_json.hpp"
+#include "krc/decompose/holonomy.hpp"
 #include "test_support.hpp"
 
 using krc::Coordinates;

@@ -9,8 +9,8 @@
 #include <set>
 #include <vector>
 
-#include "krc/group_info.hpp"
-#include "krc/perm_group.hpp"
+#include "krc/decompose/group_info.hpp"
+#include "krc/decompose/perm_group.hpp"
 
 using krc::PermGroup;
 using krc::Permutation;

@@ -13,8 +13,8 @@
 #include <tuple>
 #include <vector>
 
-#include "krc/automaton_json.hpp"
-#include "krc/holonomy.hpp"
+#include "krc/automata/automaton_json.hpp"
+#include "krc/decompose/holonomy.hpp"
 #include "test_support.hpp"
 
 using krc::HolonomyDecomposition;

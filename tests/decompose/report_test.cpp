@@ -12,9 +12,9 @@
 #include <sstream>
 #include <string>
 
-#include "krc/automaton_json.hpp"
-#include "krc/holonomy.hpp"
-#include "krc/holonomy_report.hpp"
+#include "krc/automata/automaton_json.hpp"
+#include "krc/decompose/holonomy.hpp"
+#include "krc/decompose/holonomy_report.hpp"
 #include "test_support.hpp"
 
 namespace {

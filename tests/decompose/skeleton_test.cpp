@@ -10,8 +10,8 @@
 #include <set>
 #include <vector>
 
-#include "krc/holonomy.hpp"
-#include "krc/input_error.hpp"
+#include "krc/automata/input_error.hpp"
+#include "krc/decompose/holonomy.hpp"
 #include "test_support.hpp"
 
 using krc::StateId;

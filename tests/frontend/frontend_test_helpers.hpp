@@ -5,8 +5,8 @@
 
 #include <string>
 
-#include "krc/input_error.hpp"
-#include "krc/load_automaton.hpp"
+#include "krc/automata/input_error.hpp"
+#include "krc/frontend/load_automaton.hpp"
 #include "test_support.hpp"
 
 namespace krc::test {

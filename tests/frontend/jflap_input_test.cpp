@@ -1,7 +1,7 @@
 #include <doctest/doctest.h>
 
 #include "frontend_test_helpers.hpp"
-#include "krc/machine_outputs.hpp"
+#include "krc/automata/machine_outputs.hpp"
 
 using namespace krc;
 using test::contains;

@@ -3,7 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "frontend_test_helpers.hpp"
-#include "krc/automaton_json.hpp"
+#include "krc/automata/automaton_json.hpp"
 
 using namespace krc;
 using test::contains;

@@ -9,7 +9,7 @@
 #include <regex>
 
 #include "frontend_test_helpers.hpp"
-#include "krc/machine_outputs.hpp"
+#include "krc/automata/machine_outputs.hpp"
 
 using namespace krc;
 

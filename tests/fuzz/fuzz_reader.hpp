@@ -6,9 +6,9 @@
 #include <cstdint>
 #include <string>
 
-#include "krc/input_error.hpp"
-#include "krc/load_automaton.hpp"
-#include "krc/memory_budget.hpp"
+#include "krc/automata/input_error.hpp"
+#include "krc/automata/memory_budget.hpp"
+#include "krc/frontend/load_automaton.hpp"
 
 namespace krc::fuzz {
 

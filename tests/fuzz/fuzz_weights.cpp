@@ -6,11 +6,11 @@
 #include <cstdint>
 #include <string>
 
-#include "krc/forward.hpp"
-#include "krc/input_error.hpp"
-#include "krc/memory_budget.hpp"
-#include "krc/network_summary.hpp"
-#include "krc/weights_file.hpp"
+#include "krc/automata/input_error.hpp"
+#include "krc/automata/memory_budget.hpp"
+#include "krc/runtime/forward.hpp"
+#include "krc/runtime/network_summary.hpp"
+#include "krc/runtime/weights_file.hpp"
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
   krc::set_memory_budget(std::uint64_t{256} << 20);

@@ -4,8 +4,8 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
-#include "krc/forward.hpp"
-#include "krc/weights_file.hpp"
+#include "krc/runtime/forward.hpp"
+#include "krc/runtime/weights_file.hpp"
 #include "reset_network.hpp"
 #include "test_support.hpp"
 

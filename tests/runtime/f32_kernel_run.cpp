@@ -1,6 +1,6 @@
 #include "f32_kernel_run.hpp"
 
-#include "krc/forward.hpp"
+#include "krc/runtime/forward.hpp"
 
 namespace krc::test {
 

@@ -5,8 +5,8 @@
 #include <vector>
 
 #include "float32_kernels.hpp"
-#include "krc/automaton.hpp"
-#include "krc/network.hpp"
+#include "krc/automata/automaton.hpp"
+#include "krc/runtime/network.hpp"
 #include "prepared_network.hpp"
 
 namespace krc::test {

@@ -1,8 +1,8 @@
-#include "krc/forward.hpp"
+#include "krc/runtime/forward.hpp"
 
 #include <doctest/doctest.h>
 
-#include "krc/automaton_json.hpp"
+#include "krc/automata/automaton_json.hpp"
 #include "naive_forward.hpp"
 #include "random_network.hpp"
 #include "reset_network.hpp"

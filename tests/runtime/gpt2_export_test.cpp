@@ -1,16 +1,16 @@
-// The GPT-2 export's exactness proof (krc/gpt2_export.hpp) on hand-built networks whose
+// The GPT-2 export's exactness proof (krc/runtime/gpt2_export.hpp) on hand-built networks whose
 // values are known: a select head whose score spread lambda lets its softmax weights fall to
 // e^-lambda / 9, and the three ways the proof must answer.
-#include "krc/gpt2_export.hpp"
+#include "krc/runtime/gpt2_export.hpp"
 
 #include <doctest/doctest.h>
 
 #include <cmath>
 #include <string>
 
-#include "krc/compile.hpp"
-#include "krc/input_error.hpp"
-#include "krc/zoo.hpp"
+#include "krc/automata/input_error.hpp"
+#include "krc/automata/zoo.hpp"
+#include "krc/backend/compile.hpp"
 
 namespace {
 

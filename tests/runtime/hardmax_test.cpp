@@ -6,10 +6,10 @@
 
 #include <random>
 
-#include "krc/automaton_json.hpp"
-#include "krc/compile.hpp"
-#include "krc/forward.hpp"
-#include "krc/verifier.hpp"
+#include "krc/automata/automaton_json.hpp"
+#include "krc/backend/compile.hpp"
+#include "krc/runtime/forward.hpp"
+#include "krc/runtime/verifier.hpp"
 #include "random_network.hpp"
 #include "reset_network.hpp"
 #include "test_support.hpp"

@@ -13,7 +13,7 @@
 #include "f32_kernel_run.hpp"
 #include "float32_forward.hpp"
 #include "float32_kernels.hpp"
-#include "krc/compile.hpp"
+#include "krc/backend/compile.hpp"
 #include "prepared_network.hpp"
 #include "random_network.hpp"
 #include "test_support.hpp"

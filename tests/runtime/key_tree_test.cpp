@@ -8,8 +8,8 @@
 #include <climits>
 #include <cmath>
 
-#include "krc/compile.hpp"
-#include "krc/forward.hpp"
+#include "krc/backend/compile.hpp"
+#include "krc/runtime/forward.hpp"
 #include "random_network.hpp"
 #include "test_support.hpp"
 

@@ -9,9 +9,9 @@
 #include <fstream>
 #include <limits>
 
-#include "krc/compile.hpp"
-#include "krc/forward.hpp"
-#include "krc/weights_file.hpp"
+#include "krc/backend/compile.hpp"
+#include "krc/runtime/forward.hpp"
+#include "krc/runtime/weights_file.hpp"
 #include "narrow_format.hpp"
 #include "random_network.hpp"
 #include "test_support.hpp"

@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "krc/automaton_json.hpp"
+#include "krc/automata/automaton_json.hpp"
 
 namespace krc::test {
 

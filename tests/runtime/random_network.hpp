@@ -5,8 +5,8 @@
 #include <functional>
 #include <random>
 
-#include "krc/automaton.hpp"
-#include "krc/network.hpp"
+#include "krc/automata/automaton.hpp"
+#include "krc/runtime/network.hpp"
 
 namespace krc::test {
 

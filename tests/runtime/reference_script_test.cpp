@@ -5,9 +5,9 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "krc/compile.hpp"
-#include "krc/forward.hpp"
-#include "krc/weights_file.hpp"
+#include "krc/backend/compile.hpp"
+#include "krc/runtime/forward.hpp"
+#include "krc/runtime/weights_file.hpp"
 #include "random_network.hpp"
 #include "test_support.hpp"
 

@@ -1,6 +1,6 @@
 #include "reset_network.hpp"
 
-#include "krc/automaton_json.hpp"
+#include "krc/automata/automaton_json.hpp"
 
 namespace krc::test {
 

@@ -1,8 +1,8 @@
 #pragma once
 // Reset automata (the state is a function of the last letter) and hand-made networks that
 // compute them.
-#include "krc/automaton.hpp"
-#include "krc/network.hpp"
+#include "krc/automata/automaton.hpp"
+#include "krc/runtime/network.hpp"
 
 namespace krc::test {
 

@@ -1,4 +1,4 @@
-#include "krc/safetensors.hpp"
+#include "krc/runtime/safetensors.hpp"
 
 #include <doctest/doctest.h>
 
@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
-#include "krc/input_error.hpp"
+#include "krc/automata/input_error.hpp"
 #include "test_support.hpp"
 
 using namespace krc;

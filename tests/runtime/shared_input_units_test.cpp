@@ -7,8 +7,8 @@
 #include <set>
 
 #include "forward_kernels.hpp"
-#include "krc/compile.hpp"
-#include "krc/forward.hpp"
+#include "krc/backend/compile.hpp"
+#include "krc/runtime/forward.hpp"
 #include "naive_forward.hpp"
 #include "prepared_network.hpp"
 #include "random_network.hpp"

@@ -1,4 +1,4 @@
-#include "krc/verifier.hpp"
+#include "krc/runtime/verifier.hpp"
 
 #include <doctest/doctest.h>
 
@@ -6,7 +6,7 @@
 #include <functional>
 #include <set>
 
-#include "krc/thousands.hpp"
+#include "krc/automata/thousands.hpp"
 #include "reset_network.hpp"
 
 using namespace krc;

@@ -1,4 +1,4 @@
-#include "krc/weights_file.hpp"
+#include "krc/runtime/weights_file.hpp"
 
 #include <doctest/doctest.h>
 
@@ -6,8 +6,8 @@
 #include <cstring>
 #include <fstream>
 
-#include "krc/automaton_json.hpp"
-#include "krc/input_error.hpp"
+#include "krc/automata/automaton_json.hpp"
+#include "krc/automata/input_error.hpp"
 #include "random_network.hpp"
 #include "reset_network.hpp"
 #include "test_support.hpp"

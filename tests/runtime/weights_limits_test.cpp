@@ -8,12 +8,12 @@
 
 #include <thread>
 
-#include "krc/compile.hpp"
-#include "krc/forward.hpp"
-#include "krc/input_error.hpp"
-#include "krc/memory_budget.hpp"
-#include "krc/network_memory.hpp"
-#include "krc/weights_file.hpp"
+#include "krc/automata/input_error.hpp"
+#include "krc/automata/memory_budget.hpp"
+#include "krc/backend/compile.hpp"
+#include "krc/runtime/forward.hpp"
+#include "krc/runtime/network_memory.hpp"
+#include "krc/runtime/weights_file.hpp"
 #include "test_support.hpp"
 
 using namespace krc;

@@ -16,10 +16,10 @@
 #include <random>
 #include <utility>
 
-#include "krc/automaton_json.hpp"
-#include "krc/holonomy.hpp"
-#include "krc/verifier.hpp"
-#include "krc/weights_file.hpp"
+#include "krc/automata/automaton_json.hpp"
+#include "krc/decompose/holonomy.hpp"
+#include "krc/runtime/verifier.hpp"
+#include "krc/runtime/weights_file.hpp"
 #include "onelayer_support.hpp"
 #include "test_support.hpp"
 

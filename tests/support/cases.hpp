@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "krc/automaton.hpp"
-#include "krc/compile.hpp"
-#include "krc/forward.hpp"
-#include "krc/precision.hpp"
+#include "krc/automata/automaton.hpp"
+#include "krc/backend/compile.hpp"
+#include "krc/backend/precision.hpp"
+#include "krc/runtime/forward.hpp"
 
 namespace krc::test {
 

@@ -5,8 +5,8 @@
 // where the runtime (which sums in float64 and rounds once) and numpy (blocked sums) are not.
 #include <vector>
 
-#include "krc/automaton.hpp"
-#include "krc/network.hpp"
+#include "krc/automata/automaton.hpp"
+#include "krc/runtime/network.hpp"
 
 namespace krc::test {
 

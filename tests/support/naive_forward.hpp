@@ -3,8 +3,8 @@
 // dense matrices: an oracle for the backend's constructions and for the optimised runtime.
 #include <vector>
 
-#include "krc/automaton.hpp"
-#include "krc/network.hpp"
+#include "krc/automata/automaton.hpp"
+#include "krc/runtime/network.hpp"
 
 namespace krc::test {
 

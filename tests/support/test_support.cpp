@@ -10,7 +10,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "krc/automaton_json.hpp"
+#include "krc/automata/automaton_json.hpp"
 
 namespace krc::test {
 

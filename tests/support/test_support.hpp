@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "krc/automaton.hpp"
+#include "krc/automata/automaton.hpp"
 
 namespace krc::test {
 

@@ -13,7 +13,7 @@
 #include <set>
 #include <sstream>
 
-#include "krc/automaton_json.hpp"
+#include "krc/automata/automaton_json.hpp"
 #include "test_support.hpp"
 
 using namespace krc;

@@ -2,7 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "krc/safetensors.hpp"
+#include "krc/runtime/safetensors.hpp"
 
 namespace krc::test {
 

@@ -5,9 +5,9 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "krc/automaton_json.hpp"
-#include "krc/load_automaton.hpp"
-#include "krc/zoo.hpp"
+#include "krc/automata/automaton_json.hpp"
+#include "krc/automata/zoo.hpp"
+#include "krc/frontend/load_automaton.hpp"
 #include "test_support.hpp"
 
 using namespace krc;

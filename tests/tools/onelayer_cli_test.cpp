@@ -5,8 +5,8 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "krc/compile.hpp"
-#include "krc/weights_file.hpp"
+#include "krc/backend/compile.hpp"
+#include "krc/runtime/weights_file.hpp"
 #include "test_support.hpp"
 
 using namespace krc;

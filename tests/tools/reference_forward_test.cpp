@@ -7,7 +7,7 @@
 #include <random>
 #include <sstream>
 
-#include "krc/automaton_json.hpp"
+#include "krc/automata/automaton_json.hpp"
 #include "test_support.hpp"
 
 using namespace krc;

@@ -10,10 +10,10 @@
 #include <random>
 #include <string>
 
-#include "krc/automaton_json.hpp"
-#include "krc/compile.hpp"
-#include "krc/weights_file.hpp"
-#include "krc/zoo.hpp"
+#include "krc/automata/automaton_json.hpp"
+#include "krc/automata/zoo.hpp"
+#include "krc/backend/compile.hpp"
+#include "krc/runtime/weights_file.hpp"
 #include "test_support.hpp"
 
 using namespace krc;

@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <sstream>
 
-#include "krc/automaton_json.hpp"
+#include "krc/automata/automaton_json.hpp"
 #include "torch_support.hpp"
 
 using namespace krc;

@@ -7,7 +7,7 @@
 
 #include <cmath>
 
-#include "krc/automaton_json.hpp"
+#include "krc/automata/automaton_json.hpp"
 #include "torch_support.hpp"
 
 using namespace krc;

@@ -6,7 +6,7 @@
 // stream it caches against the file's own tensors and labels.
 #include <doctest/doctest.h>
 
-#include "krc/automaton_json.hpp"
+#include "krc/automata/automaton_json.hpp"
 #include "torch_support.hpp"
 
 using namespace krc;

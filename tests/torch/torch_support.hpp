@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "krc/automaton.hpp"
+#include "krc/automata/automaton.hpp"
 #include "test_support.hpp"
 
 namespace krc::test {

@@ -2,7 +2,7 @@
 
 #include <iostream>
 
-#include "krc/thousands.hpp"
+#include "krc/automata/thousands.hpp"
 
 namespace krc::cli {
 

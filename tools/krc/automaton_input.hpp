@@ -5,8 +5,8 @@
 // is refused with a pointer to --input-format.
 #include <CLI/CLI.hpp>
 
-#include "krc/decompose_options.hpp"
-#include "krc/load_automaton.hpp"
+#include "krc/decompose/decompose_options.hpp"
+#include "krc/frontend/load_automaton.hpp"
 
 namespace krc::cli {
 

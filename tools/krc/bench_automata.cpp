@@ -2,9 +2,9 @@
 
 #include <algorithm>
 
-#include "krc/input_error.hpp"
-#include "krc/load_automaton.hpp"
-#include "krc/zoo.hpp"
+#include "krc/automata/input_error.hpp"
+#include "krc/automata/zoo.hpp"
+#include "krc/frontend/load_automaton.hpp"
 
 namespace krc::cli {
 

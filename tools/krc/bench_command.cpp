@@ -12,9 +12,9 @@
 
 #include "bench_suite.hpp"
 #include "command.hpp"
-#include "krc/automaton_json.hpp"
-#include "krc/holonomy.hpp"
-#include "krc/zoo.hpp"
+#include "krc/automata/automaton_json.hpp"
+#include "krc/automata/zoo.hpp"
+#include "krc/decompose/holonomy.hpp"
 
 namespace krc::cli {
 

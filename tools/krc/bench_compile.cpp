@@ -25,11 +25,11 @@
 
 #include "bench_automata.hpp"
 #include "bench_suite.hpp"
-#include "krc/compile.hpp"
-#include "krc/input_error.hpp"
-#include "krc/thousands.hpp"
-#include "krc/verifier.hpp"
-#include "krc/weights_file.hpp"
+#include "krc/automata/input_error.hpp"
+#include "krc/automata/thousands.hpp"
+#include "krc/backend/compile.hpp"
+#include "krc/runtime/verifier.hpp"
+#include "krc/runtime/weights_file.hpp"
 #include "option_checks.hpp"
 #include "text_table.hpp"
 

@@ -13,12 +13,12 @@
 #include <thread>
 
 #include "bench_suite.hpp"
-#include "krc/forward.hpp"
-#include "krc/input_error.hpp"
-#include "krc/integer_math.hpp"
-#include "krc/network.hpp"
-#include "krc/verifier.hpp"
-#include "krc/weights_file.hpp"
+#include "krc/automata/input_error.hpp"
+#include "krc/automata/integer_math.hpp"
+#include "krc/runtime/forward.hpp"
+#include "krc/runtime/network.hpp"
+#include "krc/runtime/verifier.hpp"
+#include "krc/runtime/weights_file.hpp"
 #include "option_checks.hpp"
 
 namespace krc::cli {

@@ -16,8 +16,8 @@
 
 #include "bench_automata.hpp"
 #include "bench_suite.hpp"
-#include "krc/compile.hpp"
-#include "krc/forward.hpp"
+#include "krc/backend/compile.hpp"
+#include "krc/runtime/forward.hpp"
 #include "option_checks.hpp"
 #include "text_table.hpp"
 

@@ -20,10 +20,10 @@
 #include <sstream>
 
 #include "bench_suite.hpp"
-#include "krc/forward.hpp"
-#include "krc/input_error.hpp"
-#include "krc/network_summary.hpp"
-#include "krc/weights_file.hpp"
+#include "krc/automata/input_error.hpp"
+#include "krc/runtime/forward.hpp"
+#include "krc/runtime/network_summary.hpp"
+#include "krc/runtime/weights_file.hpp"
 
 namespace krc::cli {
 

@@ -11,11 +11,11 @@
 
 #include "automaton_input.hpp"
 #include "command.hpp"
-#include "krc/holonomy.hpp"
-#include "krc/holonomy_report.hpp"
-#include "krc/input_error.hpp"
-#include "krc/load_automaton.hpp"
-#include "krc/transformation_semigroup.hpp"
+#include "krc/automata/input_error.hpp"
+#include "krc/automata/transformation_semigroup.hpp"
+#include "krc/decompose/holonomy.hpp"
+#include "krc/decompose/holonomy_report.hpp"
+#include "krc/frontend/load_automaton.hpp"
 #include "option_checks.hpp"
 #include "output_file.hpp"
 

@@ -13,9 +13,9 @@
 
 #include "command.hpp"
 #include "export_gpt2.hpp"
-#include "krc/input_error.hpp"
-#include "krc/thousands.hpp"
-#include "krc/weights_file.hpp"
+#include "krc/automata/input_error.hpp"
+#include "krc/automata/thousands.hpp"
+#include "krc/runtime/weights_file.hpp"
 #include "output_file.hpp"
 
 namespace krc::cli {

@@ -5,10 +5,10 @@
 #include <filesystem>
 #include <iostream>
 
-#include "krc/gpt2_export.hpp"
-#include "krc/input_error.hpp"
-#include "krc/thousands.hpp"
-#include "krc/weights_file.hpp"
+#include "krc/automata/input_error.hpp"
+#include "krc/automata/thousands.hpp"
+#include "krc/runtime/gpt2_export.hpp"
+#include "krc/runtime/weights_file.hpp"
 #include "output_file.hpp"
 
 namespace krc::cli {

@@ -1,6 +1,6 @@
 #pragma once
 // `krc export --format gpt2 -o DIR`: writes the checkpoint krc::gpt2_checkpoint builds (the
-// export itself lives in the runtime library, krc/gpt2_export.hpp, shared with the Python
+// export itself lives in the runtime library, krc/runtime/gpt2_export.hpp, shared with the Python
 // package's Network.to_hf); the files: tools/README.md "A stock GPT-2 checkpoint".
 #include <string>
 

@@ -10,14 +10,14 @@
 
 #include "automaton_input.hpp"
 #include "command.hpp"
-#include "krc/automaton_analysis.hpp"
-#include "krc/holonomy.hpp"
-#include "krc/holonomy_report.hpp"
-#include "krc/input_error.hpp"
-#include "krc/load_automaton.hpp"
-#include "krc/network_summary.hpp"
-#include "krc/thousands.hpp"
-#include "krc/weights_file.hpp"
+#include "krc/automata/automaton_analysis.hpp"
+#include "krc/automata/input_error.hpp"
+#include "krc/automata/thousands.hpp"
+#include "krc/decompose/holonomy.hpp"
+#include "krc/decompose/holonomy_report.hpp"
+#include "krc/frontend/load_automaton.hpp"
+#include "krc/runtime/network_summary.hpp"
+#include "krc/runtime/weights_file.hpp"
 #include "precision_line.hpp"
 
 namespace krc::cli {

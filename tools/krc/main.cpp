@@ -4,9 +4,9 @@
 #include <new>
 
 #include "command.hpp"
-#include "krc/input_error.hpp"
-#include "krc/memory_budget.hpp"
-#include "krc/version.hpp"
+#include "krc/automata/input_error.hpp"
+#include "krc/automata/memory_budget.hpp"
+#include "krc/automata/version.hpp"
 #include "option_checks.hpp"
 #include "output_file.hpp"
 

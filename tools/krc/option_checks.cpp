@@ -3,10 +3,10 @@
 #include <charconv>
 #include <filesystem>
 
-#include "krc/compile.hpp"
-#include "krc/input_error.hpp"
-#include "krc/memory_budget.hpp"
-#include "krc/thousands.hpp"
+#include "krc/automata/input_error.hpp"
+#include "krc/automata/memory_budget.hpp"
+#include "krc/automata/thousands.hpp"
+#include "krc/backend/compile.hpp"
 
 namespace krc::cli {
 

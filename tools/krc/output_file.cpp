@@ -12,7 +12,7 @@
 #include <iostream>
 #include <random>
 
-#include "krc/input_error.hpp"
+#include "krc/automata/input_error.hpp"
 
 namespace krc::cli {
 

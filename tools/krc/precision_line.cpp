@@ -1,6 +1,6 @@
 #include "precision_line.hpp"
 
-#include "krc/thousands.hpp"
+#include "krc/automata/thousands.hpp"
 
 namespace krc::cli {
 

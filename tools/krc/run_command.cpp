@@ -7,10 +7,10 @@
 #include <memory>
 
 #include "command.hpp"
-#include "krc/automaton_json.hpp"
-#include "krc/forward.hpp"
-#include "krc/weights_file.hpp"
-#include "krc/word_run.hpp"
+#include "krc/automata/automaton_json.hpp"
+#include "krc/runtime/forward.hpp"
+#include "krc/runtime/weights_file.hpp"
+#include "krc/runtime/word_run.hpp"
 
 namespace krc::cli {
 

@@ -9,8 +9,8 @@
 #include <nlohmann/json.hpp>
 
 #include "bench_suite.hpp"
-#include "krc/transformation_semigroup.hpp"
-#include "krc/zoo.hpp"
+#include "krc/automata/transformation_semigroup.hpp"
+#include "krc/automata/zoo.hpp"
 
 namespace krc::cli {
 namespace {

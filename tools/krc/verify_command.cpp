@@ -11,11 +11,11 @@
 #include <optional>
 
 #include "command.hpp"
-#include "krc/automaton_json.hpp"
-#include "krc/input_error.hpp"
-#include "krc/thousands.hpp"
-#include "krc/verifier.hpp"
-#include "krc/weights_file.hpp"
+#include "krc/automata/automaton_json.hpp"
+#include "krc/automata/input_error.hpp"
+#include "krc/automata/thousands.hpp"
+#include "krc/runtime/verifier.hpp"
+#include "krc/runtime/weights_file.hpp"
 #include "option_checks.hpp"
 
 namespace krc::cli {

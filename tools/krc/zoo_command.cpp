@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "command.hpp"
-#include "krc/automaton_json.hpp"
-#include "krc/input_error.hpp"
-#include "krc/zoo.hpp"
+#include "krc/automata/automaton_json.hpp"
+#include "krc/automata/input_error.hpp"
+#include "krc/automata/zoo.hpp"
 #include "option_checks.hpp"
 #include "output_file.hpp"
 

@@ -1,14 +1,14 @@
-#include "krc/compile.hpp"
+#include "krc/backend/compile.hpp"
 
 #include <optional>
 #include <stdexcept>
 
 #include "ir/assemble.hpp"
 #include "ir/schedule.hpp"
-#include "krc/automaton_json.hpp"
-#include "krc/input_error.hpp"
-#include "krc/thousands.hpp"
-#include "krc/version.hpp"
+#include "krc/automata/automaton_json.hpp"
+#include "krc/automata/input_error.hpp"
+#include "krc/automata/thousands.hpp"
+#include "krc/automata/version.hpp"
 #include "precision_plan.hpp"
 #include "strategies/scan_strategy.hpp"
 #include "strategies/strategy.hpp"

@@ -1,8 +1,8 @@
-// The backend's name tables, one per enum (krc/name_table.hpp): the strategies and the forms a
-// plan reports. Printing, parsing and the CLI's choices all read these.
-#include "krc/compile.hpp"
-#include "krc/name_table.hpp"
-#include "krc/plan.hpp"
+// The backend's name tables, one per enum (krc/automata/name_table.hpp): the strategies and the
+// forms a plan reports. Printing, parsing and the CLI's choices all read these.
+#include "krc/automata/name_table.hpp"
+#include "krc/backend/compile.hpp"
+#include "krc/backend/plan.hpp"
 
 namespace krc {
 

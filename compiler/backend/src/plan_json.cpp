@@ -1,7 +1,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
-#include "krc/plan.hpp"
+#include "krc/backend/plan.hpp"
 
 namespace krc {
 

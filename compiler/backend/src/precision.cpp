@@ -1,12 +1,12 @@
 // Precision's name table, and which constructions are exact in which format (the derivations
 // are in compiler/README.md "bf16 and fp16").
-#include "krc/precision.hpp"
+#include "krc/backend/precision.hpp"
 
 #include <iterator>
 #include <stdexcept>
 
-#include "krc/input_error.hpp"
-#include "krc/name_table.hpp"
+#include "krc/automata/input_error.hpp"
+#include "krc/automata/name_table.hpp"
 #include "precision_plan.hpp"
 
 namespace krc {

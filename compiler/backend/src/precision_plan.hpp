@@ -1,8 +1,8 @@
 #pragma once
-// How the planner honours CompileOptions::precision (krc/precision.hpp).
+// How the planner honours CompileOptions::precision (krc/backend/precision.hpp).
 #include <nlohmann/json.hpp>
 
-#include "krc/compile.hpp"
+#include "krc/backend/compile.hpp"
 
 namespace krc {
 

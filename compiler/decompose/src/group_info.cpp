@@ -1,4 +1,4 @@
-#include "krc/group_info.hpp"
+#include "krc/decompose/group_info.hpp"
 
 #include <algorithm>
 #include <functional>

@@ -1,4 +1,4 @@
-#include "krc/holonomy.hpp"
+#include "krc/decompose/holonomy.hpp"
 
 #include <algorithm>
 #include <new>
@@ -6,8 +6,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "krc/input_error.hpp"
-#include "krc/memory_budget.hpp"
+#include "krc/automata/input_error.hpp"
+#include "krc/automata/memory_budget.hpp"
 
 namespace krc {
 

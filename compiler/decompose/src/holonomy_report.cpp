@@ -1,11 +1,11 @@
-#include "krc/holonomy_report.hpp"
+#include "krc/decompose/holonomy_report.hpp"
 
 #include <algorithm>
 #include <map>
 #include <sstream>
 
-#include "krc/input_error.hpp"
-#include "krc/transformation_semigroup.hpp"
+#include "krc/automata/input_error.hpp"
+#include "krc/automata/transformation_semigroup.hpp"
 
 namespace krc {
 

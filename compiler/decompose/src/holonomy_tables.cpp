@@ -5,9 +5,9 @@
 #include <stdexcept>
 #include <string>
 
-#include "krc/holonomy.hpp"
-#include "krc/input_error.hpp"
-#include "krc/memory_budget.hpp"
+#include "krc/automata/input_error.hpp"
+#include "krc/automata/memory_budget.hpp"
+#include "krc/decompose/holonomy.hpp"
 #include "stage_budget.hpp"
 
 namespace krc {

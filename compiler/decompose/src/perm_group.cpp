@@ -1,10 +1,10 @@
-#include "krc/perm_group.hpp"
+#include "krc/decompose/perm_group.hpp"
 
 #include <numeric>
 #include <stdexcept>
 
-#include "krc/input_error.hpp"
-#include "krc/memory_budget.hpp"
+#include "krc/automata/input_error.hpp"
+#include "krc/automata/memory_budget.hpp"
 
 namespace krc {
 

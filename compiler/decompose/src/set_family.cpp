@@ -1,4 +1,4 @@
-#include "krc/set_family.hpp"
+#include "krc/decompose/set_family.hpp"
 
 #include <algorithm>
 #include <bit>

@@ -1,4 +1,4 @@
-#include "krc/skeleton.hpp"
+#include "krc/decompose/skeleton.hpp"
 
 #include <algorithm>
 #include <bit>
@@ -9,8 +9,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "krc/input_error.hpp"
-#include "krc/memory_budget.hpp"
+#include "krc/automata/input_error.hpp"
+#include "krc/automata/memory_budget.hpp"
 #include "stage_budget.hpp"
 
 namespace krc {

@@ -9,8 +9,8 @@
 #include <cstdint>
 #include <string>
 
-#include "krc/decompose_options.hpp"
-#include "krc/memory_budget.hpp"
+#include "krc/automata/memory_budget.hpp"
+#include "krc/decompose/decompose_options.hpp"
 
 namespace krc {
 

@@ -1,4 +1,4 @@
-#include "krc/dot_reader.hpp"
+#include "krc/frontend/dot_reader.hpp"
 
 #include <algorithm>
 #include <boost/graph/adjacency_list.hpp>
@@ -12,7 +12,7 @@
 #include "dot_labels.hpp"
 #include "dot_scanner.hpp"
 #include "dot_syntax.hpp"
-#include "krc/input_error.hpp"
+#include "krc/automata/input_error.hpp"
 #include "source_lines.hpp"
 #include "text.hpp"
 #include "utf8.hpp"

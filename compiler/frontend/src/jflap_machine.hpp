@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "krc/automaton_builder.hpp"
+#include "krc/automata/automaton_builder.hpp"
 
 namespace krc::frontend {
 

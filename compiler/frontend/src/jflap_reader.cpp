@@ -1,4 +1,4 @@
-#include "krc/jflap_reader.hpp"
+#include "krc/frontend/jflap_reader.hpp"
 
 #include <boost/property_tree/ptree.hpp>
 #include <boost/property_tree/xml_parser.hpp>
@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "jflap_machine.hpp"
-#include "krc/input_error.hpp"
+#include "krc/automata/input_error.hpp"
 #include "source_lines.hpp"
 #include "utf8.hpp"
 #include "xml_nesting.hpp"

@@ -1,11 +1,11 @@
-#include "krc/json_reader.hpp"
+#include "krc/frontend/json_reader.hpp"
 
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "krc/automaton_json.hpp"
-#include "krc/input_error.hpp"
-#include "krc/json_depth.hpp"
+#include "krc/automata/automaton_json.hpp"
+#include "krc/automata/input_error.hpp"
+#include "krc/automata/json_depth.hpp"
 #include "source_lines.hpp"
 
 namespace krc {

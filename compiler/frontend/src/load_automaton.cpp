@@ -1,16 +1,16 @@
-#include "krc/load_automaton.hpp"
+#include "krc/frontend/load_automaton.hpp"
 
 #include <cctype>
 #include <cstdint>
 #include <filesystem>
 #include <sstream>
 
-#include "krc/bounded_read.hpp"
-#include "krc/dot_reader.hpp"
-#include "krc/input_error.hpp"
-#include "krc/jflap_reader.hpp"
-#include "krc/json_reader.hpp"
-#include "krc/memory_budget.hpp"
+#include "krc/automata/bounded_read.hpp"
+#include "krc/automata/input_error.hpp"
+#include "krc/automata/memory_budget.hpp"
+#include "krc/frontend/dot_reader.hpp"
+#include "krc/frontend/jflap_reader.hpp"
+#include "krc/frontend/json_reader.hpp"
 #include "text.hpp"
 #include "utf8.hpp"
 

@@ -4,10 +4,10 @@
 #include <pybind11/stl.h>
 
 #include "bindings.hpp"
-#include "krc/automaton_json.hpp"
-#include "krc/input_error.hpp"
-#include "krc/load_automaton.hpp"
-#include "krc/zoo.hpp"
+#include "krc/automata/automaton_json.hpp"
+#include "krc/automata/input_error.hpp"
+#include "krc/automata/zoo.hpp"
+#include "krc/frontend/load_automaton.hpp"
 
 namespace krc::python {
 

@@ -8,9 +8,9 @@
 #include <optional>
 #include <string>
 
-#include "krc/automaton.hpp"
-#include "krc/compile.hpp"
-#include "krc/network.hpp"
+#include "krc/automata/automaton.hpp"
+#include "krc/backend/compile.hpp"
+#include "krc/runtime/network.hpp"
 
 namespace krc::python {
 

@@ -2,7 +2,7 @@
 #include <pybind11/stl.h>
 
 #include "bindings.hpp"
-#include "krc/compile.hpp"
+#include "krc/backend/compile.hpp"
 
 namespace krc::python {
 

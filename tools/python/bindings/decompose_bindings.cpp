@@ -4,9 +4,9 @@
 
 #include "bindings.hpp"
 #include "errors.hpp"
-#include "krc/holonomy.hpp"
-#include "krc/holonomy_report.hpp"
-#include "krc/thousands.hpp"
+#include "krc/automata/thousands.hpp"
+#include "krc/decompose/holonomy.hpp"
+#include "krc/decompose/holonomy_report.hpp"
 
 namespace krc::python {
 

@@ -3,7 +3,7 @@
 // file, the place and the problem; LimitError the Python option that lifts the limit.
 #include <string>
 
-#include "krc/input_error.hpp"
+#include "krc/automata/input_error.hpp"
 
 namespace krc::python {
 

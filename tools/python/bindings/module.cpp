@@ -1,7 +1,7 @@
 // PYBIND11_MODULE(_core): the module that `import krc` loads; krc/__init__.py re-exports it.
 #include "bindings.hpp"
-#include "krc/memory_budget.hpp"
-#include "krc/version.hpp"
+#include "krc/automata/memory_budget.hpp"
+#include "krc/automata/version.hpp"
 
 PYBIND11_MODULE(_core, m) {
   namespace python = krc::python;

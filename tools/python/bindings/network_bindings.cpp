@@ -5,10 +5,10 @@
 
 #include "bindings.hpp"
 #include "errors.hpp"
-#include "krc/automaton_json.hpp"
-#include "krc/gpt2_export.hpp"
-#include "krc/network_summary.hpp"
-#include "krc/weights_file.hpp"
+#include "krc/automata/automaton_json.hpp"
+#include "krc/runtime/gpt2_export.hpp"
+#include "krc/runtime/network_summary.hpp"
+#include "krc/runtime/weights_file.hpp"
 
 namespace krc::python {
 
@@ -17,7 +17,8 @@ namespace {
 Eigen::MatrixXf dense(const SparseMatrix& m) { return Eigen::MatrixXf(m); }
 
 void bind_role(py::module_& m) {
-  py::class_<Role>(m, "Role", "What a head, an MLP block or a subspace computes (krc/role.hpp).")
+  py::class_<Role>(m, "Role",
+                   "What a head, an MLP block or a subspace computes (krc/runtime/role.hpp).")
       .def_property_readonly(
           "kind", [](const Role& r) { return to_string(r.kind); },
           "e.g. \"counter sum\", \"memory\", \"scan fetch\"")

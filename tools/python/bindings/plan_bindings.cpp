@@ -1,9 +1,9 @@
-// The typed plans of the strategies (krc/plan.hpp) as read-only Python objects: what
+// The typed plans of the strategies (krc/backend/plan.hpp) as read-only Python objects: what
 // `krc compile` prints, as attributes. Enumerations arrive as their printed names.
 #include <pybind11/stl.h>
 
 #include "bindings.hpp"
-#include "krc/plan.hpp"
+#include "krc/backend/plan.hpp"
 
 namespace krc::python {
 

@@ -4,8 +4,8 @@
 #include <pybind11/stl.h>
 
 #include "bindings.hpp"
-#include "krc/forward.hpp"
-#include "krc/word_run.hpp"
+#include "krc/runtime/forward.hpp"
+#include "krc/runtime/word_run.hpp"
 
 namespace krc::python {
 

@@ -3,8 +3,8 @@
 #include <pybind11/stl.h>
 
 #include "bindings.hpp"
-#include "krc/input_error.hpp"
-#include "krc/verifier.hpp"
+#include "krc/automata/input_error.hpp"
+#include "krc/runtime/verifier.hpp"
 
 namespace krc::python {
 

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <string>
 
-#include "krc/memory_budget.hpp"
-#include "krc/network_memory.hpp"
+#include "krc/automata/memory_budget.hpp"
+#include "krc/runtime/network_memory.hpp"
 
 namespace krc {
 

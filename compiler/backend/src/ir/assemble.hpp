@@ -3,7 +3,7 @@
 // names of every head, MLP block and residual dimension carried along.
 #include "ir/program.hpp"
 #include "ir/schedule.hpp"
-#include "krc/network.hpp"
+#include "krc/runtime/network.hpp"
 
 namespace krc {
 

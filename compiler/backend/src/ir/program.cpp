@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <string>
 
-#include "krc/automaton.hpp"
-#include "krc/memory_budget.hpp"
+#include "krc/automata/automaton.hpp"
+#include "krc/automata/memory_budget.hpp"
 
 namespace krc {
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "ir/residual_layout.hpp"
-#include "krc/network.hpp"
+#include "krc/runtime/network.hpp"
 
 namespace krc {
 

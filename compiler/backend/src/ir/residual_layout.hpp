@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "krc/role.hpp"
+#include "krc/runtime/role.hpp"
 
 namespace krc {
 

@@ -2,7 +2,7 @@
 
 #include <map>
 
-#include "krc/integer_math.hpp"
+#include "krc/automata/integer_math.hpp"
 #include "primitives/attention_heads.hpp"
 
 namespace krc {

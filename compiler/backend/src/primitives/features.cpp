@@ -4,7 +4,7 @@
 #include <cmath>
 #include <numbers>
 
-#include "krc/integer_math.hpp"
+#include "krc/automata/integer_math.hpp"
 
 namespace krc {
 

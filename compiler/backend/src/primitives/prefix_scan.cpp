@@ -4,9 +4,9 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "krc/input_error.hpp"
-#include "krc/integer_math.hpp"
-#include "krc/transformation_semigroup.hpp"
+#include "krc/automata/input_error.hpp"
+#include "krc/automata/integer_math.hpp"
+#include "krc/automata/transformation_semigroup.hpp"
 #include "primitives/attention_heads.hpp"
 #include "primitives/integer_compose.hpp"
 

@@ -8,7 +8,7 @@
 // Legend: n = |X|, M the monoid the symbols generate, T = max_len, B = ceil(log2(T + 1)) bits
 // of a position code, q0 = x0.
 //
-// Prefix elements are held in one of three forms (krc/plan.hpp: ScanForm); per step:
+// Prefix elements are held in one of three forms (krc/backend/plan.hpp: ScanForm); per step:
 //   element one-hot      2|M| dimensions (prefix and fetched copy); one unit per pair of
 //                        elements, |M|^2 + |M| (pairs of products longer than 2^l are skipped);
 //                        fetch by position codes (B dimensions per step).
@@ -27,8 +27,8 @@
 #include <string>
 #include <vector>
 
-#include "krc/automaton.hpp"
-#include "krc/plan.hpp"
+#include "krc/automata/automaton.hpp"
+#include "krc/backend/plan.hpp"
 #include "primitives/categorical.hpp"
 #include "primitives/features.hpp"
 

@@ -2,7 +2,7 @@
 // Strategy `scan`: the whole automaton as one parallel prefix over its letters'
 // transformations (Liu et al., Theorem 1). Works for every automaton; depth ceil(log2 T).
 #include "ir/program.hpp"
-#include "krc/automaton.hpp"
+#include "krc/automata/automaton.hpp"
 #include "primitives/prefix_scan.hpp"
 
 namespace krc {

@@ -4,8 +4,8 @@
 #include <type_traits>
 
 #include "ir/schedule.hpp"
-#include "krc/holonomy.hpp"
-#include "krc/input_error.hpp"
+#include "krc/automata/input_error.hpp"
+#include "krc/decompose/holonomy.hpp"
 #include "precision_plan.hpp"
 #include "primitives/attention_heads.hpp"
 #include "strategies/kr/clamped_walk.hpp"

@@ -10,7 +10,7 @@
 #include <variant>
 
 #include "ir/program.hpp"
-#include "krc/compile.hpp"
+#include "krc/backend/compile.hpp"
 #include "primitives/prefix_scan.hpp"
 #include "strategies/kr/kr_strategy.hpp"
 

@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "ir/program.hpp"
-#include "krc/holonomy.hpp"
-#include "krc/plan.hpp"
+#include "krc/backend/plan.hpp"
+#include "krc/decompose/holonomy.hpp"
 #include "primitives/categorical.hpp"
 #include "primitives/features.hpp"
 #include "primitives/prefix_scan.hpp"

@@ -1,8 +1,8 @@
 #pragma once
-// A clamped walk on a path of n cells (krc/plan.hpp's WalkPlan; Liu et al. 2023, Theorem 3):
-// gridworld and its kin, in two layers whatever n and the length. What the planner and the
-// two builders share: how a letter's clamp map unfolds into single-cell moves, and which
-// classes mod n such a letter leaves, in which direction.
+// A clamped walk on a path of n cells (krc/backend/plan.hpp's WalkPlan; Liu et al. 2023, Theorem
+// 3): gridworld and its kin, in two layers whatever n and the length. What the planner and the two
+// builders share: how a letter's clamp map unfolds into single-cell moves, and which classes mod n
+// such a letter leaves, in which direction.
 //
 // Legend: n cells, M = n - 1 the top cell, a letter maps cell c to clamp(c + shift, low, high),
 // S the running sum of the letters' steps, a class is a residue mod n of S.
@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "ir/program.hpp"
-#include "krc/automaton.hpp"
-#include "krc/plan.hpp"
+#include "krc/automata/automaton.hpp"
+#include "krc/backend/plan.hpp"
 
 namespace krc {
 

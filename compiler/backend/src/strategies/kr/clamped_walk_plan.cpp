@@ -1,4 +1,4 @@
-// Recognising a clamped walk and planning its network (krc/plan.hpp, WalkPlan).
+// Recognising a clamped walk and planning its network (krc/backend/plan.hpp, WalkPlan).
 //
 // A letter that moves every cell one step up the path (clamped at the top) shows the path:
 // its functional graph is a chain from the one state without a preimage to its one fixed
@@ -11,7 +11,7 @@
 #include <algorithm>
 
 #include "ir/schedule.hpp"
-#include "krc/integer_math.hpp"
+#include "krc/automata/integer_math.hpp"
 #include "strategies/kr/clamped_walk.hpp"
 
 namespace krc {

@@ -1,4 +1,4 @@
-// The kr plan's decisions (krc/plan.hpp, kr_strategy.hpp): each level's mode from its
+// The kr plan's decisions (krc/backend/plan.hpp, kr_strategy.hpp): each level's mode from its
 // analysis of the action tables, the fusions and the counter block. Where each level's
 // operations land is the scheduler's placement of the operations built from these decisions
 // (build_and_place), not a prediction made here.

@@ -1,6 +1,6 @@
 #pragma once
 // Strategy `kr`: the holonomy (Krohn-Rhodes) cascade as a transformer whose depth does not
-// grow with the input length (Liu et al., Theorem 2), built from its plan (krc/plan.hpp):
+// grow with the input length (Liu et al., Theorem 2), built from its plan (krc/backend/plan.hpp):
 // level by level (the builders in this folder, one per mode), each level reading the levels
 // above at t-1, and finally a lookup that decodes the coordinates into the automaton's state.
 //
@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "ir/program.hpp"
-#include "krc/holonomy.hpp"
-#include "krc/plan.hpp"
+#include "krc/backend/plan.hpp"
+#include "krc/decompose/holonomy.hpp"
 #include "strategies/kr/cascade_context.hpp"
 #include "strategies/kr/level_analysis.hpp"
 

@@ -8,8 +8,8 @@
 #include <optional>
 #include <vector>
 
-#include "krc/holonomy.hpp"
-#include "krc/plan.hpp"
+#include "krc/backend/plan.hpp"
+#include "krc/decompose/holonomy.hpp"
 #include "primitives/polycyclic_group.hpp"
 
 namespace krc {

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "ir/program.hpp"
-#include "krc/plan.hpp"
+#include "krc/backend/plan.hpp"
 #include "primitives/categorical.hpp"
 #include "primitives/features.hpp"
 #include "primitives/integer_comb.hpp"

@@ -19,8 +19,8 @@
 // different lengths can still come close; the planner measures every gap it relies on.
 #include <vector>
 
-#include "krc/automaton.hpp"
-#include "krc/plan.hpp"
+#include "krc/automata/automaton.hpp"
+#include "krc/backend/plan.hpp"
 
 namespace krc {
 

@@ -1,6 +1,7 @@
-// The onelayer plan (krc/plan.hpp): which code the one attention head uses, where the decoding
-// thresholds go, and the largest max_len that stays exact. Legend: L = max_len, t a prefix's
-// length, z the head's value, u = 2^-24 (float32's unit roundoff), gamma_t = t u / (1 - t u).
+// The onelayer plan (krc/backend/plan.hpp): which code the one attention head uses, where the
+// decoding thresholds go, and the largest max_len that stays exact. Legend: L = max_len, t a
+// prefix's length, z the head's value, u = 2^-24 (float32's unit roundoff), gamma_t = t u / (1 - t
+// u).
 //
 // Why the network is exact in float32, for the textbook softmax (max, exp, sum, divide or
 // multiply by the reciprocal) with float32 accumulation in any order, worst case:
@@ -32,8 +33,8 @@
 #include <cstdio>
 #include <sstream>
 
-#include "krc/input_error.hpp"
-#include "krc/thousands.hpp"
+#include "krc/automata/input_error.hpp"
+#include "krc/automata/thousands.hpp"
 #include "strategies/onelayer/context_values.hpp"
 #include "strategies/onelayer/value_runs.hpp"
 

@@ -9,7 +9,7 @@
 #include <limits>
 #include <numeric>
 
-#include "krc/thousands.hpp"
+#include "krc/automata/thousands.hpp"
 
 namespace krc {
 

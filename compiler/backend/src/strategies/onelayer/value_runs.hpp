@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "krc/plan.hpp"
+#include "krc/backend/plan.hpp"
 #include "strategies/onelayer/context_values.hpp"
 
 namespace krc {

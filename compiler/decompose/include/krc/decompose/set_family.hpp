@@ -7,7 +7,7 @@
 #include <span>
 #include <vector>
 
-#include "krc/row_index.hpp"
+#include "krc/decompose/row_index.hpp"
 
 namespace krc {
 

@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "krc/automaton.hpp"
-#include "krc/forward.hpp"
-#include "krc/network.hpp"
+#include "krc/automata/automaton.hpp"
+#include "krc/runtime/forward.hpp"
+#include "krc/runtime/network.hpp"
 
 namespace krc {
 

@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "krc/automaton.hpp"
-#include "krc/input_error.hpp"
-#include "krc/machine_outputs.hpp"
+#include "krc/automata/automaton.hpp"
+#include "krc/automata/input_error.hpp"
+#include "krc/automata/machine_outputs.hpp"
 
 namespace krc {
 

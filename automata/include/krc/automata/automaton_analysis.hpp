@@ -13,8 +13,8 @@
 #include <cstddef>
 #include <nlohmann/json.hpp>
 
-#include "krc/automaton.hpp"
-#include "krc/transformation_semigroup.hpp"
+#include "krc/automata/automaton.hpp"
+#include "krc/automata/transformation_semigroup.hpp"
 
 namespace krc {
 

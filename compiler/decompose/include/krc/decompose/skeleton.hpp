@@ -13,9 +13,9 @@
 #include <unordered_map>
 #include <vector>
 
-#include "krc/automaton.hpp"
-#include "krc/decompose_options.hpp"
-#include "krc/set_family.hpp"
+#include "krc/automata/automaton.hpp"
+#include "krc/decompose/decompose_options.hpp"
+#include "krc/decompose/set_family.hpp"
 
 namespace krc {
 

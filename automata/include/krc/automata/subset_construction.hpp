@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "krc/automaton.hpp"
+#include "krc/automata/automaton.hpp"
 
 namespace krc {
 

@@ -6,7 +6,7 @@
 #include <functional>
 #include <string>
 
-#include "krc/input_error.hpp"
+#include "krc/automata/input_error.hpp"
 
 namespace krc {
 

@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "krc/network.hpp"
+#include "krc/runtime/network.hpp"
 
 namespace krc {
 

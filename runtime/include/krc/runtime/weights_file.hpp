@@ -9,8 +9,8 @@
 // format, version, config, automaton, residual_labels, compiler and sparse (JSON strings).
 #include <string>
 
-#include "krc/network.hpp"
-#include "krc/safetensors.hpp"
+#include "krc/runtime/network.hpp"
+#include "krc/runtime/safetensors.hpp"
 
 namespace krc {
 

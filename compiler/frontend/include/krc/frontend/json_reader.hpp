@@ -3,8 +3,8 @@
 // everything after that by JSON pointer (automaton_json.hpp checks the document).
 #include <string>
 
-#include "krc/automaton.hpp"
-#include "krc/automaton_builder.hpp"
+#include "krc/automata/automaton.hpp"
+#include "krc/automata/automaton_builder.hpp"
 
 namespace krc {
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "krc/perm_group.hpp"
+#include "krc/decompose/perm_group.hpp"
 
 namespace krc {
 

@@ -4,13 +4,13 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "krc/network.hpp"
+#include "krc/runtime/network.hpp"
 
 namespace krc {
 
 // {"layers", "d_model", "heads", "mlp_hidden": [...], "parameters", "nonzeros", "max_len",
 //  "attention", "layer_roles": [{"layer", "purpose", "heads": [{"name","kind","role"}],
-//  "mlp": [{"name","units","role"}]}]}  (roles: krc/role.hpp)
+//  "mlp": [{"name","units","role"}]}]}  (roles: krc/runtime/role.hpp)
 nlohmann::json network_summary(const Network& network);
 
 // "15 layers, d_model 89, 15 heads, MLP hidden 6..2304 (total 3,172); 163,229 parameters,

@@ -1,6 +1,6 @@
 #pragma once
 // The backend's entry point: Automaton -> Network by a chosen strategy. Each strategy is a
-// plan (krc/plan.hpp: what to build, decided from the automaton alone) and a builder (the
+// plan (krc/backend/plan.hpp: what to build, decided from the automaton alone) and a builder (the
 // weights, from the plan); auto plans and builds all three and keeps the best network
 // (compiler/README.md, "Plan and build").
 //   scan      parallel prefix over the letters' transformations: any automaton, ceil(log2 T)
@@ -15,10 +15,10 @@
 #include <string>
 #include <vector>
 
-#include "krc/automaton.hpp"
-#include "krc/network.hpp"
-#include "krc/plan.hpp"
-#include "krc/precision.hpp"
+#include "krc/automata/automaton.hpp"
+#include "krc/backend/plan.hpp"
+#include "krc/backend/precision.hpp"
+#include "krc/runtime/network.hpp"
 
 namespace krc {
 
@@ -41,7 +41,7 @@ struct CompileOptions {
   int max_len = 1024;
   AttentionKind attention = AttentionKind::Softmax;
   // The format the network must be exact in; bf16 and fp16 admit only the constructions
-  // with a bound there (krc/precision.hpp), and refuse otherwise.
+  // with a bound there (krc/backend/precision.hpp), and refuse otherwise.
   Precision precision = Precision::Float32;
   Norm norm = Norm::None;
   KrOptions kr;              // choices inside the kr construction (defaults: the best known)

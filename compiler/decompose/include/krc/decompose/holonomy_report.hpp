@@ -16,7 +16,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "krc/holonomy.hpp"
+#include "krc/decompose/holonomy.hpp"
 
 namespace krc {
 

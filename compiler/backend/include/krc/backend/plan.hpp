@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "krc/automaton.hpp"
-#include "krc/holonomy.hpp"
+#include "krc/automata/automaton.hpp"
+#include "krc/decompose/holonomy.hpp"
 
 namespace krc {
 

@@ -5,8 +5,8 @@
 // pointer) and what is wrong; a weights file is refused as one.
 #include <string>
 
-#include "krc/automaton.hpp"
-#include "krc/automaton_builder.hpp"
+#include "krc/automata/automaton.hpp"
+#include "krc/automata/automaton_builder.hpp"
 
 namespace krc {
 

@@ -1,6 +1,6 @@
 #pragma once
 // What a network costs in memory, from sizes known before anything is built, for the memory
-// budget (krc/memory_budget.hpp). The loader estimates from the file's config and tensor
+// budget (krc/automata/memory_budget.hpp). The loader estimates from the file's config and tensor
 // shapes before it converts a tensor; the forward pass from the Network before it prepares its
 // copies and before it allocates a word's buffers; a compiler can describe the network it is
 // about to assemble (widths, heads, MLP units and their nonzeros) and check network_bytes
@@ -10,7 +10,7 @@
 #include <optional>
 #include <vector>
 
-#include "krc/network.hpp"
+#include "krc/runtime/network.hpp"
 
 namespace krc {
 

@@ -6,8 +6,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "krc/automaton.hpp"
-#include "krc/automaton_builder.hpp"
+#include "krc/automata/automaton.hpp"
+#include "krc/automata/automaton_builder.hpp"
 
 namespace krc {
 

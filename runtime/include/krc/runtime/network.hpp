@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "krc/role.hpp"
+#include "krc/runtime/role.hpp"
 
 namespace krc {
 

@@ -18,7 +18,7 @@
 #include <variant>
 #include <vector>
 
-#include "krc/automaton.hpp"
+#include "krc/automata/automaton.hpp"
 
 namespace krc {
 

@@ -16,8 +16,8 @@
 // line.
 #include <string>
 
-#include "krc/automaton.hpp"
-#include "krc/automaton_builder.hpp"
+#include "krc/automata/automaton.hpp"
+#include "krc/automata/automaton_builder.hpp"
 
 namespace krc {
 

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "krc/automaton.hpp"
-#include "krc/forward.hpp"
+#include "krc/automata/automaton.hpp"
+#include "krc/runtime/forward.hpp"
 
 namespace krc {
 

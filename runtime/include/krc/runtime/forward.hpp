@@ -40,8 +40,8 @@
 #include <string>
 #include <vector>
 
-#include "krc/automaton.hpp"
-#include "krc/network.hpp"
+#include "krc/automata/automaton.hpp"
+#include "krc/runtime/network.hpp"
 
 namespace krc {
 

@@ -12,11 +12,11 @@
 #include <string>
 #include <vector>
 
-#include "krc/automaton.hpp"
-#include "krc/decompose_options.hpp"
-#include "krc/group_info.hpp"
-#include "krc/row_index.hpp"
-#include "krc/skeleton.hpp"
+#include "krc/automata/automaton.hpp"
+#include "krc/decompose/decompose_options.hpp"
+#include "krc/decompose/group_info.hpp"
+#include "krc/decompose/row_index.hpp"
+#include "krc/decompose/skeleton.hpp"
 
 namespace krc {
 

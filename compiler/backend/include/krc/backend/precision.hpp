@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "krc/forward.hpp"
+#include "krc/runtime/forward.hpp"
 
 namespace krc {
 

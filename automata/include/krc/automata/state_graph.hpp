@@ -6,7 +6,7 @@
 #include <cstddef>
 #include <vector>
 
-#include "krc/automaton.hpp"
+#include "krc/automata/automaton.hpp"
 
 namespace krc {
 
