@@ -26,14 +26,8 @@ Weights rows_of(const SparseMatrix& m) {
   return w;
 }
 
-// The same, per column: (row, value).
-Weights columns_of(const SparseMatrix& m) {
-  Weights w(static_cast<std::size_t>(m.cols()));
-  for (int r = 0; r < m.outerSize(); ++r)
-    for (SparseMatrix::InnerIterator it(m, r); it; ++it)
-      w[static_cast<std::size_t>(it.col())].emplace_back(static_cast<int>(it.row()), it.value());
-  return w;
-}
+// The same per column, (row, value): the rows of m's transpose, in the same order.
+Weights columns_of(const SparseMatrix& m) { return rows_of(SparseMatrix(m.transpose())); }
 
 // The groups' coordinates, in the order enumerate's records list them.
 std::vector<int> joint_coords(const ValueSets& s, const std::vector<int>& groups) {

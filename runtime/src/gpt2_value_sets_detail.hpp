@@ -52,7 +52,7 @@ struct ExactSum {
 
 // Row-major m's entries as lists per row: (column, value).
 Weights rows_of(const SparseMatrix& m);
-
+// Per column: (row, value).
 Weights columns_of(const SparseMatrix& m);
 
 // What a sublayer touches in one connected piece: the groups it reads or writes, its units
