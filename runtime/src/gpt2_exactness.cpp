@@ -28,6 +28,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gpt2_selection.hpp"
@@ -264,62 +265,88 @@ std::vector<bool> reads(const std::vector<const SparseMatrix*>& ms, int d, bool 
   return read;
 }
 
-// A LayerNorm (epsilon 4^k, gamma 2^k) before `what`, which reads the coordinates `read`, over
-// n_embd coordinates (each value twice, and the constant 1): "" when it is exact there.
-// `s`: the value sets at position 0 and at the later positions.
-std::string check_norm(const Network& n, const Ranges& x, const ValueSets (&s)[2],
-                       const std::vector<bool>& read, long long n_embd, const std::string& what,
-                       int k, Gpt2Exactness& e) {
-  for (const Range& r : x) e.largest = std::max(e.largest, magnitude(r));
-  const double variance =
-      2 * std::max(squares(x, s[0]), squares(x, s[1])) / static_cast<double>(n_embd);
-  const std::string at_k = std::to_string(k);
-  if (variance > largest_variance(k))
-    return "the residual's variance may reach " + std::to_string(variance) + " before " + what +
-           ", past 2^" + std::to_string(2 * k - 25) + ", where it no longer vanishes against " +
-           "epsilon 4^" + at_k + " (values up to " + std::to_string(e.largest) + ")";
+// What a LayerNorm before `what` sees, none of it depending on k (epsilon 4^k, gamma 2^k): the
+// residual's variance bound over n_embd coordinates (each value twice, and the constant 1), the
+// largest magnitude up to it, and the coordinates it reads on a grid finer than the finest k
+// reads (kReadable), in order. The proof records these once; each k is then a check of them.
+struct NormFacts {
+  std::string what;
+  double variance = 0, largest = 0;
+  std::vector<std::pair<std::size_t, Range>> fine;
+};
+
+// `s`: the value sets at position 0 and at the later positions; `read`: what `what` reads.
+void record_norm(const Ranges& x, const ValueSets (&s)[2], const std::vector<bool>& read,
+                 long long n_embd, const std::string& what, std::vector<NormFacts>& norms) {
+  NormFacts f;
+  f.what = what;
+  f.largest = norms.empty() ? 0 : norms.back().largest;
+  for (const Range& r : x) f.largest = std::max(f.largest, magnitude(r));
+  f.variance = 2 * std::max(squares(x, s[0]), squares(x, s[1])) / static_cast<double>(n_embd);
   for (std::size_t c = 0; c < x.size(); ++c)
-    if (read[c] && x[c].grid > readable(k))
-      return "the LayerNorm before " + what + " may round residual coordinate " +
+    if (read[c] && x[c].grid > kReadable) f.fine.emplace_back(c, x[c]);
+  norms.push_back(std::move(f));
+}
+
+// "" when the LayerNorm is exact with epsilon 4^k and gamma 2^k, else why not.
+std::string check_norm(const Network& n, const NormFacts& f, int k) {
+  const std::string at_k = std::to_string(k);
+  if (f.variance > largest_variance(k))
+    return "the residual's variance may reach " + std::to_string(f.variance) + " before " + f.what +
+           ", past 2^" + std::to_string(2 * k - 25) +
+           ", where it no longer vanishes against epsilon 4^" + at_k + " (values up to " +
+           std::to_string(f.largest) + ")";
+  for (const auto& [c, r] : f.fine)
+    if (r.grid > readable(k))
+      return "the LayerNorm before " + f.what + " may round residual coordinate " +
              std::to_string(c) + " (" + n.residual_labels[c] + "): values below 2^-" +
              std::to_string(126 - k) + " that are no multiple of 2^-" + std::to_string(149 - k) +
-             " may reach it from " + x[c].origin + "; such a value changes by at most 2^-" +
+             " may reach it from " + r.origin + "; such a value changes by at most 2^-" +
              std::to_string(150 - k);
   return "";
 }
 
-// The proof with epsilon 4^k and gamma 2^k.
-Gpt2Exactness prove(const Network& n, long long n_embd, int k) {
-  Gpt2Exactness e;
-  e.norm_exponent = k;
+// Follows the ranges and value sets through the network once, recording every LayerNorm's facts
+// in order (a GPT-2 block normalises before its attention and before its MLP, and before the
+// unembedding).
+std::vector<NormFacts> norm_facts(const Network& n, long long n_embd) {
+  std::vector<NormFacts> norms;
   Ranges x = embeddings(n);
   ValueSets s[2] = {initial_value_sets(n, true), initial_value_sets(n, false)};
   refine(x, s[0], s[1]);
   std::vector<bool> written(static_cast<std::size_t>(n.d_model()), false);
-  std::string why;
-  for (std::size_t i = 0; i < n.layers.size() && why.empty(); ++i) {
+  for (std::size_t i = 0; i < n.layers.size(); ++i) {
     const Layer& layer = n.layers[i];
     std::vector<const SparseMatrix*> qkv;
     for (const AttentionHead& h : layer.heads)
       for (const SparseMatrix* m : {&h.query, &h.key, &h.value}) qkv.push_back(m);
     const std::string at = "layer " + std::to_string(i);
-    why = check_norm(n, x, s, reads(qkv, n.d_model(), false), n_embd, at + "'s attention", k, e);
+    record_norm(x, s, reads(qkv, n.d_model(), false), n_embd, at + "'s attention", norms);
     attend_value_sets(n, i, attention(n, i, x, written), s[1], &s[0]);  // s[0] before the layer
     attend_value_sets(n, i, std::vector<bool>(layer.heads.size(), true), s[0], nullptr);
     refine(x, s[0], s[1]);
     mark_written(n, i, written);  // before layer i + 1's heads read
-    if (!layer.mlp || !why.empty()) continue;
-    why = check_norm(n, x, s, reads({&layer.mlp->in_weight}, n.d_model(), true), n_embd,
-                     at + "'s MLP", k, e);
+    if (!layer.mlp) continue;
+    record_norm(x, s, reads({&layer.mlp->in_weight}, n.d_model(), true), n_embd, at + "'s MLP",
+                norms);
     mlp(n, i, x);
     for (ValueSets& at : s) mlp_value_sets(n, i, at);
     refine(x, s[0], s[1]);
   }
-  if (why.empty())
-    why = check_norm(n, x, s, reads({&n.unembedding}, n.d_model(), false), n_embd,
-                     "the unembedding", k, e);
-  e.exact = why.empty();
-  e.reason = why;
+  record_norm(x, s, reads({&n.unembedding}, n.d_model(), false), n_embd, "the unembedding", norms);
+  return norms;
+}
+
+// The proof with epsilon 4^k and gamma 2^k: every LayerNorm exact, in order.
+Gpt2Exactness prove(const Network& n, const std::vector<NormFacts>& norms, int k) {
+  Gpt2Exactness e;
+  e.norm_exponent = k;
+  for (const NormFacts& f : norms) {
+    e.largest = f.largest;
+    e.reason = check_norm(n, f, k);
+    if (!e.reason.empty()) break;
+  }
+  e.exact = e.reason.empty();
   return e;
 }
 
@@ -328,10 +355,11 @@ Gpt2Exactness prove(const Network& n, long long n_embd, int k) {
 // The smallest k from 30 that proves it (30 unless the residual's bounds are large); when none
 // does, k = 30 with its reason, and the reason at k = 63 where a larger k was the hope.
 Gpt2Exactness gpt2_exactness(const Network& n, long long n_embd) {
-  const Gpt2Exactness first = prove(n, n_embd, kDefaultNormExponent);
+  const std::vector<NormFacts> norms = norm_facts(n, n_embd);
+  const Gpt2Exactness first = prove(n, norms, kDefaultNormExponent);
   if (first.exact || first.reason.find("variance") == std::string::npos) return first;
   for (int k = kDefaultNormExponent + 1; k <= kLargestNormExponent; ++k) {
-    Gpt2Exactness e = prove(n, n_embd, k);
+    Gpt2Exactness e = prove(n, norms, k);
     if (e.exact) return e;
     if (k == kLargestNormExponent) {
       Gpt2Exactness refused = first;
