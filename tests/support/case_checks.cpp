@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <iostream>
+#include <optional>
 #include <random>
 #include <utility>
 
@@ -35,11 +36,18 @@ namespace {
 
 // The automata of a random case: its count at KRC_TEST_SCALE; a solvable-only draw goes on up
 // to the full count until one is solvable.
-std::vector<Automaton> draw(const test::RandomDraw& r) {
+// The draw's automata: scaled(count) of them (the solvable ones among them, drawing on up to
+// count until one is), or where `most` is given the first `most` that qualify (the sanitized
+// build's sample, Sanitized::automata, whatever the scale), from the same generator.
+std::vector<Automaton> draw(const test::RandomDraw& r, std::optional<int> most) {
   std::mt19937_64 rng(r.seed);
   std::vector<Automaton> automata;
+  const auto enough = [&](int drawn) {
+    const int kept = static_cast<int>(automata.size());
+    return most ? kept >= *most : drawn >= test::scaled(r.count) && kept > 0;
+  };
   int drawn = 0;
-  for (; drawn < r.count && (drawn < test::scaled(r.count) || automata.empty()); ++drawn) {
+  for (; drawn < r.count && !enough(drawn); ++drawn) {
     Automaton a = test::random_automaton(rng, r.max_states, r.max_letters);
     while (static_cast<int>(a.state_count()) < r.min_states)
       a = test::random_automaton(rng, r.max_states, r.max_letters);
@@ -234,9 +242,33 @@ void check(const Case& c, const Automaton& a, std::mt19937_64& rng) {
     check_with_krc(c, a, built);
 }
 
+// The sanitized build's sample of a shard, as the table says (Case::sanitized): that many of its
+// reference automata, evenly spread from the first, each with at most that many random words (a
+// random draw is cut where it is drawn).
+std::vector<Case> sanitized_sample(const std::vector<Case>& cases) {
+  const Sanitized sample = cases.front().sanitized;
+  const std::size_t n = cases.size();
+  const std::size_t k = std::min(n, static_cast<std::size_t>(std::max(1, sample.automata)));
+  std::vector<Case> kept;
+  for (std::size_t i = 0; i < k; ++i) {
+    Case c = cases[i * n / k];
+    c.words.random = std::min(c.words.random, sample.words);
+    c.words.scale = Scale::None;
+    kept.push_back(c);
+  }
+  if (cases.front().random)
+    MESSAGE("the sanitized build's sample: the draw's first "
+            << sample.automata << " automata, at most " << sample.words << " random words");
+  else
+    MESSAGE("the sanitized build's sample: " << k << " of " << n << " automata, at most "
+                                             << sample.words << " random words each");
+  return kept;
+}
+
 // The shard's cases its Sample keeps: test::scaled_sample or test::heavy_sample of the reference
-// automata of each folder, in table order.
+// automata of each folder, in table order; in the sanitized build, its sanitized sample.
 std::vector<Case> sampled(const std::vector<Case>& cases) {
+  if (sanitized_build()) return sanitized_sample(cases);
   const Sample sample = cases.front().sample;
   if (sample == Sample::All) return cases;
   std::vector<Case> kept;
@@ -282,7 +314,9 @@ void run_shard(const Shard& shard) {
       check(c, reference_automaton(c.automaton), rng);
       continue;
     }
-    const auto automata = draw(*c.random);
+    std::optional<int> most;
+    if (sanitized_build()) most = c.sanitized.automata;
+    const auto automata = draw(*c.random, most);
     for (std::size_t i = 0; i < automata.size(); ++i) {
       CAPTURE(i);
       CAPTURE(automaton_to_json(automata[i]).dump());

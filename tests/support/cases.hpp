@@ -59,6 +59,18 @@ struct Words {
 // A count of random words as `words.scale` says.
 long long scaled_words(const Words& words);
 
+// What a row checks in the sanitized build (tools/test.sh --lane and --sanitize), which runs
+// 20-50x slower: at most `automata` of its automata (a group's reference automata evenly spread,
+// the first included; a random draw's first ones) and at most `words` random words a network.
+// The sanitizer looks for memory errors on the paths a row's compilation and checks take, and a
+// few automata reach them; the row's statistics (every automaton, hundreds of words) are the
+// Release suite's. The sample is the table's, whatever KRC_TEST_SCALE says, so that no check
+// meets a sample smaller than it was written for.
+struct Sanitized {
+  int automata = 2;
+  long long words = 8;
+};
+
 struct Case {
   std::string automaton{};             // a reference automaton, when `random` is empty
   std::string folder = "automata";     // its folder in tests/reference (random/automata: SgpDec's)
@@ -76,6 +88,7 @@ struct Case {
   // Reference automata of one group split into `shards` tests, this case in shard `shard`.
   int shard = 0, shards = 1;
   Sample sample = Sample::All;
+  Sanitized sanitized{};
 
   std::string name() const;        // every field
   std::string group_name() const;  // every field but the reference automaton's name
