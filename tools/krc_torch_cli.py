@@ -72,7 +72,8 @@ def parse_word(arguments, alphabet):
                 word.extend(token)
             else:
                 raise KrcFileError("letter %r is not in the network's alphabet (%s)"
-                                   % (token, ", ".join(sorted(alphabet))))
+                                   % (token, ", ".join(sorted(alphabet)) or "the alphabet is "
+                                      "empty: the network reads only the empty word"))
     return word
 
 

@@ -28,7 +28,9 @@ Automaton::Automaton(std::string name, std::vector<std::string> states,
       initial_(initial),
       accepting_(std::move(accepting)) {
   if (states_.empty()) throw std::invalid_argument("an automaton needs at least one state");
-  if (letters_.empty()) throw std::invalid_argument("the alphabet is empty");
+  // No letters is allowed: such an automaton reads only the empty word (a JFLAP NFA whose
+  // every transition is an epsilon one determinises to it); the backend compiles it to a
+  // network of no layers, and each command that needs a letter says so.
   require_unique_names(states_, "state");
   require_unique_names(letters_, "letter");
   if (delta_.size() != letters_.size())

@@ -104,11 +104,8 @@ StateId AutomatonBuilder::initial_state(const BuildOptions& options) const {
 
 Automaton AutomatonBuilder::build(const BuildOptions& options) const {
   if (states_.empty()) fail("", "the automaton has no states");
-  if (letters_.empty() && first_epsilon_place_.empty()) fail("", "the alphabet is empty");
-  if (letters_.empty())
-    fail(first_epsilon_place_,
-         "the alphabet is empty: every transition is an epsilon transition, so the automaton "
-         "reads no letters");
+  // No letters (no edges, or epsilon edges only) builds an automaton that reads only the
+  // empty word: after the subset construction, the initial state's epsilon closure alone.
   const bool nondeterministic = first_nondeterminism_ || !first_epsilon_place_.empty();
   if (!nondeterministic) return build_deterministic(options);
   if (!options.determinise) {

@@ -61,7 +61,7 @@ Automaton automaton_from_json(const json& document, const std::string& file,
 
   const json& alphabet = member(document, "alphabet", b);
   if (!alphabet.is_array()) b.fail("/alphabet", "must be a list of letters");
-  if (alphabet.empty()) b.fail("/alphabet", "the alphabet is empty");
+  // An empty alphabet reads: the automaton reads only the empty word (automaton.hpp).
   for (std::size_t i = 0; i < alphabet.size(); ++i) {
     auto place = pointer({"alphabet", std::to_string(i)});
     b.add_letter(string_at(alphabet[i], place, b, "a letter"), place);

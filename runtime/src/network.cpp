@@ -65,7 +65,8 @@ void Network::check_shapes() const {
     if (!ok) throw std::invalid_argument(what);
   };
   expect(max_len >= 1, "max_len must be at least 1");
-  expect(vocabulary.size() >= 2, "vocabulary needs <bos> and at least one letter");
+  // <bos> alone is a network over the empty alphabet: it reads only the empty word.
+  expect(!vocabulary.empty(), "vocabulary needs <bos>");
   expect(!states.empty(), "no states");
   expect(
       token_embedding.rows() == static_cast<long>(vocabulary.size()) && token_embedding.cols() == d,

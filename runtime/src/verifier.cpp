@@ -111,6 +111,22 @@ class Checker {
   VerifyReport& report_;
 };
 
+// No letters: the empty word is the only word there is (exhaustive length 0, one word, one
+// position); random words of length > 0 do not exist, so asking for some is refused.
+void plan_empty_alphabet(const VerifyOptions& options, VerifyReport& report) {
+  if (options.exhaustive_length.value_or(0) > 0)
+    throw std::invalid_argument(
+        "the alphabet is empty: the only word is the empty one (exhaustive length 0)");
+  if (options.random_words.value_or(0) > 0 || options.random_length.value_or(0) > 0)
+    throw std::invalid_argument(
+        "the alphabet is empty: there are no random words, only the empty word");
+  report.exhaustive_length = 0;
+  report.exhaustive_words = 1;
+  report.random_words = 0;
+  report.random_length = 0;
+  report.seed = options.seed;
+}
+
 // The report's plan: what to check, from the options and the network (the default budget
 // decides the random words when the options leave them open).
 void plan(const ForwardPass& pass, std::size_t letters, const VerifyOptions& options,
@@ -121,6 +137,7 @@ void plan(const ForwardPass& pass, std::size_t letters, const VerifyOptions& opt
   report.threads = options.forward.threads > 0
                        ? options.forward.threads
                        : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  if (letters == 0) return plan_empty_alphabet(options, report);
   report.exhaustive_length = options.exhaustive_length.value_or(
       default_exhaustive_length(letters, network.max_len, options.max_exhaustive_words));
   report.random_length = options.random_length.value_or(network.max_len);
@@ -290,7 +307,9 @@ VerifyReport verify(const Network& network, const Automaton& automaton,
            report.exhaustive_length, report.threads,
            [&](long long i) { return exhaustive_word(i, letters, report.exhaustive_length); });
   std::mt19937_64 rng(options.seed);
-  std::uniform_int_distribution<LetterId> letter(0, static_cast<LetterId>(letters - 1));
+  // No letters: no random words were planned, and the range stays well formed.
+  std::uniform_int_distribution<LetterId> letter(
+      0, static_cast<LetterId>(std::max<std::size_t>(letters, 1) - 1));
   run_part(pass, checker, books, VerifyPart::Random, report.random_words, report.random_length,
            report.threads, [&](long long) {
              std::vector<LetterId> word(report.random_length);

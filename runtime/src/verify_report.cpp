@@ -105,15 +105,20 @@ std::string format_report(const VerifyReport& r, const Automaton& a) {
   else if (r.words > 0)
     out << "; one state only, no margin to measure";
   out << "\n";
-  if (r.exhaustive_length > 0)
+  if (a.letter_count() == 0)
+    out << "  exhaustive: the empty word, the only word (the alphabet is empty)\n";
+  else if (r.exhaustive_length > 0)
     out << "  exhaustive: all " << with_thousands(r.exhaustive_words) << " words of length "
         << r.exhaustive_length << " (their prefixes: all "
         << with_thousands(covered_words(a.letter_count(), r.exhaustive_length))
         << " words of length <= " << r.exhaustive_length << ")\n";
   else
     out << "  exhaustive: none\n";
-  out << "  random: " << with_thousands(r.random_words) << " words of length "
-      << with_thousands(r.random_length) << ", seed " << r.seed << "\n";
+  if (a.letter_count() == 0)
+    out << "  random: none (no word of length > 0 exists over an empty alphabet)\n";
+  else
+    out << "  random: " << with_thousands(r.random_words) << " words of length "
+        << with_thousands(r.random_length) << ", seed " << r.seed << "\n";
   if (r.budget && r.budget->limited)
     out << "    fewer than the default " << with_thousands(kDefaultRandomWords)
         << ": the network is large (an estimated " << number(r.budget->estimated_cpu_per_word)
@@ -143,7 +148,7 @@ nlohmann::json report_to_json(const VerifyReport& r, const Automaton& a) {
        {{"length", r.exhaustive_length},
         {"words", r.exhaustive_words},
         {"covered_words",
-         r.exhaustive_length > 0 ? covered_words(a.letter_count(), r.exhaustive_length) : 0}}},
+         r.exhaustive_words > 0 ? covered_words(a.letter_count(), r.exhaustive_length) : 0}}},
       {"random",
        {{"words", r.random_words},
         {"length", r.random_length},

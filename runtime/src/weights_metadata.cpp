@@ -86,8 +86,9 @@ Config parse_config(const MetadataReader& m) {
   c.max_len = static_cast<int>(
       r.integer(r.member(doc, root, "max_len"), root / "max_len", 1, kMaxDimension));
   c.vocabulary = r.unique_strings(r.member(doc, root, "vocabulary"), root / "vocabulary");
-  if (c.vocabulary.size() < 2 || c.vocabulary[0] != kReservedLetter)
-    r.fail(root / "vocabulary", "must be \"<bos>\" followed by at least one letter");
+  // "<bos>" alone: a network over the empty alphabet, which reads only the empty word.
+  if (c.vocabulary.empty() || c.vocabulary[0] != kReservedLetter)
+    r.fail(root / "vocabulary", "must be \"<bos>\" followed by the letters");
   if (static_cast<long long>(c.vocabulary.size()) > kMaxDimension)
     r.fail(root / "vocabulary", "too many letters");
   c.states = r.unique_strings(r.member(doc, root, "states"), root / "states");

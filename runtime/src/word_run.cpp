@@ -51,7 +51,10 @@ void read_piece(const std::string& token, const Automaton& automaton, const std:
   std::string alphabet;
   for (const auto& l : automaton.letters()) alphabet += (alphabet.empty() ? "" : ", ") + l;
   throw InputError(place, "letter \"" + token + "\"",
-                   "not in the network's alphabet (" + alphabet + ")");
+                   automaton.letter_count() == 0
+                       ? "not in the network's alphabet: the alphabet is empty, the network "
+                         "reads only the empty word"
+                       : "not in the network's alphabet (" + alphabet + ")");
 }
 
 }  // namespace

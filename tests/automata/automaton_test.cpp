@@ -15,8 +15,16 @@ TEST_CASE("run follows delta from the initial state") {
 
 TEST_CASE("the constructor rejects inconsistent parts") {
   CHECK_THROWS_AS(Automaton("x", {"a", "a"}, {"l"}, {{0, 1}}, 0), std::invalid_argument);
-  CHECK_THROWS_AS(Automaton("x", {"a"}, {}, {}, 0), std::invalid_argument);
+  CHECK_THROWS_AS(Automaton("x", {}, {"l"}, {{}}, 0), std::invalid_argument);   // no states
+  CHECK_THROWS_AS(Automaton("x", {"a"}, {}, {{0}}, 0), std::invalid_argument);  // a stray row
   CHECK_THROWS_AS(Automaton("x", {"a", "b"}, {"l"}, {{0, 2}}, 0), std::invalid_argument);
+}
+
+TEST_CASE("no letters: an automaton that reads only the empty word, and round-trips as JSON") {
+  const Automaton a("x", {"a", "b"}, {}, {}, 1, {1});
+  CHECK(a.letter_count() == 0);
+  CHECK(a.run({}) == std::vector<StateId>{1});
+  CHECK(automaton_from_json(automaton_to_json(a), "round trip") == a);
 }
 
 TEST_CASE("native JSON round-trips every reference automaton") {

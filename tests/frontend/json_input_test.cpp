@@ -8,6 +8,7 @@
 using namespace krc;
 using test::contains;
 using test::load_error;
+using test::load_text;
 
 TEST_CASE("json: every reference automaton loads as its document describes") {
   for (const auto& name : test::reference_automaton_names()) {
@@ -83,11 +84,21 @@ TEST_CASE("json: duplicate state names") {
   CHECK(contains(e.problem(), "duplicate state name 'a'"));
 }
 
-TEST_CASE("json: an empty alphabet") {
-  auto e = load_error("empty_alphabet.json",
-                      R"({"states": ["a"], "alphabet": [], "initial": "a", "transitions": {}})",
-                      "/alphabet");
-  CHECK(contains(e.problem(), "alphabet is empty"));
+TEST_CASE("json: an empty alphabet reads: the automaton reads only the empty word") {
+  const Automaton a =
+      load_text("empty_alphabet.json",
+                R"({"states": ["a", "b"], "alphabet": [], "initial": "b", "transitions": {},
+                    "accepting": ["b"]})");
+  CHECK(a.letter_count() == 0);
+  CHECK(a.states() == std::vector<std::string>{"a", "b"});
+  CHECK(a.state_name(a.initial()) == "b");
+  CHECK(a.accepting() == std::vector<StateId>{1});
+  // A letter there is none of is still named.
+  auto e = load_error("stray.json",
+                      R"({"states": ["a"], "alphabet": [], "initial": "a",
+                          "transitions": {"x": [0]}})",
+                      "/transitions/x");
+  CHECK(contains(e.problem(), "letter 'x' is not in the alphabet"));
 }
 
 TEST_CASE("json: a member given twice") {

@@ -168,6 +168,39 @@ TEST_CASE("nfa: epsilon transitions (JFLAP's lambda) are closed over") {
   CHECK(contains(e.problem(), "epsilon"));
 }
 
+TEST_CASE("nfa: JFLAP's epsilon-only test_fa determinises to one state and no letters") {
+  // Every transition reads nothing, so the subset construction makes the initial state's
+  // epsilon closure alone: an automaton over the empty alphabet, whose only word is the empty
+  // one, accepted when the closure holds a final state (here q5, reached from q0).
+  const auto path = test::reference_dir() / "realworld" / "files" / "jflapcheck__test_fa.jff";
+  const std::string text = test::read_text(path);
+  const TestNfa nfa = jflap_nfa(text);
+  REQUIRE(nfa.letters.empty());
+  std::vector<std::string> notes;
+  LoadOptions options;
+  options.completion.note = [&](const std::string& note) { notes.push_back(note); };
+  const Automaton dfa = load_automaton(path.string(), options);
+  CHECK(dfa.state_count() == 1);
+  CHECK(dfa.letter_count() == 0);
+  CHECK(dfa.initial() == 0);
+  // The closure, by the test's own reading of the file: all 18 states, q0 to q17.
+  const std::set<std::string> reached = closure(nfa, {nfa.initial});
+  CHECK(reached.size() == 18);
+  CHECK(nfa_accepts(nfa, {}));
+  CHECK(dfa.accepting() == std::vector<StateId>{0});
+  check_same_language(dfa, nfa, 3);
+  REQUIRE(notes.size() == 1);
+  CHECK(contains(notes[0], "into 1 subset states"));
+  // --no-determinise still refuses it, at the first epsilon transition.
+  options.completion.determinise = false;
+  try {
+    load_automaton(path.string(), options);
+    FAIL("read with --no-determinise");
+  } catch (const InputError& e) {
+    CHECK(contains(e.problem(), "epsilon"));
+  }
+}
+
 TEST_CASE("nfa: the subset construction is bounded by --max-subset-states") {
   // "The k-th letter from the end is a": the subset construction reaches exactly 2^k subsets
   // (every subset of {1..k} with 0 added), the textbook blow-up.

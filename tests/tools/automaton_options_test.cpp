@@ -186,6 +186,9 @@ TEST_CASE("krc compile and krc verify by default on the real-world files collect
   for (std::string line; std::getline(lines, line);)
     if (line.rfind("| aalpy__", 0) == 0) files.push_back(line.substr(2, line.find(" |", 2) - 2));
   CHECK(files.size() == 6);
+  // And JFLAP's epsilon-only test_fa, refused until its empty alphabet compiled: one state, no
+  // letters, a network of no layers whose only word is the empty one (empty_alphabet_cli_test).
+  files.push_back("jflapcheck__test_fa.jff");
   // At KRC_TEST_SCALE < 1 a sample of the files: under the sanitizers each default krc verify
   // (100,000 exhaustive words, then random ones for about a minute) takes minutes.
   const auto sample = krc::test::scaled_sample(files);

@@ -143,14 +143,8 @@ TEST_CASE("krc compile: duplicate state names") {
   CHECK(contains(err, "'0'"));
 }
 
-TEST_CASE("krc compile: an empty alphabet") {
-  test::TempDir dir;
-  const std::string input =
-      write_file(dir, "empty.json",
-                 R"({"states": ["a", "b"], "alphabet": [], "initial": "a", "transitions": {}})");
-  std::string err = check_compile_rejects(input, {"/alphabet"});
-  CHECK(contains(err, "alphabet"));
-}
+// An empty alphabet is no error: it compiles to a network of no layers
+// (empty_alphabet_cli_test.cpp).
 
 TEST_CASE("krc compile --no-determinise: a DOT edge whose label repeats a letter of a state") {
   test::TempDir dir;

@@ -142,7 +142,9 @@ Row measure(const Automaton& automaton, const fs::path& file, Strategy strategy,
   const std::string what = progress.next_case(row.automaton + " " + to_string(strategy) +
                                               " max-len " + std::to_string(max_len));
   progress.note(what + ": compiling");
-  if (strategy == Strategy::OneLayer) row.onelayer_largest_len = onelayer_largest_len(automaton);
+  // No letters: no onelayer plan (the network of no layers reads the empty word at any length).
+  if (strategy == Strategy::OneLayer && automaton.letter_count() > 0)
+    row.onelayer_largest_len = onelayer_largest_len(automaton);
 
   CompileOptions options;
   options.strategy = strategy;
@@ -173,9 +175,11 @@ Row measure(const Automaton& automaton, const fs::path& file, Strategy strategy,
     progress.note(what + ": verifying " + with_thousands(verify_words) +
                   " random words of length " + std::to_string(max_len));
     VerifyOptions verify_options;
-    verify_options.exhaustive_length = 0;
-    verify_options.random_words = verify_words;
-    verify_options.random_length = max_len;
+    if (automaton.letter_count() > 0) {  // else the verifier's plan: the empty word alone
+      verify_options.exhaustive_length = 0;
+      verify_options.random_words = verify_words;
+      verify_options.random_length = max_len;
+    }
     verify_options.forward.attention = network.attention;
     verify_options.progress = [&](const VerifyProgress& p) { progress.verifying(what, p); };
     // CPU time of all threads as well: unlike wall time it does not grow with the machine's load.

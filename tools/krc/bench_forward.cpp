@@ -122,6 +122,10 @@ int run_forward_bench(const ForwardBenchOptions& o) {
   } else {
     network = load_network(o.file);
     run.letters = static_cast<int>(network.vocabulary.size()) - 1;
+    if (run.letters == 0)  // no random word to draw: the only word is the empty one
+      throw InputError(o.file, "",
+                       "the alphabet is empty: the network reads only the empty word, so there "
+                       "are no random words to time");
     if (!o.length_given) run.length = network.max_len;
     if (run.length > network.max_len)
       throw InputError(o.file, "--length",

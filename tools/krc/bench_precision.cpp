@@ -52,6 +52,10 @@ long long first_wrong(const Eigen::MatrixXd& logits, const std::vector<StateId>&
 // One network's row: its size and, per arithmetic, the first wrong position (-1: none).
 json measure(const Automaton& a, Strategy strategy, int max_len, const PrecisionBenchArguments& o) {
   json row{{"automaton", a.name()}, {"strategy", to_string(strategy)}, {"max_len", max_len}};
+  if (a.letter_count() == 0) {  // no word of length > 0 to stop being right on
+    row["skipped"] = "the alphabet is empty: the network reads only the empty word";
+    return row;
+  }
   CompileOptions options;
   options.strategy = strategy;
   options.max_len = max_len;
@@ -88,6 +92,10 @@ std::vector<std::string> cells(const json& r, const PrecisionBenchArguments& o) 
                              std::to_string(r["max_len"].get<int>())};
   if (r.contains("error")) {
     c.insert(c.end(), {"-", "-", "cannot build: " + r["error"].get<std::string>()});
+    return c;
+  }
+  if (r.contains("skipped")) {
+    c.insert(c.end(), {"-", "-", "nothing to measure: " + r["skipped"].get<std::string>()});
     return c;
   }
   c.push_back(std::to_string(r["layers"].get<int>()));

@@ -66,6 +66,11 @@ int run_compile(const CompileArguments& a) {
               << machine.before_minimising - automaton.state_count()
               << " went); each state is named by its output";
   std::cerr << "\n";
+  if (automaton.letter_count() == 0)
+    std::cerr << "krc: the alphabet is empty: the network reads only the empty word (no "
+                 "layers: <bos>'s embedding names the "
+              << (kind == OutputKind::State ? "initial state" : "output of the initial state")
+              << ", position 0 is the only one)\n";
 
   CompileOptions options;
   options.strategy = strategy_from_string(a.strategy);

@@ -156,11 +156,16 @@ int network_info(const InfoArguments& a) {
   std::cout << scan_lines(net.compiler);
   std::cout << precision_line(net.compiler);
   std::cout << "size: " << network_size_line(net) << "\n";
-  std::cout << "layers by role:\n";
-  for (const auto& [role, layers] : roles)
-    std::cout << "  " << role << ": layer" << (layers.size() > 1 ? "s " : " ") << ranges(layers)
-              << "\n";
-  std::cout << "layers:\n" << network_layers_text(net);
+  if (net.layers.empty()) {
+    // An automaton without letters: the embedding of <bos> is read by the unembedding.
+    std::cout << "layers: none (the alphabet is empty: the network reads only the empty word)\n";
+  } else {
+    std::cout << "layers by role:\n";
+    for (const auto& [role, layers] : roles)
+      std::cout << "  " << role << ": layer" << (layers.size() > 1 ? "s " : " ") << ranges(layers)
+                << "\n";
+    std::cout << "layers:\n" << network_layers_text(net);
+  }
   std::cout << "residual stream (" << net.d_model() << " dimensions):\n";
   if (a.labels) {
     for (std::size_t i = 0; i < net.residual_labels.size(); ++i)

@@ -10,6 +10,7 @@
 #include "krc/automata/thousands.hpp"
 #include "krc/automata/version.hpp"
 #include "precision_plan.hpp"
+#include "strategies/empty_alphabet.hpp"
 #include "strategies/scan_strategy.hpp"
 #include "strategies/strategy.hpp"
 
@@ -146,6 +147,7 @@ CompileResult compile_auto(const Automaton& automaton, const CompileOptions& opt
 
 CompileResult compile(const Automaton& automaton, const CompileOptions& options) {
   if (options.max_len < 1) throw std::invalid_argument("max_len must be at least 1");
+  if (automaton.letter_count() == 0) return compile_empty_alphabet(automaton, options);
   CompileResult result = options.strategy == Strategy::Auto
                              ? compile_auto(automaton, options)
                              : compile_one(options.strategy, automaton, options);

@@ -70,7 +70,9 @@ def word_tokens(vocabulary, words, device=None):
     try:
         rows = [[0] + [ids[a] for a in w] + [0] * (n - 1 - len(w)) for w in words]
     except KeyError as e:
-        raise KrcFileError("letter %s is not in the network's alphabet" % e) from None
+        empty = "" if len(vocabulary) > 1 else \
+            " (the alphabet is empty: the network reads only the empty word)"
+        raise KrcFileError("letter %s is not in the network's alphabet%s" % (e, empty)) from None
     return torch.tensor(rows, dtype=torch.long, device=device)
 
 

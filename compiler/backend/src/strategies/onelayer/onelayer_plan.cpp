@@ -115,6 +115,11 @@ std::string limit_message(const Search& search, int max_len, int largest) {
 OneLayerPlan plan_onelayer(const Automaton& automaton, int max_len,
                            const OneLayerOptions& options) {
   if (max_len < 1) throw std::invalid_argument("max_len must be at least 1");
+  // No letters, no code to give them: compile() builds the network of no layers instead.
+  if (automaton.letter_count() == 0)
+    throw LimitError(
+        "onelayer: the alphabet is empty: there is no letter to code (the network of no layers "
+        "reads the empty word)");
   Search search{automaton, options, letter_classes(automaton)};
   const auto all = search.evaluate_all(max_len);
   const CodeEvaluation* chosen = Search::best(all);
