@@ -8,7 +8,7 @@
 #                             (build-asan/) of krc and the test programs, and the tests labelled
 #                             "sanitize" by tests/sanitize_lane.cmake, at full scale (~15 min on 2 cores),
 #                             then the Python bindings' tests against the sanitized extension
-#   tools/test.sh --sanitize  every test but the heavy ones (label "heavy") in build-asan/; that
+#   tools/test.sh --sanitize  every test but the heavy ones (label "heavy") in build-asan/ (~35 min); that
 #                             build runs 20-50x slower, so KRC_TEST_SCALE defaults to 0.05 there
 # --lane and --sanitize pass further arguments to ctest (-R 'runtime: ': that module's tests).
 # Sanitizer reports go to build-asan/sanitizer/ (one file per process that had one, child krc
