@@ -123,3 +123,23 @@ TEST_CASE(
   CHECK(seconds < 5.0);
   CHECK_FALSE(std::filesystem::exists(out));
 }
+
+// A network krc's reader would refuse (its dense position embedding past kMaxDenseElements,
+// 2^28) is stopped while the compiler grows it, within the memory budget, where it used to be
+// built whole (parity at 2^20: 10.9 GB and 91 s) for the writer to refuse it last: the message
+// is the compiler's, with the residual dims it had reached, and there is no output file.
+TEST_CASE("compile limits: a scan past the size krc's reader accepts stops while it is built") {
+  test::TempDir dir;
+  const std::string out = (dir / "out.safetensors").string();
+  auto r = test::run_krc(
+      {"compile", (test::source_dir() / "automata" / "zoo" / "parity.json").string(), "--strategy",
+       "scan", "--max-len", "1048576", "--max-memory", "8G", "-o", out});
+  CAPTURE(r.err);
+  CHECK(r.status == 2);
+  CHECK(test::contains(r.err,
+                       "the position embedding of the network being compiled (max-len "
+                       "1048576, "));
+  CHECK(test::contains(r.err, "would exceed the 268435456 elements krc's reader accepts"));
+  CHECK_FALSE(test::contains(r.err, "krc would not read this network back"));
+  CHECK_FALSE(std::filesystem::exists(out));
+}

@@ -102,6 +102,7 @@ NetworkShape planned_shape(const Program& program, const Schedule& plan) {
 }  // namespace
 
 Network assemble(const Program& program, const Schedule& plan) {
+  program.check_weights_file_limit();
   check_memory("the compiled network (d_model " + std::to_string(program.layout().width()) +
                    ", max-len " + std::to_string(program.max_len()) + ")",
                network_bytes(planned_shape(program, plan)));

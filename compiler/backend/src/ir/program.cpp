@@ -4,7 +4,9 @@
 #include <string>
 
 #include "krc/automata/automaton.hpp"
+#include "krc/automata/input_error.hpp"
 #include "krc/automata/memory_budget.hpp"
+#include "krc/runtime/weights_file.hpp"
 
 namespace krc {
 
@@ -25,6 +27,7 @@ int MlpOp::add_unit(const std::vector<std::pair<int, float>>& inputs, float unit
 }
 
 void Program::check_position_growth() const {
+  check_weights_file_limit();
   const std::uint64_t entries = position_embedding_.size();
   const std::uint64_t copies = saturating_mul(saturating_add(entries, 2 * entries), sizeof(Entry));
   const std::uint64_t dense = saturating_mul(
@@ -33,6 +36,21 @@ void Program::check_position_growth() const {
                    std::to_string(max_len_) + ", " + std::to_string(layout_.width()) +
                    " residual dims so far)",
                saturating_add(copies, dense));
+}
+
+// krc's reader refuses a file whose embeddings hold more than kMaxDenseElements (a forged
+// header cannot make it allocate without bound), and the writer will not write what it would
+// refuse: a network past that is stopped while it grows, not after gigabytes are built.
+void Program::check_weights_file_limit() const {
+  const std::uint64_t elements =
+      saturating_mul(static_cast<std::uint64_t>(max_len_) + 1, layout_.width());
+  if (elements > static_cast<std::uint64_t>(kMaxDenseElements))
+    throw LimitError("the position embedding of the network being compiled (max-len " +
+                     std::to_string(max_len_) + ", " + std::to_string(layout_.width()) +
+                     " residual dims so far) would exceed the " +
+                     std::to_string(kMaxDenseElements) +
+                     " elements krc's reader accepts, so it is not built (a smaller --max-len "
+                     "makes a smaller network)");
 }
 
 const std::string& Op::name() const {

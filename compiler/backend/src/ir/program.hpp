@@ -92,6 +92,9 @@ class Program {
     position_embedding_.push_back({position, dim, value});
   }
   void unembed(int dim, int state, float value) { unembedding_.push_back({dim, state, value}); }
+  // Throws LimitError when the dense position embedding would pass the limit krc's reader
+  // accepts (kMaxDenseElements): checked as the network grows and before it is assembled.
+  void check_weights_file_limit() const;
 
   void add(HeadOp head, const std::string& purpose);
   void add(MlpOp mlp, const std::string& purpose);
