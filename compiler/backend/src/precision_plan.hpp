@@ -6,10 +6,7 @@
 
 namespace krc {
 
-// Throws LimitError, naming the strategy, why and the largest max-len, where `strategy` has no
-// construction exact in options.precision. fp32 admits every strategy; bf16 and fp16 only the
-// scan with its one-hot forms.
-void check_precision(Strategy strategy, const CompileOptions& options);
+// check_precision (the refusal of a strategy in a format) is declared in krc/backend/compile.hpp.
 // Whether the scan may use its integer-coordinate form (exact in float32 only).
 bool scan_integer_form_allowed(const CompileOptions& options);
 // {"fp32": L, "bf16": L, "fp16": L}: for a built network, the largest length the bounds certify
