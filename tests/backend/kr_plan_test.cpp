@@ -159,17 +159,38 @@ TEST_CASE("kr plan: the depth and each level's sublayers are those of the networ
       check_plan_against_network(a, 64, time_shifted);
     }
   }
-  // Long enough for counters that sum in blocks (two layers per counter).
-  // (p - 1) T <= 6144 and T <= 2048 sum over all positions; beyond, blocks of sqrt(T).
+  // Counting past plain float32's reach (T > 2048): the dyadic heads count exactly in the one
+  // layer a whole sum takes, so the depth is that of max-len 1024 (Theorem 2: depth independent
+  // of the length); the blocks (two layers more per counter) are still built where forced.
   for (const char* name : {"cyclic_7", "quaternion", "full_transformations_3"}) {
     CAPTURE(name);
     const Automaton a = test::reference_automaton(name);
     check_plan_against_network(a, 4096, true);
-    CHECK(compile_kr(a, 4096).kr->counter_block == 64);
-    CHECK(compile_kr(a, 1024).kr->counter_block == 0);
+    const CompileResult whole = compile_kr(a, 1024), dyadic = compile_kr(a, 4096);
+    CHECK(whole.kr->counter_sum == CounterSum::Whole);
+    CHECK(dyadic.kr->counter_sum == CounterSum::Dyadic);
+    CHECK(dyadic.kr->counter_block == 0);
+    CHECK(dyadic.network.layers.size() == whole.network.layers.size());
+    CompileOptions options;
+    options.strategy = Strategy::Kr;
+    options.max_len = 4096;
+    options.kr.counter_sum = CounterSum::Blocks;
+    const CompileResult blocks = compile(a, options);
+    CHECK(blocks.kr->counter_block == 64);
+    CHECK(blocks.kr->layers == static_cast<int>(blocks.network.layers.size()));
+    CHECK(blocks.network.layers.size() > dyadic.network.layers.size());
+    options.kr.counter_sum = CounterSum::Whole;  // drifts in float32 past 2048: refused
+    CHECK_THROWS_AS(compile(a, options), LimitError);
   }
-  CHECK(compile_kr(test::reference_automaton("cyclic_7"), 1100).kr->counter_block == 64);
-  CHECK(compile_kr(test::reference_automaton("flipflop_3"), 4096).kr->counter_block == 0);
+  CHECK(compile_kr(test::reference_automaton("cyclic_7"), 1100).kr->counter_sum ==
+        CounterSum::Dyadic);
+  CHECK(compile_kr(test::reference_automaton("flipflop_3"), 4096).kr->counter_sum ==
+        CounterSum::Whole);  // no counter
+  // (p - 1) T past 2^19, where the comb reading a whole count would round: blocks again.
+  const KrPlan far = plan_kr(HolonomyDecomposition::compute(test::reference_automaton("cyclic_3")),
+                             1 << 18, KrOptions{});
+  CHECK(far.counter_sum == CounterSum::Blocks);
+  CHECK(far.counter_block == 512);
   std::mt19937_64 rng(31);
   for (int i = 0; i < test::scaled(150); ++i) {
     const Automaton a = test::random_automaton(rng, 7, 3);

@@ -70,6 +70,7 @@ def test_each_strategy_builds_its_plan_and_runs_right(strategy, plan_type):
         assert net.plan.steps == 3  # ceil(log2 8)
     if strategy == "kr":
         assert net.plan.layers == len(net.layers)
+        assert net.plan.counter_sum == "whole"  # max-len 8: one head sums in plain float32
     if strategy == "onelayer":
         assert net.plan.max_len == 8 and net.plan.largest_len >= 8
 

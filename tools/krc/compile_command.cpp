@@ -5,6 +5,7 @@
 // compiles an automaton description into transformer weights and says what it built.
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <iostream>
 #include <sstream>
@@ -27,10 +28,24 @@ namespace krc::cli {
 
 namespace {
 
+// How the cascade's counters sum (compiler/README.md, "Constant-denominator sums").
+std::string counting_text(const KrPlan& plan) {
+  switch (plan.counter_sum) {
+    case CounterSum::Whole:
+      return "one head per counter over every position";
+    case CounterSum::Dyadic:
+      return "dyadic heads, exact in float32 (one per bit of t, in the same layer)";
+    case CounterSum::Blocks:
+      return "blocks of " + std::to_string(plan.counter_block) +
+             " positions (two layers more per counter)";
+  }
+  return {};
+}
+
 struct CompileArguments {
   std::string input, output;
   std::string strategy = "auto", attention = "softmax", output_kind, precision = "fp32",
-              norm = "none";
+              norm = "none", counting = "auto";
   LoadOptions load;
   int max_len = 1024;
   OneLayerOptions onelayer;
@@ -79,6 +94,7 @@ int run_compile(const CompileArguments& a) {
   options.attention = attention_kind_from_string(a.attention);
   options.precision = precision_from_string(a.precision);
   options.norm = norm_from_string(a.norm);
+  if (a.counting != "auto") options.kr.counter_sum = counter_sum_from_string(a.counting);
   // Stage lines only for compilations slow enough to wonder about.
   const bool tty = isatty(STDERR_FILENO);
   options.progress = [&](const std::string& stage) {
@@ -138,6 +154,9 @@ int run_compile(const CompileArguments& a) {
         << ", " << result.kr->layers << " layers\n";
     std::istringstream lines(plan_text(*result.kr));
     for (std::string line; std::getline(lines, line);) out << "    " << line << "\n";
+    const bool counters = std::any_of(result.kr->levels.begin(), result.kr->levels.end(),
+                                      [](const auto& l) { return l.mode == LevelMode::Counters; });
+    if (counters) out << "    counting: " << counting_text(*result.kr) << "\n";
   }
   if (result.walk)
     out << "cascade: clamped walk, " << result.walk->layers << " layers\n    "
@@ -192,6 +211,19 @@ const RegisterCommand compile_registration{{
                      "(at max-len 1024, half of the zoo's scan networks). Same width and depth "
                      "(compiler/README.md, \"When it is exact\")")
           ->check(CLI::IsMember(norm_names()))
+          ->capture_default_str();
+      std::vector<std::string> countings = counter_sum_names();
+      countings.insert(countings.begin(), "auto");
+      sub.add_option("--counting", a->counting,
+                     "kr: how counters sum their increments (compiler/README.md, "
+                     "\"Constant-denominator sums\")\n"
+                     "auto: whole up to max-len 2048, dyadic beyond while exact, then blocks\n"
+                     "whole: one head over every position (float32 drifts past about 2048)\n"
+                     "dyadic: one head per bit of t, exact, the depth of max-len 1024 at every "
+                     "max-len; the comb after it takes about 2 (p - 1) max-len units\n"
+                     "blocks: blocks of about sqrt(max-len) positions: two layers more per "
+                     "counter, about 4 p sqrt(max-len) units")
+          ->check(CLI::IsMember(countings))
           ->capture_default_str();
       sub.add_option("--max-len", a->max_len, "Longest input word the network must handle")
           ->check(CLI::Range(1, 1 << 20))

@@ -15,6 +15,7 @@ constexpr NameTable<LevelMode> kLevelModeNames{"level mode",
                                                {"constant", "memory", "counters", "scan"}};
 constexpr NameTable<CascadeForm> kCascadeFormNames{"cascade form",
                                                    {"per level", "time-shifted memory"}};
+constexpr NameTable<CounterSum> kCounterSumNames{"counter sum", {"whole", "dyadic", "blocks"}};
 constexpr NameTable<WalkForm> kWalkFormNames{"walk form", {"unit steps", "departures"}};
 constexpr NameTable<ContextCode> kContextCodeNames{"context code",
                                                    {"counts", "latest first", "earliest first"}};
@@ -31,6 +32,9 @@ std::vector<std::string> norm_names() { return kNormNames.names(); }
 const char* to_string(ScanForm form) { return kScanFormNames.name(form); }
 const char* to_string(LevelMode mode) { return kLevelModeNames.name(mode); }
 const char* to_string(CascadeForm form) { return kCascadeFormNames.name(form); }
+const char* to_string(CounterSum sum) { return kCounterSumNames.name(sum); }
+CounterSum counter_sum_from_string(const std::string& s) { return kCounterSumNames.parse(s); }
+std::vector<std::string> counter_sum_names() { return kCounterSumNames.names(); }
 const char* to_string(WalkForm form) { return kWalkFormNames.name(form); }
 const char* to_string(ContextCode code) { return kContextCodeNames.name(code); }
 

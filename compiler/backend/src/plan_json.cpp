@@ -32,7 +32,12 @@ nlohmann::json to_json(const KrPlan& plan) {
     if (l.mode == LevelMode::Scan) level["scan"] = to_json(l.scan);
     levels.push_back(std::move(level));
   }
-  return {{"form", to_string(plan.form)}, {"layers", plan.layers}, {"levels", levels}};
+  nlohmann::json out = {{"form", to_string(plan.form)},
+                        {"layers", plan.layers},
+                        {"counter_sum", to_string(plan.counter_sum)},
+                        {"levels", levels}};
+  if (plan.counter_sum == CounterSum::Blocks) out["counter_block"] = plan.counter_block;
+  return out;
 }
 
 nlohmann::json to_json(const OneLayerPlan& plan) {

@@ -58,6 +58,8 @@ void bind_kr(py::module_& m) {
   py::class_<KrPlan>(m, "KrPlan", "A Krohn-Rhodes cascade (Liu et al. Theorem 2).")
       .def_property_readonly("form", [](const KrPlan& p) { return to_string(p.form); })
       .def_readonly("max_len", &KrPlan::max_len)
+      .def_property_readonly("counter_sum",
+                             [](const KrPlan& p) { return to_string(p.counter_sum); })
       .def_readonly("counter_block", &KrPlan::counter_block)
       .def_readonly("levels", &KrPlan::levels)
       .def_readonly("layers", &KrPlan::layers)

@@ -34,7 +34,8 @@ enum class RoleKind : std::uint8_t {
   ResetValue,           // the value a reset writes
   GroupElement,         // the permutation a position applies to a component's tiles
   CounterIncrement,     // a Z_p counter's increment at the position
-  CounterSum,           // the running sum of increments (head: constant-denominator sum)
+  CounterSum,           // the running sum of increments (head: constant-denominator sum;
+                        // step k + 1: the dyadic head of bit k and its block's sum)
   CounterWindowSum,     // the sum over t's block so far (step 1: over the whole block before)
   CounterBlockResidue,  // at a block start: the block before's sum mod p
   CounterBlockSum,      // the sum of those residues over the blocks before t's

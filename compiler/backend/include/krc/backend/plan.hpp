@@ -52,6 +52,20 @@ enum class CascadeForm {
 };
 const char* to_string(CascadeForm form);
 
+// How a counter sums its increments over positions 1..t (compiler/README.md, "Counting").
+enum class CounterSum {
+  Whole,   // one head over every position, denominator max_len + 1: plain float32 stays within
+           // the combs' 3/8 for T <= 2048 and (p - 1) T <= 6144 (p the largest prime)
+  Dyadic,  // one head per bit of t, each over an aligned block of 2^k positions with weights
+           // exactly 2^-k (primitives/exact_attention.hpp): exact in float32, the same one
+           // layer at every max-len, while (p - 1) T < 2^19 keeps the comb's sums exact
+  Blocks,  // blocks of B ~ sqrt(T): a sum in the block plus the blocks' residues, two layers
+           // more (beyond Dyadic's range)
+};
+const char* to_string(CounterSum sum);
+CounterSum counter_sum_from_string(const std::string& s);  // throws std::invalid_argument
+std::vector<std::string> counter_sum_names();
+
 // One component (slot) of a level: a permutation-reset automaton on its tiles.
 struct KrComponentPlan {
   int tiles = 0;
@@ -126,15 +140,15 @@ struct KrOptions {
   bool clamped_walk = true;
   // lambda of the position fetches from t - k (compile.hpp's Norm sets it).
   float select_sharpness = 20.0f;
+  // Forces how counters sum (tests of a method outside its lengths); the planner picks else.
+  std::optional<CounterSum> counter_sum;
 };
 
 struct KrPlan {
   CascadeForm form = CascadeForm::PerLevel;
   int max_len = 0;
-  // How counters sum their increments. 0: over all positions with one head (a layer per
-  // counter), where plain float32 sums stay within the combs' 3/8: T <= 2048 and
-  // (p - 1) T <= 6144 for the largest prime p. B > 0: in blocks of B ~ sqrt(T) positions, a
-  // sum within the block plus a sum of the blocks' residues (two layers per counter).
+  // How counters sum their increments, and B for CounterSum::Blocks (else 0).
+  CounterSum counter_sum = CounterSum::Whole;
   int counter_block = 0;
   std::vector<KrLevelPlan> levels;
   int layers = 0;  // the scheduler's depth for the cascade's operations

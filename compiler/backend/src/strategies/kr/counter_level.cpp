@@ -4,17 +4,20 @@
 //                (flag + value) or a permutation of a component's tiles (a group element);
 //   counters     per component, the running group product y(t) = pi_1 ... pi_t as Z_p counters
 //                along a composition series (polycyclic coordinates, primitives/
-//                polycyclic_group.hpp): a prefix-sum head and a residue comb each;
+//                polycyclic_group.hpp): prefix-sum heads (KrPlan::counter_sum) and a
+//                residue comb each;
 //   memory       the latest reset r (a flip-flop head) with its value c_r and the counters there;
 //   coordinate   x(t) = c_r . y(r)^-1 . y(t), a lookup over (c_r, y(r), y(t)).
 // Without resets x(t) = x(0) . y(t) in the initial value's component.
 //
 // Exactness: every lookup reads one-hot inputs that are exactly 0 or 1 up to the selection
 // heads' e^-20 leakage, and fires with a margin of 1/2 (primitives/categorical.hpp); the
-// counts are integers up to the comb's +-1/4 (primitives/residue.hpp).
+// counts are integers up to the comb's +-1/4 (primitives/residue.hpp), exact integers when
+// the dyadic heads sum them.
 #include "strategies/kr/counter_level.hpp"
 
 #include "primitives/attention_heads.hpp"
+#include "primitives/exact_attention.hpp"
 
 namespace krc {
 
@@ -124,11 +127,13 @@ void CounterLevelBuilder::build_counters(ComponentCounters& c) {
   }
 }
 
-// Counter i's count: the sum of its increments over positions 1..t (one head), or, where that
-// sum would round in float32 (KrPlan::counter_block = B > 0), the sum W over t's block so far
-// plus R, the sum over the blocks before of their sums mod p: R + W = count (mod p), and both
-// are small. W and the block before's sum come from two heads in one layer; an MLP writes the
-// block before's residue at each block start; a third head sums those in the next layer.
+// Counter i's count: the sum of its increments over positions 1..t (KrPlan::counter_sum):
+// Whole, one head; Dyadic, one head per bit of t, each writing its block's exact sum into its
+// own dimension (the count is their sum, in the same one layer); Blocks, the sum W over t's
+// block so far plus R, the sum over the blocks before of their sums mod p: R + W = count
+// (mod p), and both are small. W and the block before's sum come from two heads in one
+// layer; an MLP writes the block before's residue at each block start; a third head sums
+// those in the next layer.
 CombInput CounterLevelBuilder::add_count(const ComponentCounters& c, int i,
                                          const Terms& increment) {
   auto& layout = ctx_.program.layout();
@@ -138,7 +143,23 @@ CombInput CounterLevelBuilder::add_count(const ComponentCounters& c, int i,
   auto counter_role = [&](RoleKind kind, int step = 0) {
     return role(kind, c.slot + 1, i + 1, step);
   };
-  if (block == 0) {
+  if (plan_sum_ == CounterSum::Dyadic) {
+    std::vector<int> parts;
+    Terms count;
+    for (int k = 0; k < f.code_bits(); ++k) {
+      parts.push_back(
+          layout
+              .allocate_scalar(counter + " sum over the block of bit " + std::to_string(k),
+                               counter_role(RoleKind::CounterSum, k + 1))
+              .offset);
+      count.emplace_back(parts.back(), 1.0f);
+    }
+    for (auto& head : dyadic_sum_heads(f, increment, parts, counter + ": sum of increments",
+                                       counter_role(RoleKind::CounterSum)))
+      ctx_.program.add(std::move(head), counter);
+    return {count, static_cast<long>(p - 1) * n, f.one()[0]};
+  }
+  if (plan_sum_ == CounterSum::Whole) {
     Subspace count = layout.allocate_scalar(counter + " count", counter_role(RoleKind::CounterSum));
     ctx_.program.add(prefix_sum(f, increment, count[0], counter + ": sum of increments",
                                 counter_role(RoleKind::CounterSum)),
@@ -260,7 +281,9 @@ void CounterLevelBuilder::add_coordinate_without_resets(Categorical& x) {
 }
 
 void build_counter_level(CascadeContext& ctx, int d, const KrPlan& plan, LevelAnalysis analysis) {
-  CounterLevelBuilder(ctx, d, plan.levels[d], plan.counter_block, std::move(analysis)).build();
+  CounterLevelBuilder(ctx, d, plan.levels[d], plan.counter_sum, plan.counter_block,
+                      std::move(analysis))
+      .build();
 }
 
 }  // namespace krc

@@ -27,12 +27,13 @@ struct ComponentCounters {
 
 class CounterLevelBuilder {
  public:
-  CounterLevelBuilder(CascadeContext& ctx, int d, const KrLevelPlan& plan, int block,
-                      LevelAnalysis analysis)
+  CounterLevelBuilder(CascadeContext& ctx, int d, const KrLevelPlan& plan, CounterSum sum,
+                      int block, LevelAnalysis analysis)
       : ctx_(ctx),
         d_(d),
         level_(ctx.dec.level(d)),
         plan_(plan),
+        plan_sum_(sum),
         plan_block_(block),
         a_(std::move(analysis)),
         labels_(ctx.value_labels(d)) {}
@@ -83,7 +84,8 @@ class CounterLevelBuilder {
   const int d_;
   const Level& level_;
   const KrLevelPlan& plan_;
-  const int plan_block_;  // KrPlan::counter_block
+  const CounterSum plan_sum_;  // KrPlan::counter_sum
+  const int plan_block_;       // KrPlan::counter_block
   LevelAnalysis a_;
   const std::vector<std::string> labels_;
   Subspace flag_, reset_value_;

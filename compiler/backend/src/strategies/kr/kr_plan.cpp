@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "krc/automata/input_error.hpp"
 #include "strategies/kr/cascade_context.hpp"
 #include "strategies/kr/kr_strategy.hpp"
 #include "strategies/kr/level_analysis.hpp"
@@ -43,18 +44,35 @@ void choose_fusions(const HolonomyDecomposition& dec, KrPlan& plan) {
 // Counters sum over all positions where plain float32 keeps the count within 1/8 of an
 // integer: measured with sequential float32 sums (softmax normaliser and weighted values),
 // the worst count error is 0.04 at T = 1024 (p <= 7), 0.064 at 2048 (p = 5), 0.15 at 2048
-// (p = 7) and 0.125 at 4096 (p = 3). Elsewhere they sum in blocks of B >= sqrt(T), a power of
-// two, so that both the block sums and the sums of residues stay within 1024 terms.
-int counter_block(const KrPlan& plan, int max_len) {
+// (p = 7) and 0.125 at 4096 (p = 3). (Those networks stay as they were.) Beyond, the dyadic
+// heads count exactly in the same one layer, as long as the comb reading the count stays
+// exact: it reads count + 1.5 * 2^21 on the grid of quarters, and its running output sums
+// stay below 4 (p - 1) T, exact while that is below 2^21. Past that (T >= 87,382 for p = 7,
+// 2^19 for p = 2) counters sum in blocks of B >= sqrt(T), a power of two, so that both the
+// block sums and the sums of residues stay within 1024 terms.
+void choose_counter_sum(KrPlan& plan, int max_len, const std::optional<CounterSum>& forced) {
   int largest = 0;
   for (const auto& level : plan.levels)
     for (const auto& component : level.components)
       for (int p : component.counters) largest = std::max(largest, p);
-  if (largest == 0) return 0;
-  if (max_len <= 2048 && static_cast<long>(largest - 1) * max_len <= 6144) return 0;
-  int block = 2;
-  while (static_cast<long>(block) * block < max_len) block *= 2;
-  return block;
+  const long most = static_cast<long>(std::max(largest, 1) - 1) * max_len;
+  const bool whole = largest == 0 || (max_len <= 2048 && most <= 6144), dyadic = most < (1L << 19);
+  plan.counter_sum = forced   ? *forced
+                     : whole  ? CounterSum::Whole
+                     : dyadic ? CounterSum::Dyadic
+                              : CounterSum::Blocks;
+  // A forced method must still be exact: a whole sum drifts, a dyadic count's comb rounds.
+  if ((plan.counter_sum == CounterSum::Whole && !whole) ||
+      (plan.counter_sum == CounterSum::Dyadic && !dyadic))
+    throw LimitError(std::string("--counting ") + to_string(plan.counter_sum) + ": not exact in " +
+                     "float32 at max-len " + std::to_string(max_len) + " with a Z" +
+                     std::to_string(largest) + " counter (whole: max-len <= 2048 and (p - 1) " +
+                     "max-len <= 6144; dyadic: (p - 1) max-len < 2^19); blocks or auto is");
+  plan.counter_block = 0;
+  if (plan.counter_sum != CounterSum::Blocks) return;
+  plan.counter_block = 2;
+  while (static_cast<long>(plan.counter_block) * plan.counter_block < max_len)
+    plan.counter_block *= 2;
 }
 
 // A scan level's parallel prefix goes to `scan`, which the builder builds from.
@@ -101,7 +119,7 @@ KrCascade decide_cascade(const HolonomyDecomposition& decomposition, int max_len
   }
   plan.form = options.time_shifted_memory && memory_only ? CascadeForm::TimeShiftedMemory
                                                          : CascadeForm::PerLevel;
-  plan.counter_block = counter_block(plan, max_len);
+  choose_counter_sum(plan, max_len, options.counter_sum);
   if (plan.form == CascadeForm::PerLevel) choose_fusions(decomposition, plan);
   return cascade;
 }
