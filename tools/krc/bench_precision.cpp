@@ -16,6 +16,7 @@
 
 #include "bench_automata.hpp"
 #include "bench_suite.hpp"
+#include "krc/automata/automaton.hpp"
 #include "krc/backend/compile.hpp"
 #include "krc/runtime/forward.hpp"
 #include "option_checks.hpp"
@@ -53,7 +54,7 @@ long long first_wrong(const Eigen::MatrixXd& logits, const std::vector<StateId>&
 json measure(const Automaton& a, Strategy strategy, int max_len, const PrecisionBenchArguments& o) {
   json row{{"automaton", a.name()}, {"strategy", to_string(strategy)}, {"max_len", max_len}};
   if (a.letter_count() == 0) {  // no word of length > 0 to stop being right on
-    row["skipped"] = "the alphabet is empty: the network reads only the empty word";
+    row["skipped"] = empty_alphabet_clause();
     return row;
   }
   CompileOptions options;

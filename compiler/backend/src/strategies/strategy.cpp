@@ -5,6 +5,7 @@
 #include <type_traits>
 
 #include "ir/schedule.hpp"
+#include "krc/automata/automaton.hpp"
 #include "krc/automata/input_error.hpp"
 #include "krc/decompose/holonomy.hpp"
 #include "precision_plan.hpp"
@@ -156,9 +157,9 @@ void report(const Plan& plan, CompileResult& result) {
                  },
                  [&](const EmptyAlphabetPlan& p) {
                    result.strategy = p.strategy;
-                   result.reason =
-                       "the alphabet is empty: the network reads only the empty word (no layers: "
-                       "<bos>'s embedding is the initial state, read by the unembedding)";
+                   result.reason = empty_alphabet_clause() +
+                                   " (no layers: <bos>'s embedding is the initial state, read by "
+                                   "the unembedding)";
                    metadata["empty_alphabet"] = result.reason;
                  },
              },
