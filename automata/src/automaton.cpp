@@ -71,4 +71,8 @@ long Automaton::find_letter(const std::string& name) const {
   return it == letters_.end() ? -1 : static_cast<long>(it - letters_.begin());
 }
 
+std::string empty_alphabet_clause() {
+  return "the alphabet is empty: the network reads only the empty word";
+}
+
 }  // namespace krc

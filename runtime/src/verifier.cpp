@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "krc/automata/automaton.hpp"
 #include "krc/automata/name_table.hpp"
 
 namespace krc {
@@ -115,11 +116,9 @@ class Checker {
 // position); random words of length > 0 do not exist, so asking for some is refused.
 void plan_empty_alphabet(const VerifyOptions& options, VerifyReport& report) {
   if (options.exhaustive_length.value_or(0) > 0)
-    throw std::invalid_argument(
-        "the alphabet is empty: the only word is the empty one (exhaustive length 0)");
+    throw std::invalid_argument(empty_alphabet_clause() + " (exhaustive length 0 only)");
   if (options.random_words.value_or(0) > 0 || options.random_length.value_or(0) > 0)
-    throw std::invalid_argument(
-        "the alphabet is empty: there are no random words, only the empty word");
+    throw std::invalid_argument(empty_alphabet_clause() + ", so there are no random words");
   report.exhaustive_length = 0;
   report.exhaustive_words = 1;
   report.random_words = 0;

@@ -4,6 +4,7 @@
 #include <iomanip>
 #include <sstream>
 
+#include "krc/automata/automaton.hpp"
 #include "krc/automata/thousands.hpp"
 #include "krc/runtime/verifier.hpp"
 
@@ -106,7 +107,7 @@ std::string format_report(const VerifyReport& r, const Automaton& a) {
     out << "; one state only, no margin to measure";
   out << "\n";
   if (a.letter_count() == 0)
-    out << "  exhaustive: the empty word, the only word (the alphabet is empty)\n";
+    out << "  exhaustive: the empty word (" << empty_alphabet_clause() << ")\n";
   else if (r.exhaustive_length > 0)
     out << "  exhaustive: all " << with_thousands(r.exhaustive_words) << " words of length "
         << r.exhaustive_length << " (their prefixes: all "

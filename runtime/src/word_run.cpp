@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "krc/automata/automaton.hpp"
 #include "krc/automata/input_error.hpp"
 
 namespace krc {
@@ -51,10 +52,8 @@ void read_piece(const std::string& token, const Automaton& automaton, const std:
   std::string alphabet;
   for (const auto& l : automaton.letters()) alphabet += (alphabet.empty() ? "" : ", ") + l;
   throw InputError(place, "letter \"" + token + "\"",
-                   automaton.letter_count() == 0
-                       ? "not in the network's alphabet: the alphabet is empty, the network "
-                         "reads only the empty word"
-                       : "not in the network's alphabet (" + alphabet + ")");
+                   "not in the network's alphabet (" +
+                       (automaton.letter_count() == 0 ? empty_alphabet_clause() : alphabet) + ")");
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "bench_suite.hpp"
+#include "krc/automata/automaton.hpp"
 #include "krc/automata/input_error.hpp"
 #include "krc/automata/integer_math.hpp"
 #include "krc/runtime/forward.hpp"
@@ -124,8 +125,7 @@ int run_forward_bench(const ForwardBenchOptions& o) {
     run.letters = static_cast<int>(network.vocabulary.size()) - 1;
     if (run.letters == 0)  // no random word to draw: the only word is the empty one
       throw InputError(o.file, "",
-                       "the alphabet is empty: the network reads only the empty word, so there "
-                       "are no random words to time");
+                       empty_alphabet_clause() + ", so there are no random words to time");
     if (!o.length_given) run.length = network.max_len;
     if (run.length > network.max_len)
       throw InputError(o.file, "--length",

@@ -20,6 +20,7 @@
 
 #include "bench_automata.hpp"
 #include "bench_suite.hpp"
+#include "krc/automata/automaton.hpp"
 #include "krc/automata/input_error.hpp"
 #include "krc/backend/compile.hpp"
 #include "krc/runtime/forward.hpp"
@@ -128,7 +129,7 @@ json format_compiled(const Automaton& a, CompileOptions options, Precision forma
 json measure(const Automaton& a, Strategy strategy, int max_len, const PrecisionBenchArguments& o) {
   json row{{"automaton", a.name()}, {"strategy", to_string(strategy)}, {"max_len", max_len}};
   if (a.letter_count() == 0) {  // no word of length > 0 to stop being right on
-    row["skipped"] = "the alphabet is empty: the network reads only the empty word";
+    row["skipped"] = empty_alphabet_clause();
     return row;
   }
   CompileOptions options;

@@ -20,6 +20,7 @@
 #include <sstream>
 
 #include "bench_suite.hpp"
+#include "krc/automata/automaton.hpp"
 #include "krc/automata/input_error.hpp"
 #include "krc/runtime/forward.hpp"
 #include "krc/runtime/network_summary.hpp"
@@ -156,9 +157,7 @@ json bench_file(const TorchBenchArguments& a, const fs::path& script, const std:
     throw InputError(file, "--length",
                      "longer than the network's max_len " + std::to_string(network.max_len));
   if (network.vocabulary.size() < 2)  // <bos> alone: no random word to draw
-    throw InputError(file, "",
-                     "the alphabet is empty: the network reads only the empty word, so there "
-                     "are no random words to time");
+    throw InputError(file, "", empty_alphabet_clause() + ", so there are no random words to time");
   std::mt19937_64 rng(7);
   std::uniform_int_distribution<LetterId> letter(
       0, static_cast<LetterId>(network.vocabulary.size() - 2));

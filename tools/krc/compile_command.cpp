@@ -12,6 +12,7 @@
 
 #include "automaton_input.hpp"
 #include "command.hpp"
+#include "krc/automata/automaton.hpp"
 #include "krc/automata/input_error.hpp"
 #include "krc/automata/machine_outputs.hpp"
 #include "krc/automata/thousands.hpp"
@@ -82,8 +83,7 @@ int run_compile(const CompileArguments& a) {
               << " went); each state is named by its output";
   std::cerr << "\n";
   if (automaton.letter_count() == 0)
-    std::cerr << "krc: the alphabet is empty: the network reads only the empty word (no "
-                 "layers: <bos>'s embedding names the "
+    std::cerr << "krc: " << empty_alphabet_clause() << " (no layers: <bos>'s embedding names the "
               << (kind == OutputKind::State ? "initial state" : "output of the initial state")
               << ", position 0 is the only one)\n";
 

@@ -10,6 +10,7 @@
 
 #include "automaton_input.hpp"
 #include "command.hpp"
+#include "krc/automata/automaton.hpp"
 #include "krc/automata/automaton_analysis.hpp"
 #include "krc/automata/input_error.hpp"
 #include "krc/automata/thousands.hpp"
@@ -158,7 +159,7 @@ int network_info(const InfoArguments& a) {
   std::cout << "size: " << network_size_line(net) << "\n";
   if (net.layers.empty()) {
     // An automaton without letters: the embedding of <bos> is read by the unembedding.
-    std::cout << "layers: none (the alphabet is empty: the network reads only the empty word)\n";
+    std::cout << "layers: none (" << empty_alphabet_clause() << ")\n";
   } else {
     std::cout << "layers by role:\n";
     for (const auto& [role, layers] : roles)

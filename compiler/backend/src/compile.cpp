@@ -10,7 +10,6 @@
 #include "krc/automata/thousands.hpp"
 #include "krc/automata/version.hpp"
 #include "precision_plan.hpp"
-#include "strategies/empty_alphabet.hpp"
 #include "strategies/scan_strategy.hpp"
 #include "strategies/strategy.hpp"
 
@@ -35,7 +34,6 @@ CompileResult build_network(const Plan& plan, const Automaton& automaton,
 
 CompileResult compile_one(Strategy strategy, const Automaton& automaton,
                           const CompileOptions& options) {
-  check_precision(strategy, options);
   return build_network(plan(automaton, options, strategy), automaton, options);
 }
 
@@ -60,7 +58,6 @@ Candidate try_strategy(Strategy strategy, const Automaton& automaton, const Comp
                        int deepest) {
   Candidate c{strategy, std::nullopt, {}};
   try {
-    check_precision(strategy, options);
     const Plan planned = plan(automaton, options, strategy);
     const std::optional<int> layers = cascade_layers(planned);
     if (deepest >= 0 && layers && *layers > deepest)
@@ -147,10 +144,10 @@ CompileResult compile_auto(const Automaton& automaton, const CompileOptions& opt
 
 CompileResult compile(const Automaton& automaton, const CompileOptions& options) {
   if (options.max_len < 1) throw std::invalid_argument("max_len must be at least 1");
-  if (automaton.letter_count() == 0) return compile_empty_alphabet(automaton, options);
-  CompileResult result = options.strategy == Strategy::Auto
-                             ? compile_auto(automaton, options)
-                             : compile_one(options.strategy, automaton, options);
+  // Auto compares the strategies' networks; without letters there is one, planned under any.
+  const bool compare = options.strategy == Strategy::Auto && automaton.letter_count() > 0;
+  CompileResult result = compare ? compile_auto(automaton, options)
+                                 : compile_one(options.strategy, automaton, options);
   result.network.compiler["precision"] = {{"compiled_for", to_string(options.precision)},
                                           {"exact_in", exact_formats(result)}};
   if (options.norm != Norm::None) result.network.compiler["norm"] = to_string(options.norm);

@@ -71,6 +71,10 @@ bool scan_integer_form_allowed(const CompileOptions& options) {
 
 nlohmann::json exact_formats(const CompileResult& result) {
   const long long max_len = result.network.max_len;
+  // The network for no letters (<bos> its whole vocabulary) has no layers: one weight 1 in the
+  // embedding, one per state in the unembedding, and no sums: exact in every format at any length.
+  if (result.network.vocabulary.size() == 1)
+    return {{"fp32", max_len}, {"bf16", max_len}, {"fp16", max_len}};
   // One-hot scan forms: selects whose runner-ups stay e^-40 below (exact 0 or 1 after
   // rounding) and compose units on small integers: exact in every format (README).
   const bool one_hot_scan = result.strategy == Strategy::Scan && result.scan &&

@@ -58,4 +58,9 @@ class Automaton {
   std::vector<StateId> accepting_;
 };
 
+// What krc says of an automaton with no letters, or of its network, wherever that matters
+// (compile, run, verify, info, the benches): one clause, so that every tool says the same thing
+// and a test can find it. Each caller adds its own tail after it.
+std::string empty_alphabet_clause();
+
 }  // namespace krc

@@ -1,13 +1,16 @@
 #include "strategies/strategy.hpp"
 
+#include <stdexcept>
 #include <string>
 #include <type_traits>
 
 #include "ir/schedule.hpp"
+#include "krc/automata/automaton.hpp"
 #include "krc/automata/input_error.hpp"
 #include "krc/decompose/holonomy.hpp"
 #include "precision_plan.hpp"
 #include "primitives/attention_heads.hpp"
+#include "strategies/empty_alphabet.hpp"
 #include "strategies/kr/clamped_walk.hpp"
 #include "strategies/onelayer/onelayer_strategy.hpp"
 #include "strategies/scan_strategy.hpp"
@@ -77,6 +80,11 @@ struct Visitor : F... {
 }  // namespace
 
 Plan plan(const Automaton& automaton, const CompileOptions& options, Strategy strategy) {
+  // No letters: the network of no layers, exact in every format, so no precision refuses it.
+  if (automaton.letter_count() == 0)
+    return EmptyAlphabetPlan{&automaton, options.max_len,
+                             strategy == Strategy::Auto ? Strategy::Scan : strategy};
+  if (strategy != Strategy::Auto) check_precision(strategy, options);
   switch (strategy) {
     case Strategy::Scan:
       progress(options, "building the parallel-prefix network");
@@ -107,6 +115,9 @@ std::shared_ptr<const Program> build(const Plan& plan) {
           [](const WalkStrategyPlan& p) { return p.program; },
           [](const OneLayerStrategyPlan& p) {
             return std::make_shared<const Program>(build_onelayer(*p.automaton, p.plan));
+          },
+          [](const EmptyAlphabetPlan& p) {
+            return std::make_shared<const Program>(build_empty_alphabet(*p.automaton, p.max_len));
           },
       },
       plan);
@@ -143,6 +154,13 @@ void report(const Plan& plan, CompileResult& result) {
                    result.onelayer = p.plan;
                    result.reason = "one attention layer as a contextual mapping (requested)";
                    metadata["onelayer"] = to_json(p.plan);
+                 },
+                 [&](const EmptyAlphabetPlan& p) {
+                   result.strategy = p.strategy;
+                   result.reason = empty_alphabet_clause() +
+                                   " (no layers: <bos>'s embedding is the initial state, read by "
+                                   "the unembedding)";
+                   metadata["empty_alphabet"] = result.reason;
                  },
              },
              plan);

@@ -1,10 +1,10 @@
 #pragma once
 // One strategy shape: plan() decides everything a strategy's network needs, build() writes
-// its operations, report() tells the compile result what was planned. A plan is one of four
-// alternatives (scan, the kr cascade, the kr strategy's clamped walk, onelayer), each carrying
-// what its builder reads. The cascade's and the walk's plans hold their operations already:
-// their depth is the scheduler's placement of them (kr_strategy.hpp), so building them again
-// would only repeat the work.
+// its operations, report() tells the compile result what was planned. A plan is one of five
+// alternatives (scan, the kr cascade, the kr strategy's clamped walk, onelayer, and the network
+// of no layers for an automaton without letters), each carrying what its builder reads. The
+// cascade's and the walk's plans hold their operations already: their depth is the scheduler's
+// placement of them (kr_strategy.hpp), so building them again would only repeat the work.
 #include <memory>
 #include <optional>
 #include <variant>
@@ -39,10 +39,21 @@ struct OneLayerStrategyPlan {
   OneLayerPlan plan;
 };
 
-using Plan = std::variant<ScanStrategyPlan, KrStrategyPlan, WalkStrategyPlan, OneLayerStrategyPlan>;
+// No letters: one network whatever the strategy (empty_alphabet.hpp). The strategy asked for is
+// what the file records; auto's is scan, a parallel prefix of no steps.
+struct EmptyAlphabetPlan {
+  const Automaton* automaton = nullptr;
+  int max_len = 0;
+  Strategy strategy = Strategy::Scan;
+};
 
-// The plan of `strategy` (scan, kr or onelayer); options.strategy == Auto applies auto's
-// limits (kr: a decomposition bounded in images). Throws LimitError where it does not fit.
+using Plan = std::variant<ScanStrategyPlan, KrStrategyPlan, WalkStrategyPlan, OneLayerStrategyPlan,
+                          EmptyAlphabetPlan>;
+
+// The plan of `strategy` (scan, kr or onelayer; auto too where the automaton has no letters, as
+// there is nothing to compare); options.strategy == Auto applies auto's limits (kr: a
+// decomposition bounded in images). Throws LimitError where it does not fit, options.precision
+// included (precision_plan.hpp's check_precision).
 Plan plan(const Automaton& automaton, const CompileOptions& options, Strategy strategy);
 inline Plan plan(const Automaton& automaton, const CompileOptions& options) {
   return plan(automaton, options, options.strategy);

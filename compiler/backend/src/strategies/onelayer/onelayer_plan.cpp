@@ -33,6 +33,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "krc/automata/automaton.hpp"
 #include "krc/automata/input_error.hpp"
 #include "krc/automata/thousands.hpp"
 #include "strategies/onelayer/context_values.hpp"
@@ -117,9 +118,8 @@ OneLayerPlan plan_onelayer(const Automaton& automaton, int max_len,
   if (max_len < 1) throw std::invalid_argument("max_len must be at least 1");
   // No letters, no code to give them: compile() builds the network of no layers instead.
   if (automaton.letter_count() == 0)
-    throw LimitError(
-        "onelayer: the alphabet is empty: there is no letter to code (the network of no layers "
-        "reads the empty word)");
+    throw LimitError("onelayer: " + empty_alphabet_clause() +
+                     "; there is no letter to code (compile builds the network of no layers)");
   Search search{automaton, options, letter_classes(automaton)};
   const auto all = search.evaluate_all(max_len);
   const CodeEvaluation* chosen = Search::best(all);
