@@ -141,6 +141,7 @@ class WalkPlan:
 class KrPlan:
     form: str
     max_len: int
+    counter_sum: str  # "whole", "dyadic" or "blocks"
     counter_block: int
     levels: List[KrLevelPlan]
     layers: int
