@@ -102,6 +102,17 @@ std::optional<Precision> narrow_format(const std::string& arithmetic) {
 // The network compiled for `format` (options' strategy and max_len), run on the same words in
 // the format's arithmetic: its size and first wrong position; or the compiler's refusal of the
 // strategy in that format ("refused"); or why it could not be built ("error").
+// The network, or nothing with the reason in cell["error"] (a row that could not be built).
+std::optional<CompileResult> compiled(const Automaton& a, const CompileOptions& options,
+                                      json& cell) {
+  try {
+    return compile(a, options);
+  } catch (const std::exception& e) {
+    cell["error"] = e.what();
+    return std::nullopt;
+  }
+}
+
 json format_compiled(const Automaton& a, CompileOptions options, Precision format,
                      const std::string& arithmetic, const Words& words, int threads) {
   options.precision = format;
@@ -112,15 +123,10 @@ json format_compiled(const Automaton& a, CompileOptions options, Precision forma
     cell["refused"] = e.what();
     return cell;
   }
-  CompileResult result;
-  try {
-    result = compile(a, options);
-  } catch (const std::exception& e) {
-    cell["error"] = e.what();
-    return cell;
-  }
-  describe_network(result, cell);
-  cell["first_wrong"] = first_wrong_over(result.network, a, words, arithmetic, threads);
+  const std::optional<CompileResult> result = compiled(a, options, cell);
+  if (!result) return cell;
+  describe_network(*result, cell);
+  cell["first_wrong"] = first_wrong_over(result->network, a, words, arithmetic, threads);
   return cell;
 }
 
@@ -137,16 +143,11 @@ json measure(const Automaton& a, Strategy strategy, int max_len, const Precision
   options.max_len = max_len;
   const Words words = random_words(a, max_len, o);
   {  // scoped: the fp32 network is freed before the format-compiled ones are built
-    CompileResult result;
-    try {
-      result = compile(a, options);
-    } catch (const std::exception& e) {
-      row["error"] = e.what();
-      return row;
-    }
-    describe_network(result, row);
+    const std::optional<CompileResult> result = compiled(a, options, row);
+    if (!result) return row;
+    describe_network(*result, row);
     for (const std::string& name : o.arithmetics)
-      row["first_wrong"][name] = first_wrong_over(result.network, a, words, name, o.threads);
+      row["first_wrong"][name] = first_wrong_over(result->network, a, words, name, o.threads);
   }
   if (o.fp32_only) return row;
   for (const std::string& name : o.arithmetics)

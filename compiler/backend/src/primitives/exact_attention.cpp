@@ -49,6 +49,24 @@ std::vector<HeadOp> dyadic_sum_heads(Features& f, const Terms& value,
   return heads;
 }
 
+Terms add_dyadic_sum(Features& f, const Terms& value, const std::string& sums,
+                     const std::string& heads, Role role, const std::string& group) {
+  std::vector<int> parts;
+  Terms sum;
+  for (int k = 0; k < f.code_bits(); ++k) {
+    Role part = role;
+    part.step = k + 1;
+    parts.push_back(f.program()
+                        .layout()
+                        .allocate_scalar(sums + " over the block of bit " + std::to_string(k), part)
+                        .offset);
+    sum.emplace_back(parts.back(), 1.0f);
+  }
+  for (auto& head : dyadic_sum_heads(f, value, parts, heads, role))
+    f.program().add(std::move(head), group);
+  return sum;
+}
+
 // 2^P > T keeps a flagged key (score >= 128 * 2^P) above every unflagged one (< 128 * (T+1)),
 // and the latest flagged key 128 above the one before. The scores are 128 (2^P flag + j),
 // multiples of 128 with fewer than 24 significant bits: float32 holds them exactly.

@@ -36,6 +36,12 @@ std::vector<HeadOp> dyadic_sum_heads(Features& f, const Terms& value,
                                      const std::vector<int>& destinations, const std::string& name,
                                      Role role);
 
+// The same sum, allocated and added: one scalar per bit ("<sums> over the block of bit k", role
+// `role` with step k + 1), the heads named `heads` added to the program under `group`; returns
+// the sum of those scalars (each weight 1), the exact sum_{1<=j<=t} value_j.
+Terms add_dyadic_sum(Features& f, const Terms& value, const std::string& sums,
+                     const std::string& heads, Role role, const std::string& group);
+
 // Copies `copy` (source dim, destination dim, weight) from the latest position j <= t where
 // the linear form `flag` is 1 (it must be exactly 0 or 1 everywhere, and 1 at BOS).
 HeadOp exact_latest_flagged(Features& f, const Terms& flag, const std::vector<Entry>& copy,

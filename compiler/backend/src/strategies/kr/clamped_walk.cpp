@@ -79,16 +79,8 @@ void WalkContext::add_sum_and_residue() {
   for (std::size_t a = 0; a < walk.letters.size(); ++a)
     if (walk.letters[a].step != 0)
       moves.emplace_back(tokens[static_cast<int>(a)], static_cast<float>(walk.letters[a].step));
-  std::vector<int> parts;
-  for (int k = 0; k < features.code_bits(); ++k) {
-    parts.push_back(layout
-                        .allocate_scalar("walk sum over the block of bit " + std::to_string(k),
-                                         Role{RoleKind::WalkSum, 0, 0, 0, k + 1})
-                        .offset);
-    sum.emplace_back(parts.back(), 1.0f);
-  }
-  for (auto& head : dyadic_sum_heads(features, moves, parts, "walk sum", Role{RoleKind::WalkSum}))
-    program.add(std::move(head), "walk sum");
+  sum =
+      add_dyadic_sum(features, moves, "walk sum", "walk sum", Role{RoleKind::WalkSum}, "walk sum");
   residue = layout.allocate("walk residue", class_labels(walk.cells), Role{RoleKind::WalkResidue});
   MlpOp comb;
   comb.name = "walk sum mod " + std::to_string(walk.cells);

@@ -143,22 +143,10 @@ CombInput CounterLevelBuilder::add_count(const ComponentCounters& c, int i,
   auto counter_role = [&](RoleKind kind, int step = 0) {
     return role(kind, c.slot + 1, i + 1, step);
   };
-  if (plan_sum_ == CounterSum::Dyadic) {
-    std::vector<int> parts;
-    Terms count;
-    for (int k = 0; k < f.code_bits(); ++k) {
-      parts.push_back(
-          layout
-              .allocate_scalar(counter + " sum over the block of bit " + std::to_string(k),
-                               counter_role(RoleKind::CounterSum, k + 1))
-              .offset);
-      count.emplace_back(parts.back(), 1.0f);
-    }
-    for (auto& head : dyadic_sum_heads(f, increment, parts, counter + ": sum of increments",
-                                       counter_role(RoleKind::CounterSum)))
-      ctx_.program.add(std::move(head), counter);
-    return {count, static_cast<long>(p - 1) * n, f.one()[0]};
-  }
+  if (plan_sum_ == CounterSum::Dyadic)
+    return {add_dyadic_sum(f, increment, counter + " sum", counter + ": sum of increments",
+                           counter_role(RoleKind::CounterSum), counter),
+            static_cast<long>(p - 1) * n, f.one()[0]};
   if (plan_sum_ == CounterSum::Whole) {
     Subspace count = layout.allocate_scalar(counter + " count", counter_role(RoleKind::CounterSum));
     ctx_.program.add(prefix_sum(f, increment, count[0], counter + ": sum of increments",
