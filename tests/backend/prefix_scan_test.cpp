@@ -1,7 +1,8 @@
 // The parallel prefix and the pieces of its integer-coordinate form, each alone in a chamber
 // (tests/backend/chamber.hpp) run by the plain dense forward pass, and checked against the
 // transformations themselves: the phase fetch, the composition units, the one-hot units, their
-// float32 magnitudes, and the whole scan in each of its three forms.
+// float32 magnitudes, the whole scan in each of its three forms, and binary coordinates (every
+// value -1, 0 or 1) with the planner that chooses them by dense size.
 #include "primitives/prefix_scan.hpp"
 
 #include <doctest/doctest.h>
@@ -11,6 +12,7 @@
 #include <random>
 
 #include "chamber.hpp"
+#include "krc/automata/integer_math.hpp"
 #include "primitives/attention_heads.hpp"
 #include "primitives/integer_compose.hpp"
 
@@ -322,5 +324,117 @@ TEST_CASE("primitives: a prefix scan computes the state of its set in each of it
     check_prefix_scan(t3, state_map);
     ScanChoice forced = integer;
     check_prefix_scan(z3, forced);
+  }
+}
+
+namespace {
+
+// A scan over n states with the symbols a, b, c drawn at random, initial state n / 2, and
+// binary coordinates allowed (what --precision bf16|fp16 plans with).
+PrefixScanSpec random_binary_spec(std::mt19937_64& rng, int n) {
+  PrefixScanSpec spec;
+  spec.name = "scan";
+  for (int q = 0; q < n; ++q) spec.set_labels.push_back(std::to_string(q));
+  spec.symbol_labels = {"a", "b", "c"};
+  for (int s = 0; s < 3; ++s) spec.symbols.push_back(random_map(rng, n));
+  spec.initial = static_cast<StateId>(n / 2);
+  spec.binary_form = true;
+  return spec;
+}
+
+}  // namespace
+
+// compiler/README.md "binary coordinates": bit i of f(q) as -1 or +1, so that every value the
+// residual stream holds, at every position of every word, is -1, 0 or 1 (the exactness argument
+// in bf16 and fp16 rests on it), the logit of the automaton's state is b and every other at
+// most b - 2, and the width is Theorem 1's up to the factor b.
+TEST_CASE(
+    "primitives: a binary-coordinate scan holds only -1, 0 and 1 and decodes by a margin of 2") {
+  std::mt19937_64 rng(11);
+  for (int n : {1, 2, 3, 4, 5, 8, 9, 13, 17}) {
+    CAPTURE(n);
+    const PrefixScanSpec spec = random_binary_spec(rng, n);
+    const int b = std::max(1, ceil_log2(n)), steps = 6;  // max-len 40
+    ScanChoice choice;
+    choice.plan = {ScanForm::BinaryCoordinates, n, 0, steps, (n * n + 2 * n) * b + 1};
+    Chamber c(40, spec.set_labels);
+    PrefixScan scan(c.features, spec, choice);
+    for (auto [dim, w] : scan.identity_terms()) c.program.embed_token(0, dim, w);
+    for (int s = 0; s < 3; ++s)
+      for (auto [dim, w] : scan.symbol_terms(s)) c.program.embed_token(s + 1, dim, w);
+    scan.build("scan");
+    scan.unembed(c.program);
+    const Network net = c.network();
+    int widest = 0;
+    for (const auto& layer : net.layers)
+      widest = std::max(widest, layer.mlp ? layer.mlp->hidden() : 0);
+    CHECK(widest == choice.plan.units);
+    if (n >= 2) CHECK(widest <= 2 * n * n * b + 1);  // issue 31: 2 n^2 b, and the constant unit
+    // The prefix and its fetched copy (n b each), position codes (6 bits, for t and for t - k
+    // at each of the 6 steps) and the constant feature.
+    CHECK(net.d_model() <= 2 * n * b + 6 * (steps + 1) + 2);
+    CHECK_THROWS_AS(scan.result(), std::logic_error);  // no one-hot to read
+    for (int trial = 0; trial < 4; ++trial) {
+      const auto word = random_word(rng, 40);
+      const Eigen::MatrixXd x = test::naive_residual(net, word);
+      const Eigen::MatrixXd logits = test::naive_logits(net, word);
+      for (Eigen::Index i = 0; i < x.size(); ++i) {
+        const double v = x.data()[i];
+        REQUIRE((v == -1.0 || v == 0.0 || v == 1.0));
+      }
+      StateId q = spec.initial;
+      for (int t = 0; t <= 40; ++t) {
+        CAPTURE(t);
+        if (t > 0) q = spec.symbols[word[t - 1]][q];
+        CHECK(logits(t, q) == b);
+        for (int v = 0; v < n; ++v)
+          if (v != static_cast<int>(q)) CHECK(logits(t, v) <= b - 2);
+      }
+    }
+  }
+}
+
+// Under binary_form the planner compares dense sizes: a small monoid keeps the element form,
+// random maps of 24 and 48 states take binary coordinates, whose dense size is below the state
+// maps' (and within issue 31's bounds); without binary_form nothing changes.
+TEST_CASE("planner: binary coordinates where they are the least dense, never without binary_form") {
+  PrefixScanSpec z3 = three_symbols({1, 2, 0}, {2, 0, 1}, {0, 1, 2});
+  z3.binary_form = true;
+  z3.integer_form = false;
+  CHECK(plan_prefix_scan(z3, 1024).plan.form == ScanForm::ElementOneHot);
+  std::mt19937_64 rng(5);
+  for (int n : {24, 48}) {
+    CAPTURE(n);
+    PrefixScanSpec spec = random_binary_spec(rng, n);
+    spec.integer_form = false;
+    const ScanChoice narrow = plan_prefix_scan(spec, 1024);
+    const int b = std::max(1, ceil_log2(n));
+    CHECK(narrow.plan.form == ScanForm::BinaryCoordinates);
+    CHECK(narrow.plan.steps == 10);
+    CHECK(narrow.plan.units == (n * n + 2 * n) * b + 1);
+    // The estimate against the networks themselves, built in both forms.
+    long long built[2] = {0, 0};
+    for (ScanForm form : {ScanForm::BinaryCoordinates, ScanForm::StateMapOneHot}) {
+      ScanChoice choice = narrow;
+      choice.plan.form = form;
+      Chamber c(1024, spec.set_labels);
+      PrefixScan scan(c.features, spec, choice);
+      for (auto [dim, w] : scan.identity_terms()) c.program.embed_token(0, dim, w);
+      for (int s = 0; s < 3; ++s)
+        for (auto [dim, w] : scan.symbol_terms(s)) c.program.embed_token(s + 1, dim, w);
+      scan.build("scan");
+      scan.unembed(c.program);
+      built[form == ScanForm::StateMapOneHot] = c.network().size().parameters;
+    }
+    CHECK(built[0] < built[1]);
+    DenseScanShape shape{double(n * b), {}, 1024, 4, n};
+    shape.steps.assign(10, {double(n * b), double((n * n + 2 * n) * b + 1)});
+    shape.steps.back() = {double(b), double((n + 1) * b)};
+    const double estimate = dense_scan_parameters(shape);
+    CHECK(std::abs(estimate - double(built[0])) < 0.01 * double(built[0]));
+    spec.binary_form = false;
+    CHECK(plan_prefix_scan(spec, 1024).plan.form == ScanForm::StateMapOneHot);
+    spec.integer_form = true;
+    CHECK(plan_prefix_scan(spec, 1024).plan.form == ScanForm::IntegerCoordinates);
   }
 }

@@ -138,22 +138,27 @@ std::string spell(const Automaton& a, const std::vector<LetterId>& word) {
   return line;
 }
 
-// numpy's words: every word of the max-len, or c.words.random of them drawn without repetition
-// where there are more (numpy takes about 10 ms a word; krc's verifier runs them all), or for a
-// counting code (numpy runs T x T attention and ~2 L hidden units densely, 2 to 4 s a word) one
-// word: a count word, else a random one.
+// numpy's words: for a onelayer network every word of the max-len, or c.words.random of them
+// drawn without repetition where there are more (numpy takes about 10 ms a word; krc's verifier
+// runs them all), or for a counting code (numpy runs T x T attention and ~2 L hidden units
+// densely, 2 to 4 s a word) one word: a count word, else a random one; for the other strategies
+// c.words.random random words of the max-len.
 void check_with_numpy(const Case& c, const Automaton& a, const CompileResult& built,
                       std::mt19937_64& rng) {
   test::TempDir dir;
   const int L = built.network.max_len;
   std::vector<std::vector<LetterId>> words;
-  if (built.onelayer && built.onelayer->code == ContextCode::Counts) {
+  std::uniform_int_distribution<LetterId> letter(0, static_cast<LetterId>(a.letter_count() - 1));
+  if (!built.onelayer) {
+    for (long long i = 0; i < c.words.random; ++i) {
+      words.emplace_back(L);
+      for (auto& l : words.back()) l = letter(rng);
+    }
+  } else if (built.onelayer->code == ContextCode::Counts) {
     const auto all = count_words(a, *built.onelayer);
     if (!all.empty()) {
       words.push_back(all[all.size() / 3]);
     } else {
-      std::uniform_int_distribution<LetterId> letter(0,
-                                                     static_cast<LetterId>(a.letter_count() - 1));
       words.emplace_back(L);
       for (auto& l : words.back()) l = letter(rng);
     }
@@ -170,6 +175,8 @@ void check_with_numpy(const Case& c, const Automaton& a, const CompileResult& bu
       test::write_file(dir, "case.safetensors", network_to_safetensors(built.network));
   std::vector<std::string> args;
   if (c.arithmetic == Arithmetic::Float32) args.push_back("--float32");
+  if (c.arithmetic == Arithmetic::BFloat16) args.push_back("--bf16");
+  if (c.arithmetic == Arithmetic::Float16) args.push_back("--fp16");
   const auto out = test::run_reference_forward(dir, model, lines, args);
   REQUIRE(out.size() == words.size());
   for (std::size_t i = 0; i < words.size(); ++i) {

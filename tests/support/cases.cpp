@@ -31,6 +31,9 @@ std::string max_len_name(const Case& c) {
 
 std::string words_name(const Case& c) {
   const Words& w = c.words;
+  if (c.framework == Framework::Numpy && c.strategy != Strategy::OneLayer)
+    return std::string("numpy ") + to_string(c.arithmetic) + " on " + std::to_string(w.random) +
+           " random words of length max-len, seed " + std::to_string(w.seed) + " + shard";
   if (c.framework == Framework::Numpy)
     return "numpy float32 on every word of length max-len or " + std::to_string(w.random) +
            " of them (a counting code: one), seed " + std::to_string(w.seed) + " + shard";
@@ -258,8 +261,44 @@ std::vector<Case> heavy_cases() {
   return cases;
 }
 
+namespace {
+
+// Issue 31: networks compiled for bf16 and for fp16 from random automata of 9 to 40 states, where
+// the planner takes binary coordinates (compiler/README.md "bf16 and fp16"), right in that format
+// in krc's runtime and in numpy's independent forward pass of the model cast to it.
+std::vector<Case> narrow_cases() {
+  std::vector<Case> cases;
+  const std::pair<Precision, Arithmetic> narrow[] = {{Precision::BFloat16, Arithmetic::BFloat16},
+                                                     {Precision::Float16, Arithmetic::Float16}};
+  unsigned seed = 5100;
+  for (const auto& [precision, arithmetic] : narrow) {
+    const Case krc{
+        .random =
+            RandomDraw{
+                .seed = ++seed, .count = 6, .max_states = 40, .max_letters = 4, .min_states = 9},
+        .strategy = Strategy::Scan,
+        .max_len = 256,
+        .precision = precision,
+        .arithmetic = arithmetic,
+        .words = {4, 10, 256, 31},
+        .sanitized = {.automata = 2, .words = 4}};
+    cases.push_back(krc);
+    Case numpy = krc;
+    numpy.framework = Framework::Numpy;
+    numpy.random->seed = seed + 10;
+    numpy.random->count = 2;
+    numpy.random->max_states = 24;
+    numpy.words = {0, 2, 256, 32};
+    cases.push_back(numpy);
+  }
+  return cases;
+}
+
+}  // namespace
+
 std::vector<Case> end_to_end_cases() {
   std::vector<Case> cases = construction_cases();
+  append(cases, narrow_cases());
   append(cases, float32_cases());
   append(cases, onelayer_cases());
   return cases;

@@ -198,7 +198,8 @@ const RegisterCommand compile_registration{{
                      "The format the network must be exact in: fp32 (a plain float32 "
                      "framework), bf16 or fp16 (the model cast to that format); bf16 and fp16 "
                      "admit only the constructions with a bound there (today the scan's "
-                     "one-hot forms) and refuse otherwise")
+                     "one-hot and binary-coordinate forms, the least dense chosen) and refuse "
+                     "otherwise")
           ->check(CLI::IsMember(precision_names()))
           ->capture_default_str();
       sub.add_option("--norm", a->norm,

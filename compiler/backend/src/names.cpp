@@ -10,7 +10,8 @@ namespace {
 constexpr NameTable<Strategy> kStrategyNames{"strategy", {"auto", "scan", "kr", "onelayer"}};
 constexpr NameTable<Norm> kNormNames{"norm", {"none", "layernorm"}};
 constexpr NameTable<ScanForm> kScanFormNames{
-    "scan form", {"element one-hot", "state-map one-hot", "integer coordinates"}};
+    "scan form",
+    {"element one-hot", "state-map one-hot", "integer coordinates", "binary coordinates"}};
 constexpr NameTable<LevelMode> kLevelModeNames{"level mode",
                                                {"constant", "memory", "counters", "scan"}};
 constexpr NameTable<CascadeForm> kCascadeFormNames{"cascade form",

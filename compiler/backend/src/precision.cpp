@@ -75,8 +75,8 @@ nlohmann::json exact_formats(const CompileResult& result) {
   // embedding, one per state in the unembedding, and no sums: exact in every format at any length.
   if (result.network.vocabulary.size() == 1)
     return {{"fp32", max_len}, {"bf16", max_len}, {"fp16", max_len}};
-  // One-hot scan forms: selects whose runner-ups stay e^-40 below (exact 0 or 1 after
-  // rounding) and compose units on small integers: exact in every format (README).
+  // One-hot and binary scan forms: selects whose runner-ups stay e^-40 below (exact 0, 1 or -1
+  // after rounding) and compose units on small integers: exact in every format (README).
   const bool one_hot_scan = result.strategy == Strategy::Scan && result.scan &&
                             result.scan->form != ScanForm::IntegerCoordinates;
   nlohmann::json exact = nlohmann::json::object();

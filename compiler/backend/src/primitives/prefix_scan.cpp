@@ -27,6 +27,15 @@ long long integer_widest(long long n, int steps, bool one_hot) {
   return steps > 1 ? std::max(2 * n * n + 2 * n, last) : last;
 }
 
+// The binary form: b bits per coordinate; n^2 b product units, nb that remove the old bits,
+// nb and one constant unit that clear the fetched copy; the last step composes f(q0) alone.
+int binary_bits(long long n) { return std::max(1, ceil_log2(n)); }
+long long binary_units(long long n) { return (n * n + 2 * n) * binary_bits(n) + 1; }
+long long binary_widest(long long n, int steps) {
+  if (steps == 0) return 0;
+  return steps > 1 ? binary_units(n) : (n + 1) * binary_bits(n);
+}
+
 MonoidTable monoid_table(const TransformationSemigroup& monoid, const PrefixScanSpec& spec) {
   using ElementId = TransformationSemigroup::ElementId;
   MonoidTable t;
@@ -65,6 +74,110 @@ long long MonoidTable::units(int step) const {
   return count;
 }
 
+namespace {
+void check_units(const PrefixScanSpec& spec, const ScanPlan& plan) {
+  if (plan.units > static_cast<long long>(spec.max_units_per_step))
+    throw LimitError(spec.name + ": a parallel-prefix step over " + std::to_string(plan.set_size) +
+                     " states would need " + std::to_string(plan.units) + " hidden units (limit " +
+                     std::to_string(spec.max_units_per_step) + ")");
+}
+}  // namespace
+
+double dense_scan_parameters(const DenseScanShape& shape) {
+  // Residual: the prefix and its fetched copy, the position codes (keys, and t - k per step),
+  // bos and one; then the embeddings and the unembedding.
+  const double steps = double(shape.steps.size()),
+               code = ceil_log2(std::int64_t{shape.max_len} + 1);
+  const double d = 2 * shape.width + code * (steps + 1) + 2;
+  double total = d * (shape.tokens + shape.max_len + 1 + shape.states);
+  // A step: its fetch head (query and key a position code wide, value and output the fetched
+  // width) and its MLP.
+  for (auto [fetched, units] : shape.steps)
+    total += d * (2 * code + 2 * fetched) + 2 * d * units + units + d;
+  return total;
+}
+
+namespace {
+
+// The monoid the symbols generate, given up past `limit` elements (LimitError).
+TransformationSemigroup generate_monoid(const PrefixScanSpec& spec, std::size_t limit) {
+  std::vector<std::string> names;
+  for (std::size_t q = 0; q < spec.set_labels.size(); ++q) names.push_back(std::to_string(q));
+  std::vector<std::string> letters;
+  for (std::size_t s = 0; s < spec.symbols.size(); ++s) letters.push_back(std::to_string(s));
+  Automaton action("symbols", names, letters,
+                   std::vector<std::vector<StateId>>(spec.symbols.begin(), spec.symbols.end()), 0);
+  return TransformationSemigroup::generate(action, /*with_identity=*/true, limit);
+}
+
+// Each form's dense shape (the element form from its table, or at |M| = m with every pair).
+DenseScanShape shape_of(const PrefixScanSpec& spec, int max_len) {
+  return {0,
+          {},
+          max_len,
+          static_cast<int>(spec.symbols.size()) + 1,
+          static_cast<int>(spec.set_labels.size())};
+}
+DenseScanShape state_map_shape(const PrefixScanSpec& spec, int max_len, int steps) {
+  DenseScanShape shape = shape_of(spec, max_len);
+  const double n = double(spec.set_labels.size());
+  shape.width = n * n;
+  shape.steps.assign(steps, {n * n, n * n * n + 2 * n * n});
+  return shape;
+}
+DenseScanShape binary_shape(const PrefixScanSpec& spec, int max_len, int steps) {
+  DenseScanShape shape = shape_of(spec, max_len);
+  const long long n = static_cast<long long>(spec.set_labels.size()), b = binary_bits(n);
+  shape.width = double(n * b);
+  shape.steps.assign(steps, {double(n * b), double(binary_units(n))});
+  if (steps) shape.steps.back() = {double(b), double((n + 1) * b)};
+  return shape;
+}
+DenseScanShape element_shape(const PrefixScanSpec& spec, int max_len, int steps, double m,
+                             const MonoidTable* table) {
+  DenseScanShape shape = shape_of(spec, max_len);
+  shape.width = m;
+  for (int step = 0; step < steps; ++step)
+    shape.steps.push_back({m, table ? double(table->units(step)) : m * m + m});
+  return shape;
+}
+
+// Where the binary form is sound (bf16 and fp16): the form of least dense size among the
+// element form (M enumerated only as far as it can still be the least), the state maps and
+// the binary codes; ties in that order.
+void plan_narrow_scan(const PrefixScanSpec& spec, int max_len, ScanChoice& choice) {
+  ScanPlan& plan = choice.plan;
+  const long long n = plan.set_size;
+  const int steps = plan.steps;
+  const double state_map = dense_scan_parameters(state_map_shape(spec, max_len, steps));
+  const double binary = dense_scan_parameters(binary_shape(spec, max_len, steps));
+  const double other = std::min(state_map, binary);
+  std::size_t limit = 1;
+  while (limit < spec.max_elements &&
+         dense_scan_parameters(element_shape(spec, max_len, steps, double(limit + 1), nullptr)) <=
+             other)
+    ++limit;
+  try {
+    const auto monoid = generate_monoid(spec, limit);
+    MonoidTable table = monoid_table(monoid, spec);
+    const double element =
+        dense_scan_parameters(element_shape(spec, max_len, steps, double(monoid.size()), &table));
+    if (element <= other) {
+      plan.form = ScanForm::ElementOneHot;
+      plan.monoid_size = monoid.size();
+      plan.units = steps ? table.units(steps - 1) : 0;
+      choice.monoid = std::move(table);
+      return;
+    }
+  } catch (const LimitError&) {
+  }
+  const bool by_bits = binary < state_map;
+  plan.form = by_bits ? ScanForm::BinaryCoordinates : ScanForm::StateMapOneHot;
+  plan.units = by_bits ? binary_widest(n, steps) : (steps ? state_map_units(n) : 0);
+}
+
+}  // namespace
+
 // Enumerates the monoid generated by the symbols (breadth first, so word lengths are
 // shortest), giving up as soon as the element form would need more units than the smallest
 // other sound form: |M|^2 + |M| <= that.
@@ -74,6 +187,11 @@ ScanChoice plan_prefix_scan(const PrefixScanSpec& spec, int max_len) {
   ScanPlan& plan = choice.plan;
   plan.set_size = n;
   plan.steps = ceil_log2(max_len);
+  if (spec.binary_form && !spec.one_hot_result) {
+    plan_narrow_scan(spec, max_len, choice);
+    check_units(spec, plan);
+    return choice;
+  }
   // The integer form needs a step to write a one-hot, and float32 to hold its sums.
   const bool integer_sound = spec.integer_form && integer_coordinates_exact(n) &&
                              !(spec.one_hot_result && plan.steps == 0);
@@ -82,14 +200,8 @@ ScanChoice plan_prefix_scan(const PrefixScanSpec& spec, int max_len) {
                               : state_map_units(n);
   const auto limit = static_cast<std::size_t>(std::min<double>(
       double(spec.max_elements), (std::sqrt(4.0 * double(other) + 1.0) - 1.0) / 2.0));
-  std::vector<std::string> names;
-  for (int q = 0; q < n; ++q) names.push_back(std::to_string(q));
-  std::vector<std::string> letters;
-  for (std::size_t s = 0; s < spec.symbols.size(); ++s) letters.push_back(std::to_string(s));
-  Automaton action("symbols", names, letters,
-                   std::vector<std::vector<StateId>>(spec.symbols.begin(), spec.symbols.end()), 0);
   try {
-    const auto monoid = TransformationSemigroup::generate(action, /*with_identity=*/true, limit);
+    const auto monoid = generate_monoid(spec, limit);
     choice.monoid = monoid_table(monoid, spec);
     plan.form = ScanForm::ElementOneHot;
     plan.monoid_size = monoid.size();
@@ -101,10 +213,7 @@ ScanChoice plan_prefix_scan(const PrefixScanSpec& spec, int max_len) {
     plan.units = integer ? integer_widest(n, plan.steps, spec.one_hot_result)
                          : (plan.steps ? state_map_units(n) : 0);
   }
-  if (plan.units > static_cast<long long>(spec.max_units_per_step))
-    throw LimitError(spec.name + ": a parallel-prefix step over " + std::to_string(n) +
-                     " states would need " + std::to_string(plan.units) + " hidden units (limit " +
-                     std::to_string(spec.max_units_per_step) + ")");
+  check_units(spec, plan);
   return choice;
 }
 
@@ -114,6 +223,7 @@ PrefixScan::PrefixScan(Features& features, PrefixScanSpec spec, const ScanChoice
       form_(choice.plan.form),
       n_(static_cast<int>(spec_.set_labels.size())),
       steps_(choice.plan.steps),
+      bits_(binary_bits(n_)),
       monoid_(choice.monoid) {
   auto& layout = features_.program().layout();
   std::vector<std::string> labels;
@@ -128,6 +238,11 @@ PrefixScan::PrefixScan(Features& features, PrefixScanSpec spec, const ScanChoice
       break;
     case ScanForm::IntegerCoordinates:
       for (int q = 0; q < n_; ++q) labels.push_back("f(" + spec_.set_labels[q] + ")+1");
+      break;
+    case ScanForm::BinaryCoordinates:
+      for (int q = 0; q < n_; ++q)
+        for (int i = 0; i < bits_; ++i)
+          labels.push_back("f(" + spec_.set_labels[q] + "):bit" + std::to_string(i));
       break;
   }
   prefix_ = layout.allocate(spec_.name + " prefix", labels, role(RoleKind::ScanPrefix));
@@ -155,6 +270,10 @@ Terms PrefixScan::symbol_terms(int s) const {
     case ScanForm::IntegerCoordinates:
       for (int q = 0; q < n_; ++q) terms.emplace_back(prefix_[q], static_cast<float>(f[q] + 1));
       break;
+    case ScanForm::BinaryCoordinates:
+      for (int q = 0; q < n_; ++q)
+        for (int i = 0; i < bits_; ++i) terms.emplace_back(prefix_[q * bits_ + i], bit(f[q], i));
+      break;
   }
   return terms;
 }
@@ -170,15 +289,26 @@ Terms PrefixScan::identity_terms() const {
     case ScanForm::IntegerCoordinates:
       for (int q = 0; q < n_; ++q) terms.emplace_back(prefix_[q], static_cast<float>(q + 1));
       break;
+    case ScanForm::BinaryCoordinates:
+      for (int q = 0; q < n_; ++q)
+        for (int i = 0; i < bits_; ++i) terms.emplace_back(prefix_[q * bits_ + i], bit(q, i));
+      break;
   }
   return terms;
 }
 
-// The integer form's last step needs the image of q0 alone, so it fetches that one.
+// The integer and binary forms' last step needs the image of q0 alone, so it fetches that one.
 HeadOp PrefixScan::fetch(int step, const std::string& name) const {
   const int k = 1 << step;
   const Role r = role(RoleKind::ScanFetch, step + 1);
   std::vector<Entry> copy;
+  if (form_ == ScanForm::BinaryCoordinates) {
+    const int q0 = static_cast<int>(spec_.initial);
+    for (int q = 0; q < n_; ++q)
+      for (int i = 0; i < bits_ && (step + 1 < steps_ || q == q0); ++i)
+        copy.push_back({prefix_[q * bits_ + i], fetched_[q * bits_ + i], 1.0f});
+    return fetch_from_offset(features_, k, copy, name, r);
+  }
   if (form_ != ScanForm::IntegerCoordinates) {
     for (int i = 0; i < prefix_.width; ++i) copy.push_back({prefix_[i], fetched_[i], 1.0f});
     return fetch_from_offset(features_, k, copy, name, r);
@@ -220,7 +350,7 @@ void PrefixScan::add_compose(MlpOp& mlp, int step) const {
       mlp.begin_block(tag + ": clear old prefix and fetched copy", compose);
       add_clear_units(mlp, prefix_);
       break;
-    case ScanForm::IntegerCoordinates:
+    case ScanForm::IntegerCoordinates: {
       if (step + 1 == steps_) {  // the last: nothing fetches from here any more
         if (spec_.one_hot_result)
           add_integer_one_hot_units(mlp, fetched_[q0], prefix_, value_);
@@ -233,8 +363,50 @@ void PrefixScan::add_compose(MlpOp& mlp, int step) const {
       add_integer_compose_units(mlp, fetched_, prefix_, all);
       mlp.begin_block(tag + ": clear fetched copy", compose);
       break;
+    }
+    case ScanForm::BinaryCoordinates:
+      add_binary_compose(mlp, step);
+      return;
   }
   add_clear_units(mlp, fetched_);
+}
+
+// (first fetched x, then current y)(q) = y(x(q)), bit i of each coordinate as -1 or +1. Unit
+// (q, j, i) fires when x(q)'s bits spell j and bit i of y(j) is +1 (a lookup over b + 1 +-1
+// inputs: pre-activation sum_c s_c v_c - m + 1 with m = b + 1 conditions, so 1 when all hold
+// and at most -1 when one fails) and writes +2: at most one j matches, so the new bit is
+// 2 [bit set] - 1. Unit (q, i) ReLU(y_qi) writes -2, which takes the old bit away
+// (y + 1 = 2 ReLU(y) for y = +-1); together they write new - old in place. The fetched copy is
+// cleared the same way: -x = -2 ReLU(x) + 1, the 1 from one unit on the constant feature. The
+// last step composes f(q0) alone (nothing fetches from here any more, so nothing is cleared).
+void PrefixScan::add_binary_compose(MlpOp& mlp, int step) const {
+  const Role compose = role(RoleKind::ScanCompose, step + 1);
+  const std::string tag = spec_.name + " step " + std::to_string(step + 1);
+  const bool last = step + 1 == steps_;
+  const int q0 = static_cast<int>(spec_.initial), b = bits_;
+  const auto lookup = [&](int q, int j, int i) {
+    Terms in;
+    for (int c = 0; c < b; ++c) in.emplace_back(fetched_[q * b + c], bit(j, c));
+    in.emplace_back(prefix_[j * b + i], 1.0f);
+    mlp.add_unit(in, -static_cast<float>(b), {{prefix_[q * b + i], 2.0f}});
+  };
+  for (int q = 0; q < n_; ++q) {
+    if (last && q != q0) continue;
+    for (int j = 0; j < n_; ++j)
+      for (int i = 0; i < b; ++i) lookup(q, j, i);
+  }
+  mlp.begin_block(tag + ": remove old prefix", compose);
+  for (int q = 0; q < n_; ++q)
+    for (int i = 0; i < b && (!last || q == q0); ++i)
+      mlp.add_unit({{prefix_[q * b + i], 1.0f}}, 0.0f, {{prefix_[q * b + i], -2.0f}});
+  if (last) return;
+  mlp.begin_block(tag + ": clear fetched copy", compose);
+  Terms ones;
+  for (int d = 0; d < fetched_.width; ++d) {
+    mlp.add_unit({{fetched_[d], 1.0f}}, 0.0f, {{fetched_[d], -2.0f}});
+    ones.emplace_back(fetched_[d], 1.0f);
+  }
+  mlp.add_unit({{features_.one()[0], 1.0f}}, 0.0f, ones);
 }
 
 // One unit per pair (a, b) of elements: fetched a and current b become a.b in place.
@@ -287,11 +459,20 @@ Categorical PrefixScan::result() const {
       if (!spec_.one_hot_result || steps_ == 0)
         throw std::logic_error(spec_.name + ": an integer-coordinate scan without a one-hot");
       return Categorical::one_hot(value_, spec_.set_labels);
+    case ScanForm::BinaryCoordinates:
+      throw std::logic_error(spec_.name + ": a binary-coordinate scan has no one-hot result");
   }
   return x;
 }
 
 void PrefixScan::unembed(Program& program) {
+  if (form_ == ScanForm::BinaryCoordinates) {
+    // The logit of v is its code against f(q0)'s bits: b for v = f(q0), at most b - 2 elsewhere.
+    const int first = static_cast<int>(spec_.initial) * bits_;
+    for (int v = 0; v < n_; ++v)
+      for (int i = 0; i < bits_; ++i) program.unembed(prefix_[first + i], v, bit(v, i));
+    return;
+  }
   if (form_ != ScanForm::IntegerCoordinates || spec_.one_hot_result) {
     const Categorical state = result();
     for (int q = 0; q < state.size(); ++q)

@@ -20,11 +20,20 @@
 //                        position phase (2B - 1 dimensions for all steps). Exact in plain
 //                        float32 for n <= 2047 (summed in unit order; in any order for
 //                        n <= 202); beyond that the form is not used.
+//   binary coordinates   2nb dimensions, b = max(1, ceil(log2 n)) (coordinate (q, i) holds bit i
+//                        of f(q) as -1 or +1); n^2 b + 2nb + 1 units, the last step nb + b;
+//                        fetch by position codes. Every value is -1, 0 or 1 and every sum a
+//                        small integer: exact in bf16 and fp16 at any n (compiler/README.md
+//                        "binary coordinates"). Offered only with spec.binary_form, and only
+//                        where the result is read by the unembedding alone.
 // The planner takes, of the forms that are sound, the one whose widest compose MLP is
 // smallest (ties: the order above), enumerating M only as far as that can still be the
-// element form.
+// element form. With spec.binary_form it compares instead the dense size (parameters of the
+// network with every matrix dense, what a framework pays: dense_scan_parameters).
+// Both comparisons enumerate M only as far as it can still win.
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "krc/automata/automaton.hpp"
@@ -44,8 +53,10 @@ struct PrefixScanSpec {
   // The result must be a categorical (result()), as the cascade's lookups read it; otherwise
   // only unembed() reads it, which the integer form does without a one-hot.
   bool one_hot_result = false;
-  bool integer_form =
-      true;  // false: one-hot forms only (the integer form is exact in float32 only)
+  bool integer_form = true;  // false: not the integer form (exact in float32 only)
+  // true: the binary form is sound too, and forms are compared by dense size (--precision
+  // bf16|fp16, where the integer form is not sound; fp32 keeps the comparison by units).
+  bool binary_form = false;
   std::size_t max_elements = 200000;            // monoid enumeration limit for the element form
   std::size_t max_units_per_step = 20'000'000;  // beyond this the network is not practical
 };
@@ -67,6 +78,18 @@ struct ScanChoice {
   std::optional<MonoidTable> monoid;  // with the element form
 };
 ScanChoice plan_prefix_scan(const PrefixScanSpec& spec, int max_len);
+
+// What a scan network's size depends on: its slot width, and per step the width it fetches and
+// its MLP's units; the vocabulary (<bos> and the symbols) and the states read out.
+struct DenseScanShape {
+  double width = 0;
+  std::vector<std::pair<double, double>> steps;  // (fetched width, units) per step
+  int max_len = 0, tokens = 0, states = 0;
+};
+// Its parameters counting every matrix dense, as Network::size() does (d_model = 2 width + the
+// position codes + 2): what a framework holding every matrix dense pays, before building. The
+// binary-form planner compares forms by it.
+double dense_scan_parameters(const DenseScanShape& shape);
 
 class PrefixScan {
  public:
@@ -95,12 +118,15 @@ class PrefixScan {
   void add_compose(MlpOp& mlp, int step) const;
   void add_element_products(MlpOp& mlp, int step) const;
   void add_state_map_products(MlpOp& mlp) const;
+  void add_binary_compose(MlpOp& mlp, int step) const;
+  float bit(int value, int i) const { return (value >> i) & 1 ? 1.0f : -1.0f; }
 
   Features& features_;
   PrefixScanSpec spec_;
   ScanForm form_;
   int n_;      // |X|
   int steps_;  // ceil(log2 max_len)
+  int bits_;   // the binary form's bits per coordinate
   std::optional<MonoidTable> monoid_;
   Subspace prefix_, fetched_;
   Subspace value_;  // integer form with a one-hot result: the one-hot of x(t)

@@ -20,6 +20,7 @@ PrefixScanSpec letters_spec(const Automaton& automaton) {
 ScanChoice plan_scan(const Automaton& automaton, int max_len, bool integer_form) {
   PrefixScanSpec spec = letters_spec(automaton);
   spec.integer_form = integer_form;
+  spec.binary_form = !integer_form;
   return plan_prefix_scan(spec, max_len);
 }
 

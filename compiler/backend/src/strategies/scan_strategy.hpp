@@ -8,7 +8,8 @@
 namespace krc {
 
 // The scan over the letters' transformations, its form chosen (primitives/prefix_scan.hpp).
-// integer_form = false keeps to the one-hot forms (exact in bf16 and fp16 too).
+// integer_form = false keeps to the forms exact in bf16 and fp16 too (the one-hot forms and
+// binary coordinates), compared by their dense size.
 ScanChoice plan_scan(const Automaton& automaton, int max_len, bool integer_form = true);
 
 // select_sharpness: lambda of the fetches (attention_heads.hpp).

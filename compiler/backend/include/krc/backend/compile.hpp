@@ -64,7 +64,7 @@ CompileResult compile(const Automaton& automaton, const CompileOptions& options)
 // Throws LimitError, naming the strategy, why and the largest max-len, where `strategy` has no
 // construction exact in options.precision (what plan() refuses first, for an automaton with
 // letters; one without is exact in every format). fp32 admits every strategy; bf16 and fp16
-// only the scan with its one-hot forms. Public so
+// only the scan with its one-hot and binary-coordinate forms. Public so
 // that a caller can tell this refusal from a network that does not fit (`krc bench precision`).
 void check_precision(Strategy strategy, const CompileOptions& options);
 

@@ -23,6 +23,9 @@ enum class ScanForm {
   ElementOneHot,       // one dimension per element of the generated monoid M; |M|^2 units a step
   StateMapOneHot,      // n one-hot blocks of width n (block q: the image of q); n^3 units a step
   IntegerCoordinates,  // n integers f(q) (Liu et al.'s Theorem 1 size); 2n^2 + 2n units a step
+  BinaryCoordinates,   // n codes of b = ceil(log2 n) +-1 bits of f(q); n^2 b + 2nb + 1 units a
+                       // step, every value in {-1, 0, 1}: Theorem 1's size up to the factor b,
+                       // exact in bf16 and fp16 (chosen under --precision bf16|fp16 only)
 };
 const char* to_string(ScanForm form);
 
