@@ -23,7 +23,6 @@ import warnings
 import torch
 from torch import nn
 
-warnings.filterwarnings("ignore", "Sparse CSR tensor support is in beta")
 
 
 def csr(rows, cols, values, shape):
@@ -34,7 +33,10 @@ def csr(rows, cols, values, shape):
     rows, cols, values = rows[order], cols[order], values[order].to(torch.float32)
     crow = torch.zeros(shape[0] + 1, dtype=torch.long)
     crow[1:] = torch.cumsum(torch.bincount(rows, minlength=shape[0]), 0)
-    return torch.sparse_csr_tensor(crow, cols, values, size=tuple(shape), check_invariants=True)
+    with warnings.catch_warnings():  # torch warns once that CSR is "in beta"; it is what we use
+        warnings.filterwarnings("ignore", "Sparse CSR tensor support is in beta")
+        return torch.sparse_csr_tensor(crow, cols, values, size=tuple(shape),
+                                       check_invariants=True)
 
 
 def csr_of_stored(stored, transpose=False):
@@ -80,22 +82,17 @@ class SparseMLP(nn.Module):
 
     def forward(self, x, max_hidden):
         dtype = x.dtype
-        narrow = dtype != torch.float32
         W_in_T, W_out_T = self.W_in_T.to(torch.float32), self.W_out_T.to(torch.float32)
-        b_in = self.b_in.to(torch.float32).unsqueeze(1)   # D values, exact in float32
-        b_out = self.b_out.to(torch.float32)
+        b_in = self.b_in.unsqueeze(1)  # [m, 1], in the dtype
         flat = x.reshape(-1, x.shape[2])
         rows = max(1, max_hidden // max(1, self.d_mlp))
         parts = []
         for part in flat.split(rows):
-            pre = W_in_T @ part.T.to(torch.float32).contiguous()  # [m, rows], float32 sums
-            if narrow:
-                pre = pre.to(dtype).to(torch.float32)  # R(x W_in)
-            hidden = torch.relu(pre + b_in)
-            if narrow:
-                hidden = hidden.to(dtype).to(torch.float32)  # a = R(R(x W_in) + b_in); ReLU
-            out = (W_out_T @ hidden).T
-            if narrow:
-                out = out.to(dtype).to(torch.float32)  # R(h W_out)
-            parts.append((out + b_out).to(dtype))
+            # [m, rows]: float32 sums rounded to the dtype, then the bias added in the dtype
+            # (torch adds two bf16 or fp16 tensors in float32 and rounds once), in place: on a
+            # wide MLP these passes over [m, rows] are most of the time.
+            hidden = (W_in_T @ part.T.to(torch.float32).contiguous()).to(dtype)
+            hidden.add_(b_in).relu_()
+            out = (W_out_T @ hidden.to(torch.float32)).T.to(dtype)  # [rows, d]
+            parts.append(out + self.b_out)
         return torch.cat(parts).reshape(x.shape)
