@@ -137,7 +137,7 @@ def to_onnx(weights_path, onnx_path, attention=None, max_dense_bytes=DEFAULT_MAX
         budget = limit if max_dense_bytes is None else min(max_dense_bytes, limit)
         check_dense_budget(weights_path, dense_bytes(shapes), budget, "an ONNX export",
                            "ONNX initializers are dense and one file holds at most 2 GiB; run "
-                           "it in PyTorch with load_torch(path, sparse_mlp=True) instead")
+                           "it in PyTorch with load_torch(path, sparse=True) instead")
     model = load_torch(weights_path, max_dense_bytes=max_dense_bytes)
     hard = (attention or model.attention) == "hard"
     proto = onnx.helper.make_model(build_graph(model, hard), producer_name="krc",

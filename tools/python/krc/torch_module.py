@@ -2,11 +2,11 @@
 format" (and, for `krc export` files, tools/README.md's "Exporting"), on any device, in
 float32 (krc's arithmetic; the default), bfloat16 or float16.
 
-load_torch(path, device=None, dtype=None, uniform=False, sparse_mlp=False, max_dense_bytes=8 GiB)
+load_torch(path, device=None, dtype=None, uniform=False, sparse=False, max_dense_bytes=8 GiB)
 reads any krc weights file (dense or sparse tensors) or `krc export` file, through the official
 `safetensors` reader, into a KrcTransformer; the layers are in krc.torch_layers, the sparse MLPs
-of sparse_mlp=True in krc.torch_sparse, the refusal of a dense load too large for memory in
-krc.dense_budget. Its parameters carry TransformerLens's
+and attention projections of sparse=True in krc.torch_sparse, the refusal of a dense load too
+large for memory in krc.dense_budget. Its parameters carry TransformerLens's
 names and shapes:
   embed.W_E [V, d]   pos_embed.W_pos [max_len+1, d]   unembed.W_U [d, S]  unembed.b_U [S]
   blocks.{i}.attn.W_Q, W_K, W_V [H, d, e]  W_O [H, e, d]  b_Q, b_K, b_V [H, e]  b_O [d]
@@ -30,7 +30,7 @@ from torch import nn
 from krc.dense_budget import (DEFAULT_MAX_DENSE_BYTES, DenseBudgetError,  # noqa: F401
                                check_dense_budget, dense_bytes, dense_shapes)
 from krc.torch_layers import MLP, Attention, Block, Embed, PosEmbed, Unembed, uniform_blocks
-from krc.torch_sparse import SparseMLP, csr_of_stored
+from krc.torch_sparse import SparseAttention, SparseMLP, csr_of_stored
 
 EXPORT_FORMAT = "krc-transformer-lens"
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
@@ -164,18 +164,20 @@ class KrcTransformer(nn.Module):
         }
 
 
-def krc_blocks(t, config, sparse_mlp=False):
+def krc_blocks(t, config, sparse=False):
     """Blocks from a krc weights file's tensors (README: q, k, v [H, d, hd], o [H, hd, d],
-    mlp.in.weight [m, d], mlp.out.weight [d, m]); sparse_mlp: SparseMLPs (W_in^T is
-    mlp.in.weight, W_out^T mlp.out.weight, as stored)."""
+    mlp.in.weight [m, d], mlp.out.weight [d, m]); sparse: SparseAttention and SparseMLPs
+    (W_in^T is mlp.in.weight, W_out^T mlp.out.weight, as stored)."""
     blocks = []
     for i, layer in enumerate(config["layers"]):
         p = "layers.%d." % i
         attn = mlp = None
         if layer["heads"]:
-            attn = Attention(*(t[p + "attn." + m] for m in "qkvo"),
-                             [h["kind"] for h in layer["heads"]], config["attention"]["scale"])
-        if layer["mlp_hidden"] is not None and sparse_mlp:
+            layer_attention = SparseAttention if sparse else Attention
+            attn = layer_attention(*(t[p + "attn." + m] for m in "qkvo"),
+                                   [h["kind"] for h in layer["heads"]],
+                                   config["attention"]["scale"])
+        if layer["mlp_hidden"] is not None and sparse:
             mlp = SparseMLP(csr_of_stored(t[p + "mlp.in.weight"]), t[p + "mlp.in.bias"],
                             csr_of_stored(t[p + "mlp.out.weight"]), t[p + "mlp.out.bias"])
         elif layer["mlp_hidden"] is not None:
@@ -185,18 +187,19 @@ def krc_blocks(t, config, sparse_mlp=False):
     return blocks
 
 
-def export_blocks(t, config, heads, sparse_mlp=False):
+def export_blocks(t, config, heads, sparse=False):
     """Blocks from a `krc export` file (TransformerLens names, uniform; README "Exporting");
-    sparse_mlp: SparseMLPs (W_in [d, m] and W_out [m, d] transposed into CSR)."""
+    sparse: SparseAttention and SparseMLPs (W_in [d, m] and W_out [m, d] transposed)."""
     blocks = []
     for i in range(config["n_layers"]):
         p = "blocks.%d." % i
-        attn = Attention(*(t[p + "attn.W_" + m] for m in "QKVO"), [h["kind"] for h in heads[i]],
-                         1.0 / config["attn_scale"] if config["use_attn_scale"] else 1.0)
+        attn = (SparseAttention if sparse else Attention)(
+            *(t[p + "attn.W_" + m] for m in "QKVO"), [h["kind"] for h in heads[i]],
+            1.0 / config["attn_scale"] if config["use_attn_scale"] else 1.0)
         for name in ("b_Q", "b_K", "b_V", "b_O"):
             getattr(attn, name).copy_(t[p + "attn." + name])
         mlp = None
-        if not config["attn_only"] and sparse_mlp:
+        if not config["attn_only"] and sparse:
             mlp = SparseMLP(csr_of_stored(t[p + "mlp.W_in"], transpose=True), t[p + "mlp.b_in"],
                             csr_of_stored(t[p + "mlp.W_out"], transpose=True), t[p + "mlp.b_out"])
         elif not config["attn_only"]:
@@ -205,7 +208,7 @@ def export_blocks(t, config, heads, sparse_mlp=False):
     return blocks
 
 
-def module_parts(t, metadata, sparse_mlp=False):
+def module_parts(t, metadata, sparse=False):
     """(embed, pos_embed, blocks, unembed, info) of a krc file or a `krc export` file."""
     info = {"automaton": json.loads(metadata["automaton"]),
             "residual_labels": json.loads(metadata["residual_labels"])}
@@ -215,65 +218,69 @@ def module_parts(t, metadata, sparse_mlp=False):
         info.update(vocabulary=krc["vocabulary"], states=krc["states"], max_len=krc["max_len"],
                     attention=krc["attention"], scale=krc["scale"], heads=krc["heads"])
         return (Embed(t["embed.W_E"]), PosEmbed(t["pos_embed.W_pos"]),
-                export_blocks(t, config, krc["heads"], sparse_mlp),
+                export_blocks(t, config, krc["heads"], sparse),
                 Unembed(t["unembed.W_U"], t["unembed.b_U"]), info)
     info.update(vocabulary=config["vocabulary"], states=config["states"],
                 max_len=config["max_len"], attention=config["attention"]["kind"],
                 scale=config["attention"]["scale"],
                 heads=[layer["heads"] for layer in config["layers"]])
     return (Embed(t["embed.token"]), PosEmbed(t["embed.position"]),
-            krc_blocks(t, config, sparse_mlp),
+            krc_blocks(t, config, sparse),
             Unembed(t["unembed"], torch.zeros(len(config["states"]))), info)
 
 
-MLP_WEIGHTS = ("mlp.in.weight", "mlp.out.weight", "mlp.W_in", "mlp.W_out")
+SPARSE_WEIGHTS = ("mlp.in.weight", "mlp.out.weight", "mlp.W_in", "mlp.W_out",
+                  "attn.q", "attn.k", "attn.v", "attn.o",
+                  "attn.W_Q", "attn.W_K", "attn.W_V", "attn.W_O")
 
 
-def mlp_weight_names(shapes):
-    """The MLP weight matrices among a file's tensor names (krc's or `krc export`'s)."""
-    return {n for n in shapes if n.startswith(("layers.", "blocks.")) and n.endswith(MLP_WEIGHTS)}
+def sparse_weight_names(names):
+    """The MLP and attention weight matrices among a file's tensor names (krc's or `krc
+    export`'s): what a sparse load keeps sparse."""
+    return {n for n in names if n.startswith(("layers.", "blocks.")) and n.endswith(SPARSE_WEIGHTS)}
 
 
-def load_torch(path, device=None, dtype=None, uniform=False, sparse_mlp=False,
+def load_torch(path, device=None, dtype=None, uniform=False, sparse=False,
                max_dense_bytes=DEFAULT_MAX_DENSE_BYTES):
     """A KrcTransformer from a krc weights file or a `krc export` file, its weights cast to
     `dtype` (default float32; a torch.dtype or "float32", "bfloat16", "float16") and moved to
     `device` (default the CPU). uniform=True pads every layer to the same heads and MLP width
     (what TransformerLens needs).
 
-    sparse_mlp=True keeps every MLP sparse (krc.torch_sparse.SparseMLP: CSR weights built from
-    the file's indices and values, never densified; float32 sums, results rounded to `dtype`),
-    for networks whose dense MLPs would not fit; attention and embeddings stay dense. It cannot
-    be uniform.
+    sparse=True keeps every weight matrix of the layers sparse (krc.torch_sparse: the MLPs'
+    W_in, W_out and the heads' q, k, v, o as CSR matrices built from the file's indices and
+    values, never densified; float32 sums, each product rounded to `dtype`), for networks
+    whose dense layers would not fit; embeddings and unembedding stay dense. It cannot be
+    uniform.
 
     Before anything is allocated, the float32 bytes of the tensors the module would hold dense
-    (all of them, or all but the MLP weights under sparse_mlp; the padded blocks too when
-    uniform) are counted from the file's header; past max_dense_bytes (default 8 GiB; None: no
+    (all of them, or all but the layers' weight matrices under sparse; the padded blocks too
+    when uniform) are counted from the file's header; past max_dense_bytes (default 8 GiB; None: no
     limit) krc.dense_budget.DenseBudgetError (a krc.LimitError and a ValueError) says how many
     bytes it would need."""
     dtype = DTYPES.get(dtype, dtype) if isinstance(dtype, str) else (dtype or torch.float32)
     if dtype not in DTYPES.values():
         raise ValueError("dtype %r: krc modules run in float32, bfloat16 or float16" % (dtype,))
-    if uniform and sparse_mlp:
-        raise ValueError("uniform=True (TransformerLens) needs dense MLPs; sparse_mlp=True "
+    if uniform and sparse:
+        raise ValueError("uniform=True (TransformerLens) needs dense layers; sparse=True "
                          "cannot be uniform")
     try:
         shapes, _ = dense_shapes(path)
     except Exception:  # not a safetensors file: read_safetensors names the problem below
         shapes = None
     if shapes is not None:
-        keep = mlp_weight_names(shapes) if sparse_mlp else ()
+        keep = sparse_weight_names(shapes) if sparse else ()
         check_dense_budget(
             path, dense_bytes(shapes, uniform, keep), max_dense_bytes,
-            "a %s load" % ("sparse-MLP" if sparse_mlp else "uniform" if uniform else "dense"),
-            "its attention and embeddings alone are that large" if sparse_mlp else
-            "load it with sparse_mlp=True (torch_verify.py --sparse-mlp), which keeps the MLPs "
-            "sparse, or raise max_dense_bytes")
+            "a %s load" % ("sparse" if sparse else "uniform" if uniform else "dense"),
+            "its embeddings alone are that large" if sparse else
+            "load it with sparse=True (torch_verify.py --sparse), which keeps the layers' "
+            "weights sparse, or raise max_dense_bytes")
     raw, metadata = read_safetensors(path)
     try:
-        keep = mlp_weight_names(raw.keys() | set(json.loads(metadata.get("sparse", "{}"))))
+        keep = sparse_weight_names(raw.keys() | set(json.loads(metadata.get("sparse", "{}"))))
         model = KrcTransformer(*module_parts(
-            dense_float32(raw, metadata, keep if sparse_mlp else ()), metadata, sparse_mlp))
+            dense_float32(raw, metadata, keep if sparse else ()), metadata, sparse))
     except (KeyError, TypeError, ValueError, IndexError, RuntimeError) as e:
         raise KrcFileError("%s: not a krc weights file (%s: %s)"
                            % (path, type(e).__name__, e)) from None

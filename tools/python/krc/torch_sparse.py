@@ -1,6 +1,9 @@
-"""A krc MLP kept sparse in PyTorch, in float32, bfloat16 or float16: what
-`load_torch(path, sparse_mlp=True)` builds instead of krc.torch_layers.MLP, so that a network
-whose dense MLPs would not fit in memory (d_model x d_mlp entries, almost all zero) runs at all.
+"""krc's layers kept sparse in PyTorch, in float32, bfloat16 or float16: what
+`load_torch(path, sparse=True)` builds instead of krc.torch_layers.MLP and Attention, so that a
+network whose dense layers would not fit in memory runs at all. (The 127-state scan of the TCP
+model at max-len 1024 has d_model 32,379, MLPs 2,080,641 wide and heads 16,129 wide: 5.4 TB of
+float32 dense, 83 M nonzeros.) SparseMLP keeps W_in and W_out sparse, SparseAttention the
+heads' q, k, v and o; scores, softmax and value sums stay the dense layer's.
 
 The weights go from the file's X.indices/X.values (or a dense tensor's nonzeros) straight to
 sparse CSR matrices, never through a dense one: memory is a few times the nonzeros (values,
@@ -23,6 +26,8 @@ import warnings
 import torch
 from torch import nn
 
+from krc.torch_layers import Attention
+
 
 
 def csr(rows, cols, values, shape):
@@ -39,19 +44,85 @@ def csr(rows, cols, values, shape):
                                        check_invariants=True)
 
 
-def csr_of_stored(stored, transpose=False):
-    """A CSR matrix from a file's tensor: either ("sparse", indices [nnz, 2], values [nnz],
-    shape) or a dense 2-D tensor (its nonzeros); transpose=True gives the transposed matrix."""
+def stored_shape(stored):
+    """The dense shape of a file's tensor (see stored_coo)."""
+    return list(stored[3]) if isinstance(stored, tuple) else list(stored.shape)
+
+
+def stored_coo(stored):
+    """(indices [nnz, rank] long, values [nnz], shape) of a file's tensor: either ("sparse",
+    indices, values, shape), as krc.torch_module reads a sparse one, or a dense tensor."""
     if isinstance(stored, tuple):
         _, indices, values, shape = stored
-        rows, cols = indices[:, 0], indices[:, 1]
-    else:
-        shape = list(stored.shape)
-        rows, cols = torch.nonzero(stored, as_tuple=True)
-        values = stored[rows, cols]
+        return indices.to(torch.long), values, list(shape)
+    indices = torch.nonzero(stored)
+    return indices, stored[tuple(indices.T)], list(stored.shape)
+
+
+def csr_of_stored(stored, transpose=False):
+    """A CSR matrix from a file's 2-D tensor (stored_coo); transpose=True: its transpose."""
+    indices, values, shape = stored_coo(stored)
+    rows, cols = indices[:, 0], indices[:, 1]
     if transpose:
         rows, cols, shape = cols, rows, [shape[1], shape[0]]
     return csr(rows, cols, values, shape)
+
+
+def heads_csr(stored, output):
+    """A CSR matrix from a file's attention tensor. q, k, v [H, d, e] (output=False) give the
+    [H*e, d] matrix whose row h*e + j is head h's column j; o [H, e, d] (output=True) gives
+    [d, H*e], column h*e + j being head h's row j: the transposes of the dense module's
+    products, so that a sparse matrix times x^T is the projection."""
+    indices, values, (H, a, b) = stored_coo(stored)
+    h, i, j = indices[:, 0], indices[:, 1], indices[:, 2]
+    if output:  # o[h, j=i, k=j]
+        return csr(j, h * a + i, values, [b, H * a])
+    return csr(h * b + j, i, values, [H * b, a])
+
+
+def sparse_times(W_T, rows, dtype):
+    """rows [n, k] (in `dtype`) times the matrix whose transpose is the float32-valued CSR
+    W_T [out, k]: [n, out], the float32 sums rounded once to `dtype`."""
+    return (W_T @ rows.T.to(torch.float32).contiguous()).T.to(dtype)
+
+
+class SparseAttention(Attention):
+    """krc.torch_layers.Attention with its projections kept sparse: q, k, v and the output
+    projection are sparse CSR products (float32 sums of D values, rounded to D, then the zero
+    biases added in D), the scores, softmax or argmax and value sums the dense layer's own. For
+    networks whose attention matrices are large (a scan over n states has heads n^2 wide)."""
+
+    def __init__(self, q, k, v, o, kinds, scale):
+        nn.Module.__init__(self)
+        self.register_buffer("W_Q_T", heads_csr(q, False))  # [H*e, d]
+        self.register_buffer("W_K_T", heads_csr(k, False))
+        self.register_buffer("W_V_T", heads_csr(v, False))
+        self.register_buffer("W_O_T", heads_csr(o, True))   # [d, H*e]
+        H, _, e = stored_shape(q)
+        self.heads, self.width, self.value_width = H, e, stored_shape(v)[2]
+        zeros = (lambda *shape: nn.Parameter(torch.zeros(*shape), requires_grad=False))
+        self.b_Q, self.b_K, self.b_V = zeros(H, e), zeros(H, e), zeros(H, self.value_width)
+        self.b_O = zeros(self.W_O_T.shape[0])
+        self.kinds = list(kinds)
+        self.scale = float(scale)
+        self.register_buffer("select", torch.tensor([k == "select" for k in kinds]), persistent=False)
+
+    def nonzeros(self):
+        return sum(W.values().numel() for W in (self.W_Q_T, self.W_K_T, self.W_V_T, self.W_O_T))
+
+    def project(self, x):
+        B, T, d = x.shape
+        flat = x.reshape(B * T, d)
+        out = []
+        for W_T, b in ((self.W_Q_T, self.b_Q), (self.W_K_T, self.b_K), (self.W_V_T, self.b_V)):
+            y = sparse_times(W_T.to(torch.float32), flat, x.dtype) + b.reshape(-1)
+            out.append(y.view(B, T, self.heads, -1).transpose(1, 2))
+        return out
+
+    def output(self, z):
+        B, T, _ = z.shape
+        y = sparse_times(self.W_O_T.to(torch.float32), z.reshape(B * T, -1), z.dtype) + self.b_O
+        return y.view(B, T, -1)
 
 
 class SparseMLP(nn.Module):
@@ -75,9 +146,9 @@ class SparseMLP(nn.Module):
         return self.W_in_T.values().numel() + self.W_out_T.values().numel()
 
     def use_sparse(self, on):
-        """Already sparse; a dense MLP needs a dense load (load_torch without sparse_mlp)."""
+        """Already sparse; a dense MLP needs a dense load (load_torch without sparse)."""
         if not on:
-            raise ValueError("this MLP was loaded sparse (sparse_mlp=True); load the file "
+            raise ValueError("this MLP was loaded sparse (sparse=True); load the file "
                              "without it for a dense one")
 
     def forward(self, x, max_hidden):

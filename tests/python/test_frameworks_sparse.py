@@ -1,8 +1,9 @@
-"""Issue 31 item 3: frameworks keep sparsity where they can. load_torch(sparse_mlp=True) keeps
-every MLP sparse (krc.torch_sparse) in float32, bfloat16 and float16: right at every position
-against the automaton the file carries, bit for bit the dense module cast to the same dtype, and
-never holding a dense [d, m] matrix. Dense loads (plain, uniform, ONNX) are refused up front,
-naming the bytes they would need, past max_dense_bytes; tools/torch_verify.py --sparse-mlp."""
+"""Issue 31 item 3: frameworks keep sparsity where they can. load_torch(sparse=True) keeps
+every MLP and attention weight matrix sparse (krc.torch_sparse) in float32, bfloat16 and
+float16: right at every position against the automaton the file carries, bit for bit the dense
+module cast to the same dtype, and never holding a dense [d, m] matrix. Dense loads (plain,
+uniform, ONNX) are refused up front, naming the bytes they would need, past max_dense_bytes;
+tools/torch_verify.py --sparse."""
 import json
 import os
 import subprocess
@@ -51,14 +52,15 @@ def dense_float32_bytes(path):
     return 4 * entries
 
 
-def mlp_nonzeros(path):
-    """Nonzero MLP weights of a krc file, counted from its tensors (dense or sparse)."""
+def layer_weight_nonzeros(path):
+    """Nonzero MLP and attention weights of a krc file, counted from its tensors (dense or
+    sparse)."""
     from safetensors import safe_open
 
     count = 0
     with safe_open(path, framework="pt") as f:
         for name in f.keys():
-            if ".mlp." in name and ".weight" in name:
+            if (".mlp." in name and ".weight" in name) or ".attn." in name:
                 t = f.get_tensor(name)
                 count += t.numel() if name.endswith(".values") else \
                     0 if name.endswith(".indices") else int(torch.count_nonzero(t))
@@ -69,12 +71,15 @@ def mlp_nonzeros(path):
 def test_a_network_compiled_for_the_dtype_is_right_at_every_position_with_sparse_mlps(
         dtype, tmp_path):
     from krc.torch_module import load_torch
-    from krc.torch_sparse import SparseMLP
+    from krc.torch_sparse import SparseAttention, SparseMLP
 
     path = compile_zoo(tmp_path, "gridworld_4", "scan", 128, "--precision", PRECISION[dtype])
-    model = load_torch(path, dtype=dtype, sparse_mlp=True)
+    model = load_torch(path, dtype=dtype, sparse=True)
     mlps = [b.mlp for b in model.blocks if b.mlp is not None]
     assert mlps and all(isinstance(m, SparseMLP) for m in mlps)
+    heads = [b.attn for b in model.blocks if b.attn is not None]
+    assert heads and all(isinstance(a, SparseAttention) for a in heads)
+    assert all(a.W_Q_T.dtype == DTYPES[dtype] for a in heads)
     assert all(m.W_in_T.dtype == DTYPES[dtype] and m.b_in.dtype == DTYPES[dtype] for m in mlps)
     oracle = Oracle.of_file(path)
     words = oracle.words(31, 6, 128, 40)
@@ -87,7 +92,7 @@ def test_sparse_mlps_give_the_dense_modules_bits_in_the_dtype(dtype, tmp_path):
 
     path = compile_zoo(tmp_path, "flipflop_3", "scan", 48, "--precision", PRECISION[dtype])
     dense = load_torch(path, dtype=dtype)
-    sparse = load_torch(path, dtype=dtype, sparse_mlp=True)
+    sparse = load_torch(path, dtype=dtype, sparse=True)
     words = Oracle.of_file(path).words(5, 4, 48, 30)
     tokens = dense.tokens(words)
     logits_dense, cache_dense = dense.run_with_cache(tokens)
@@ -104,7 +109,7 @@ def test_a_float32_kr_network_sparse_is_the_dense_one_bit_for_bit(tmp_path):
     from krc.torch_module import load_torch
 
     path = compile_zoo(tmp_path, "symmetric_3", "kr", 64)
-    dense, sparse = load_torch(path), load_torch(path, sparse_mlp=True)
+    dense, sparse = load_torch(path), load_torch(path, sparse=True)
     csr = load_torch(path).use_sparse_mlp()  # the older float32 CSR path
     oracle = Oracle.of_file(path)
     words = oracle.words(2, 5, 64, 20)
@@ -113,25 +118,28 @@ def test_a_float32_kr_network_sparse_is_the_dense_one_bit_for_bit(tmp_path):
     assert states_of(sparse, words) == [oracle.run(w) for w in words]
 
 
-def test_the_sparse_load_holds_the_nonzeros_and_no_dense_mlp(tmp_path):
+def test_the_sparse_load_holds_the_nonzeros_and_no_dense_layer_weights(tmp_path):
     from krc.torch_module import load_torch
     from krc.dense_budget import DenseBudgetError
 
     path = compile_zoo(tmp_path, "gridworld_9", "scan", 256, "--precision", "bf16")
-    model = load_torch(path, dtype="bfloat16", sparse_mlp=True)
+    model = load_torch(path, dtype="bfloat16", sparse=True)
     mlps = [b.mlp for b in model.blocks if b.mlp is not None]
-    assert sum(m.nonzeros() for m in mlps) == mlp_nonzeros(path)
+    heads = [b.attn for b in model.blocks if b.attn is not None]
+    assert sum(m.nonzeros() for m in mlps + heads) == layer_weight_nonzeros(path)
     d = model.embed.W_E.shape[1]
     dense_shapes = {s for m in mlps for s in ((d, m.d_mlp), (m.d_mlp, d))}
+    dense_shapes |= {s for a in heads for s in ((a.heads, d, a.width), (a.heads, a.width, d))}
     held = list(model.parameters()) + list(model.buffers())
     assert not any(t.layout == torch.strided and tuple(t.shape) in dense_shapes for t in held)
-    # A budget below the dense network but above everything but its MLP weights: the dense
-    # load is refused and the sparse one is not.
-    dense_mlp_bytes = sum(4 * d * m.d_mlp * 2 for m in mlps)
-    budget = dense_float32_bytes(path) - dense_mlp_bytes // 2
+    # A budget below the dense network but above everything but its layers' weights: the
+    # dense load is refused and the sparse one is not.
+    dense_layer_bytes = sum(4 * d * m.d_mlp * 2 for m in mlps) + \
+        sum(4 * a.heads * d * a.width * 4 for a in heads)
+    budget = dense_float32_bytes(path) - dense_layer_bytes // 2
     with pytest.raises(DenseBudgetError):
         load_torch(path, max_dense_bytes=budget)
-    load_torch(path, sparse_mlp=True, max_dense_bytes=budget)
+    load_torch(path, sparse=True, max_dense_bytes=budget)
 
 
 def test_dense_loads_past_the_budget_are_refused_before_reading_with_the_size(
@@ -154,7 +162,7 @@ def test_dense_loads_past_the_budget_are_refused_before_reading_with_the_size(
     error = refused.value
     assert isinstance(error, ValueError) and isinstance(error, krc.LimitError)
     assert error.needed == needed and error.option == "max_dense_bytes"
-    assert str(needed) in str(error) and "sparse_mlp=True" in str(error)
+    assert str(needed) in str(error) and "sparse=True" in str(error)
     with pytest.raises(DenseBudgetError) as refused:
         load_torch(path, uniform=True, max_dense_bytes=needed)  # padding needs more
     assert refused.value.needed > needed
@@ -162,7 +170,7 @@ def test_dense_loads_past_the_budget_are_refused_before_reading_with_the_size(
         to_onnx(path, str(tmp_path / "never.onnx"), max_dense_bytes=needed - 1)
     assert not os.path.exists(tmp_path / "never.onnx")
     with pytest.raises(ValueError):
-        load_torch(path, uniform=True, sparse_mlp=True)
+        load_torch(path, uniform=True, sparse=True)
     monkeypatch.undo()
     assert load_torch(path, max_dense_bytes=needed).max_len == 32  # at the budget: loaded
 
@@ -170,16 +178,16 @@ def test_dense_loads_past_the_budget_are_refused_before_reading_with_the_size(
 TOOL = os.path.join(REPO, "tools", "torch_verify.py")
 
 
-def test_torch_verify_sparse_mlp(tmp_path):
+def test_torch_verify_sparse(tmp_path):
     path = compile_zoo(tmp_path, "gridworld_4", "scan", 64, "--precision", "bf16")
-    out = subprocess.run([sys.executable, TOOL, "--dtype", "bfloat16", "--sparse-mlp",
+    out = subprocess.run([sys.executable, TOOL, "--dtype", "bfloat16", "--sparse",
                           "--words", "2", path], capture_output=True, text=True)
     rows = [json.loads(line) for line in out.stdout.splitlines()]
     assert out.returncode == 0, out.stderr
-    assert rows[0]["sparse_mlp"] is True and rows[0]["first_wrong"] == [None, None]
+    assert rows[0]["sparse"] is True and rows[0]["first_wrong"] == [None, None]
     # A float32 kr network in bfloat16 is wrong (test_frameworks_torch_verify says why), and
     # the sparse path says so too.
     path = compile_zoo(tmp_path, "parity", "kr", 64)
-    out = subprocess.run([sys.executable, TOOL, "--dtype", "bfloat16", "--sparse-mlp",
+    out = subprocess.run([sys.executable, TOOL, "--dtype", "bfloat16", "--sparse",
                           "--length", "40", path], capture_output=True, text=True)
     assert out.returncode == 1, out.stderr
