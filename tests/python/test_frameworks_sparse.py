@@ -191,3 +191,43 @@ def test_torch_verify_sparse(tmp_path):
     out = subprocess.run([sys.executable, TOOL, "--dtype", "bfloat16", "--sparse",
                           "--length", "40", path], capture_output=True, text=True)
     assert out.returncode == 1, out.stderr
+
+
+# The arithmetic by hand (runtime/README.md "bf16 and fp16"): with p significant bits, base =
+# 2^p is the first number whose neighbours are 2 apart. x = [base, 1, 1] times [1, 1, 1] sums
+# to base + 2 in float32 (exact in the dtype) but to base if summed in the dtype (base + 1 is a
+# tie, to even); base + 1 rounded is base, and R(base + 1) - 1 = base - 1 where a fused
+# R(base + 1 - 1) is base; (base + 2) + (base - 1) = 2 base + 1 rounds to 2 base, and
+# R(2 base) - 2 = 2 base - 2 where a fused R(2 base + 1 - 2) is 2 base (a tie, to even).
+SIGNIFICANT_BITS = {torch.bfloat16: 8, torch.float16: 11}
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_sparse_mlp_sums_in_float32_and_rounds_each_product_then_each_bias(dtype):
+    from krc.torch_sparse import SparseMLP, csr_of_stored
+
+    base = 2.0 ** SIGNIFICANT_BITS[dtype]
+    W_in_T = torch.tensor([[1.0, 1.0, 1.0], [1.0, 1.0, 0.0]])  # unit 0: x0+x1+x2, unit 1: x0+x1
+    W_out_T = torch.tensor([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+    mlp = SparseMLP(csr_of_stored(W_in_T), torch.tensor([0.0, -1.0]), csr_of_stored(W_out_T),
+                    torch.tensor([0.0, 0.0, -2.0])).to(dtype)
+    out = mlp(torch.tensor([[[base, 1.0, 1.0]]], dtype=dtype), 1 << 20)
+    assert out.dtype == dtype
+    assert out.float().flatten().tolist() == [base + 2, base - 1, 2 * base - 2]
+    exact = SparseMLP(csr_of_stored(W_in_T), torch.tensor([0.0, -1.0]), csr_of_stored(W_out_T),
+                      torch.tensor([0.0, 0.0, -2.0]))
+    assert exact(torch.tensor([[[base, 1.0, 1.0]]]), 1 << 20).flatten().tolist() == \
+        [base + 2, base, 2 * base]
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_sparse_attention_projections_sum_in_float32_and_round_once(dtype):
+    from krc.torch_sparse import SparseAttention
+
+    base = 2.0 ** SIGNIFICANT_BITS[dtype]
+    ones = torch.ones(1, 3, 1)  # one head of width 1 reading x0 + x1 + x2
+    attn = SparseAttention(ones, ones, ones, ones.transpose(1, 2), ["average"], 1.0).to(dtype)
+    q, k, v = attn.project(torch.tensor([[[base, 1.0, 1.0]]], dtype=dtype))
+    assert [t.float().item() for t in (q, k, v)] == [base + 2] * 3
+    z = torch.tensor([[[base + 2]]], dtype=dtype)  # W_O copies it to all 3 dimensions
+    assert attn.output(z).float().flatten().tolist() == [base + 2] * 3
