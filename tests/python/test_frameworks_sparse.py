@@ -231,3 +231,16 @@ def test_sparse_attention_projections_sum_in_float32_and_round_once(dtype):
     assert [t.float().item() for t in (q, k, v)] == [base + 2] * 3
     z = torch.tensor([[[base + 2]]], dtype=dtype)  # W_O copies it to all 3 dimensions
     assert attn.output(z).float().flatten().tolist() == [base + 2] * 3
+
+
+def test_network_to_torch_sparse():
+    krc = pytest.importorskip("krc")
+    if not hasattr(krc, "compile"):
+        pytest.skip("krc without its compiled core")
+    from krc.torch_sparse import SparseMLP
+
+    net = krc.compile(krc.zoo("parity"), strategy="kr", max_len=16)
+    dense, sparse = net.to_torch(), net.to_torch(sparse=True)
+    assert any(isinstance(b.mlp, SparseMLP) for b in sparse.blocks)
+    tokens = dense.tokens([list("0110100111")])
+    assert torch.equal(dense(tokens), sparse(tokens))
