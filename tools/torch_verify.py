@@ -7,12 +7,12 @@ Usage: torch_verify.py [--device cpu|cuda] [--dtype float32|bfloat16|float16] [-
                        [--length L] [--seed S] [--sparse] FILE...
 
 Each network is loaded with krc_torch.load_torch (weights cast to --dtype, every operation in
-it; with --sparse the layers' weight matrices kept sparse, krc.torch_sparse, for networks
-whose dense layers do not fit in memory: a dense load past 8 GiB is refused, exit 2, saying so), run on N random
-words of L letters (default: the network's max_len), drawn with Python's random.Random seeded
-by S and the file's name, and its state at every position (the argmax of the logits, ties
-to the lowest state, as `krc run` reads it) compared with the automaton's, which the file
-carries. Prints one JSON line per file: {"file", "device", "dtype", "words",
+it; with --sparse the layers' weight matrices kept sparse, krc.torch_sparse, for networks whose
+dense layers do not fit in memory: a dense load past 8 GiB is refused, exit 2, saying so), run
+on N random words of L letters (default: the network's max_len), drawn with Python's
+random.Random seeded by S and the file's name, and its state at every position (the argmax of
+the logits, ties to the lowest state, as `krc run` reads it) compared with the automaton's,
+which the file carries. Prints one JSON line per file: {"file", "device", "dtype", "words",
 "length", "layers", "sparse", "first_wrong": [first wrong position per word, null where
 right], "seconds"}, then a summary line {"files", "wrong_files"}. Exit 0 when every position of
 every word is right, 1 when some is wrong, 2 on bad input (a file that is not a krc network)."""

@@ -105,7 +105,8 @@ class SparseAttention(Attention):
         self.b_O = zeros(self.W_O_T.shape[0])
         self.kinds = list(kinds)
         self.scale = float(scale)
-        self.register_buffer("select", torch.tensor([k == "select" for k in kinds]), persistent=False)
+        self.register_buffer("select", torch.tensor([k == "select" for k in kinds]),
+                             persistent=False)
 
     def nonzeros(self):
         return sum(W.values().numel() for W in (self.W_Q_T, self.W_K_T, self.W_V_T, self.W_O_T))
