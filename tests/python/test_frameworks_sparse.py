@@ -244,3 +244,14 @@ def test_network_to_torch_sparse():
     assert any(isinstance(b.mlp, SparseMLP) for b in sparse.blocks)
     tokens = dense.tokens([list("0110100111")])
     assert torch.equal(dense(tokens), sparse(tokens))
+
+
+def test_sparse_mlp_units_with_a_positive_bias_fire_without_input():
+    from krc.torch_sparse import SparseMLP, csr_of_stored
+
+    # unit 0 reads x0 (bias 0), unit 1 reads nothing (bias 3); output 0 = h0 + h1, 1 = h1.
+    mlp = SparseMLP(csr_of_stored(torch.tensor([[1.0, 0.0], [0.0, 0.0]])), torch.tensor([0.0, 3.0]),
+                    csr_of_stored(torch.tensor([[1.0, 1.0], [0.0, 1.0]])), torch.tensor([0.0, 0.5]))
+    x = torch.tensor([[[0.0, 0.0], [2.0, 5.0], [-4.0, 1.0]]])
+    assert mlp(x, 1 << 20).flatten().tolist() == [3.0, 3.5, 5.0, 3.5, 3.0, 3.5]
+    assert mlp(x, 2).flatten().tolist() == [3.0, 3.5, 5.0, 3.5, 3.0, 3.5]  # one row a chunk
