@@ -1,7 +1,7 @@
 """krc's layers kept sparse in PyTorch, in float32, bfloat16 or float16: what
 `load_torch(path, sparse=True)` builds instead of krc.torch_layers.MLP and Attention, so that a
 network whose dense layers would not fit in memory runs at all. (The 127-state scan of the TCP
-model at max-len 1024 has d_model 32,379, MLPs 2,080,641 wide and heads 16,129 wide: 5.4 TB of
+model at max-len 1024 has d_model 32,379, MLPs 2,080,641 wide and heads 16,129 wide: 5.5 TB of
 float32 dense, 83 M nonzeros.) SparseMLP keeps W_in and W_out sparse, SparseAttention the
 heads' q, k, v and o; scores, softmax and value sums stay the dense layer's.
 
