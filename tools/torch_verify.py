@@ -4,16 +4,18 @@
 cuBLAS and softmax kernels in bf16 or fp16, say).
 
 Usage: torch_verify.py [--device cpu|cuda] [--dtype float32|bfloat16|float16] [--words N]
-                       [--length L] [--seed S] FILE...
+                       [--length L] [--seed S] [--sparse] FILE...
 
 Each network is loaded with krc_torch.load_torch (weights cast to --dtype, every operation in
-it), run on N random words of L letters (default: the network's max_len), drawn with Python's
+it; with --sparse the layers' weight matrices kept sparse, krc.torch_sparse, for networks whose
+dense layers do not fit in memory: a dense load past 8 GiB is refused, exit 2, saying so), run
+on N random words of L letters (default: the network's max_len), drawn with Python's
 random.Random seeded by S and the file's name, and its state at every position (the argmax of
 the logits, ties to the lowest state, as `krc run` reads it) compared with the automaton's,
 which the file carries. Prints one JSON line per file: {"file", "device", "dtype", "words",
-"length", "layers", "first_wrong": [first wrong position per word, null where right],
-"seconds"}, then a summary line {"files", "wrong_files"}. Exit 0 when every position of every
-word is right, 1 when some is wrong, 2 on bad input (a file that is not a krc network)."""
+"length", "layers", "sparse", "first_wrong": [first wrong position per word, null where
+right], "seconds"}, then a summary line {"files", "wrong_files"}. Exit 0 when every position of
+every word is right, 1 when some is wrong, 2 on bad input (a file that is not a krc network)."""
 import json
 import os
 import random
@@ -24,6 +26,7 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from krc_torch import DTYPES, KrcFileError, load_torch  # noqa: E402
+from krc.dense_budget import DenseBudgetError  # noqa: E402
 from krc_torch_cli import automaton_run  # noqa: E402
 
 
@@ -39,10 +42,10 @@ def first_wrong(states, expected):
     return next((t for t, (s, e) in enumerate(zip(states, expected)) if s != e), None)
 
 
-def check(path, device, dtype, words, length, seed):
+def check(path, device, dtype, words, length, seed, sparse=False):
     """One file's JSON row."""
     start = time.perf_counter()
-    model = load_torch(path, device=device, dtype=dtype)
+    model = load_torch(path, device=device, dtype=dtype, sparse=sparse)
     alphabet = model.vocabulary[1:]
     length = model.max_len if length is None else min(length, model.max_len)
     drawn = random_words(alphabet, words if alphabet else 1, length if alphabet else 0,
@@ -55,16 +58,20 @@ def check(path, device, dtype, words, length, seed):
     if device == "cuda":
         torch.cuda.synchronize()
     return {"file": path, "device": device, "dtype": dtype, "words": len(drawn),
-            "length": length, "layers": len(model.blocks), "first_wrong": wrong,
+            "length": length, "layers": len(model.blocks), "sparse": sparse,
+            "first_wrong": wrong,
             "seconds": round(time.perf_counter() - start, 3)}
 
 
 def parse(argv):
     options = {"--device": "cpu", "--dtype": "float32", "--words": "3", "--length": None,
-               "--seed": "1"}
+               "--seed": "1", "--sparse": False}
     files, i = [], 0
     while i < len(argv):
-        if argv[i] in options and i + 1 < len(argv):
+        if argv[i] == "--sparse":
+            options["--sparse"] = True
+            i += 1
+        elif argv[i] in options and i + 1 < len(argv):
             options[argv[i]] = argv[i + 1]
             i += 2
         elif argv[i].startswith("-"):
@@ -95,8 +102,8 @@ def main(argv):
         try:
             row = check(path, options["--device"], options["--dtype"], int(options["--words"]),
                         None if options["--length"] is None else int(options["--length"]),
-                        options["--seed"])
-        except (OSError, KrcFileError) as e:
+                        options["--seed"], options["--sparse"])
+        except (OSError, KrcFileError, DenseBudgetError) as e:
             sys.stderr.write("torch_verify: error: %s\n" % e)
             return 2
         wrong_files += any(w is not None for w in row["first_wrong"])

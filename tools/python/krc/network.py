@@ -233,11 +233,13 @@ class Network:
                 line.clear()
 
     # ---- other frameworks (their modules import torch, onnx... only when called)
-    def to_torch(self, device: Any = None, dtype: Any = None) -> Any:
-        """The network as a PyTorch module (krc.torch_module.load_torch)."""
+    def to_torch(self, device: Any = None, dtype: Any = None, **options: Any) -> Any:
+        """The network as a PyTorch module (krc.torch_module.load_torch); options are its
+        keywords: sparse=True keeps the layers' weight matrices sparse, for networks too large
+        to be dense; max_dense_bytes; uniform."""
         from .torch_module import load_torch
         with self._weights_file() as path:
-            return load_torch(path, device=device, dtype=dtype)
+            return load_torch(path, device=device, dtype=dtype, **options)
 
     def to_transformer_lens(self, **options: Any) -> Any:
         """The network as a TransformerLens 4 TransformerBridge (krc.tl_bridge)."""

@@ -9,12 +9,15 @@ attention (causal: a key after its query scores -inf; score = scale * q.k; softm
 hard attention the latest argmax for `select` heads), then x += W_out ReLU(W_in x + b_in) +
 b_out; logits = x W_U + b_U. The causal mask is built from T in the graph, not stored, so the
 file holds only the weights. ONNX files cannot exceed 2 GiB (protobuf); a larger network is
-refused with that reason."""
+refused with that reason, and so is a network whose dense tensors (counted from the file's
+header before anything is read) pass the budget `max_dense_bytes`: ONNX initializers are
+dense, and krc's compiled MLPs are almost all zeros."""
 import os
 import tempfile
 
 import numpy as np
 
+from krc.dense_budget import DEFAULT_MAX_DENSE_BYTES, check_dense_budget, dense_bytes, dense_shapes
 from krc.torch_module import load_torch
 
 OPSET = 17  # Softmax on the last axis, Shape with start/end, ArgMax select_last_index
@@ -115,15 +118,27 @@ def build_graph(model, hard):
     return g.helper.make_graph(g.nodes, "krc", inputs, outputs, g.initializers)
 
 
-def to_onnx(weights_path, onnx_path, attention=None):
+def to_onnx(weights_path, onnx_path, attention=None, max_dense_bytes=DEFAULT_MAX_DENSE_BYTES):
     """Writes the network of a krc weights file (or `krc export` file) to onnx_path as an ONNX
     model that onnxruntime runs in float32; `attention` ("softmax" or "hard") defaults to what
-    the file was compiled for. The file appears whole or not at all. Returns onnx_path."""
+    the file was compiled for. The file appears whole or not at all. Returns onnx_path.
+    Refused up front (krc.dense_budget.DenseBudgetError, a ValueError, naming the bytes) when
+    the dense weights would pass min(max_dense_bytes, ONNX's 2 GiB)."""
     import onnx
 
     if attention not in (None, "softmax", "hard"):
         raise ValueError("attention %r: softmax or hard" % (attention,))
-    model = load_torch(weights_path)
+    try:
+        shapes, _ = dense_shapes(weights_path)
+    except Exception:  # not a safetensors file: load_torch names the problem
+        shapes = None
+    if shapes is not None:
+        limit = TWO_GIB - (1 << 24)
+        budget = limit if max_dense_bytes is None else min(max_dense_bytes, limit)
+        check_dense_budget(weights_path, dense_bytes(shapes), budget, "an ONNX export",
+                           "ONNX initializers are dense and one file holds at most 2 GiB; run "
+                           "it in PyTorch with load_torch(path, sparse=True) instead")
+    model = load_torch(weights_path, max_dense_bytes=max_dense_bytes)
     hard = (attention or model.attention) == "hard"
     proto = onnx.helper.make_model(build_graph(model, hard), producer_name="krc",
                                    opset_imports=[onnx.helper.make_opsetid("", OPSET)])

@@ -27,6 +27,7 @@ import warnings
 
 import torch
 
+from krc.dense_budget import DEFAULT_MAX_DENSE_BYTES
 from krc.torch_module import KrcFileError, load_torch, word_tokens
 
 
@@ -63,17 +64,19 @@ def native_state_dict(model):
     return {name: t.detach().contiguous().clone() for name, t in state.items()}
 
 
-def to_transformer_lens(path, device=None):
+def to_transformer_lens(path, device=None, max_dense_bytes=DEFAULT_MAX_DENSE_BYTES):
     """A TransformerLens 4 TransformerBridge running the network of a krc weights file (or a
     `krc export` file) in float32, on `device` (default the CPU). Its logits for tokens [B, T]
-    (<bos> = 0 first, then letter ids + 1; see bridge.tokens) are krc's [B, T, states]."""
+    (<bos> = 0 first, then letter ids + 1; see bridge.tokens) are krc's [B, T, states].
+    TransformerLens needs dense uniform layers: past max_dense_bytes of them the load is
+    refused up front (krc.dense_budget.DenseBudgetError, naming the bytes)."""
     try:
         from transformer_lens.model_bridge import TransformerBridge
         import transformer_lens.model_bridge.sources.native  # noqa: F401  (adds boot_native)
     except ImportError as e:
         raise ImportError("to_transformer_lens needs TransformerLens 4 (transformer-lens>=4.3, "
                           "requirements.txt): %s" % e) from None
-    model = load_torch(path, uniform=True)
+    model = load_torch(path, uniform=True, max_dense_bytes=max_dense_bytes)
     if model.attention == "hard":
         warnings.warn("%s was compiled for hard attention; the TransformerLens bridge runs "
                       "every head as softmax" % path)

@@ -67,10 +67,18 @@ class Attention(nn.Module):
         self.scale = float(scale)
         self.register_buffer("select", torch.tensor([k == "select" for k in kinds]), persistent=False)
 
+    def project(self, x):
+        """x [B, T, d] -> q, k, v, each [B, H, T, e] (krc.torch_sparse overrides it)."""
+        return (heads_first(x, W, b) for W, b in
+                ((self.W_Q, self.b_Q), (self.W_K, self.b_K), (self.W_V, self.b_V)))
+
+    def output(self, z):
+        """The heads' outputs z [B, T, H * e] -> z W_O + b_O [B, T, d]."""
+        return F.linear(z, self.W_O.reshape(z.shape[2], -1).T.contiguous(), self.b_O)
+
     def forward(self, x, hard, max_scores):  # [B, T, d] -> [B, T, d]
         B, T, _ = x.shape
-        q, k, v = (heads_first(x, W, b) for W, b in
-                   ((self.W_Q, self.b_Q), (self.W_K, self.b_K), (self.W_V, self.b_V)))
+        q, k, v = self.project(x)
         H = q.shape[1]
         kT = k.transpose(2, 3)  # [B, H, e, T]
         argmax = self.select if hard else torch.zeros_like(self.select)
@@ -95,9 +103,8 @@ class Attention(nn.Module):
                 vs = v[:, argmax, :t1]
                 z[:, argmax, t0:t1] = torch.gather(
                     vs, 2, latest.unsqueeze(3).expand(-1, -1, -1, vs.shape[3]))
-        e = self.W_O.shape[1]
-        z = z.transpose(1, 2).contiguous().view(B, T, H * e)
-        return F.linear(z, self.W_O.reshape(H * e, -1).T.contiguous(), self.b_O)
+        z = z.transpose(1, 2).contiguous().view(B, T, H * v.shape[3])
+        return self.output(z)
 
 
 class MLP(nn.Module):

@@ -2,9 +2,11 @@
 format" (and, for `krc export` files, tools/README.md's "Exporting"), on any device, in
 float32 (krc's arithmetic; the default), bfloat16 or float16.
 
-load_torch(path, device=None, dtype=None, uniform=False) reads any krc weights file (dense or
-sparse tensors) or `krc export` file, through the official `safetensors` reader, into a
-KrcTransformer; the layers are in krc.torch_layers. Its parameters carry TransformerLens's
+load_torch(path, device=None, dtype=None, uniform=False, sparse=False, max_dense_bytes=8 GiB)
+reads any krc weights file (dense or sparse tensors) or `krc export` file, through the official
+`safetensors` reader, into a KrcTransformer; the layers are in krc.torch_layers, the sparse MLPs
+and attention projections of sparse=True in krc.torch_sparse, the refusal of a dense load too
+large for memory in krc.dense_budget. Its parameters carry TransformerLens's
 names and shapes:
   embed.W_E [V, d]   pos_embed.W_pos [max_len+1, d]   unembed.W_U [d, S]  unembed.b_U [S]
   blocks.{i}.attn.W_Q, W_K, W_V [H, d, e]  W_O [H, e, d]  b_Q, b_K, b_V [H, e]  b_O [d]
@@ -25,7 +27,10 @@ import json
 import torch
 from torch import nn
 
+from krc.dense_budget import (DEFAULT_MAX_DENSE_BYTES, DenseBudgetError,  # noqa: F401
+                               check_dense_budget, dense_bytes, dense_shapes)
 from krc.torch_layers import MLP, Attention, Block, Embed, PosEmbed, Unembed, uniform_blocks
+from krc.torch_sparse import SparseAttention, SparseMLP, csr_of_stored
 
 EXPORT_FORMAT = "krc-transformer-lens"
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
@@ -48,11 +53,16 @@ def read_safetensors(path):
         raise KrcFileError("%s: not a safetensors file (%s)" % (path, e)) from None
 
 
-def dense_float32(raw, metadata):
-    """Every tensor dense, float32 (README: X.indices/X.values with X's shape in "sparse")."""
+def dense_float32(raw, metadata, keep_sparse=()):
+    """Every tensor dense, float32 (README: X.indices/X.values with X's shape in "sparse"),
+    except that a sparse tensor named in keep_sparse stays ("sparse", indices, values, shape)."""
     raw = dict(raw)
     tensors = {}
     for name, shape in json.loads(metadata.get("sparse", "{}")).items():
+        if name in keep_sparse:
+            tensors[name] = ("sparse", raw.pop(name + ".indices"), raw.pop(name + ".values"),
+                             shape)
+            continue
         dense = torch.zeros(shape, dtype=torch.float32)
         indices, values = raw.pop(name + ".indices"), raw.pop(name + ".values")
         dense[tuple(indices.to(torch.long).T)] = values.to(torch.float32)
@@ -89,7 +99,8 @@ class KrcTransformer(nn.Module):
         self.residual_labels, self.automaton = info["residual_labels"], info["automaton"]
         self.attention, self.max_len = info["attention"], info["max_len"]
         self.scale, self.heads = info["scale"], info["heads"]
-        self.max_scores = 1 << 22  # elements of one attention chunk's scores or MLP rows (16 MB)
+        self.max_scores = 1 << 22  # elements of one attention chunk's scores (16 MB)
+        self.max_hidden = 1 << 22  # elements of one chunk of MLP hidden units (rows x m)
 
     def use_sparse_mlp(self, on=True):
         """MLPs through sparse CSR weights (float32 only): the same products, each output
@@ -119,7 +130,7 @@ class KrcTransformer(nn.Module):
                 x = x + keep(p + "hook_attn_out", block.attn(x, hard, self.max_scores))
             keep(p + "hook_resid_mid", x)
             if block.mlp is not None:
-                x = x + keep(p + "hook_mlp_out", block.mlp(x, self.max_scores))
+                x = x + keep(p + "hook_mlp_out", block.mlp(x, self.max_hidden))
             keep(p + "hook_resid_post", x)
         return self.unembed(x), cache
 
@@ -141,7 +152,7 @@ class KrcTransformer(nn.Module):
         the same network (tools/README.md "PyTorch and TransformerLens")."""
         attn = [b.attn for b in self.blocks if b.attn is not None]
         mlp = [b.mlp for b in self.blocks if b.mlp is not None]
-        d_mlp = max((m.W_in.shape[1] for m in mlp), default=0)
+        d_mlp = max((m.W_in.shape[1] if isinstance(m, MLP) else m.d_mlp for m in mlp), default=0)
         return {
             "n_layers": len(self.blocks), "d_model": self.embed.W_E.shape[1],
             "n_ctx": self.max_len + 1, "d_head": max([a.W_Q.shape[2] for a in attn] + [1]),
@@ -154,40 +165,51 @@ class KrcTransformer(nn.Module):
         }
 
 
-def krc_blocks(t, config):
+def krc_blocks(t, config, sparse=False):
     """Blocks from a krc weights file's tensors (README: q, k, v [H, d, hd], o [H, hd, d],
-    mlp.in.weight [m, d], mlp.out.weight [d, m])."""
+    mlp.in.weight [m, d], mlp.out.weight [d, m]); sparse: SparseAttention and SparseMLPs
+    (W_in^T is mlp.in.weight, W_out^T mlp.out.weight, as stored)."""
     blocks = []
     for i, layer in enumerate(config["layers"]):
         p = "layers.%d." % i
         attn = mlp = None
         if layer["heads"]:
-            attn = Attention(*(t[p + "attn." + m] for m in "qkvo"),
-                             [h["kind"] for h in layer["heads"]], config["attention"]["scale"])
-        if layer["mlp_hidden"] is not None:
+            layer_attention = SparseAttention if sparse else Attention
+            attn = layer_attention(*(t[p + "attn." + m] for m in "qkvo"),
+                                   [h["kind"] for h in layer["heads"]],
+                                   config["attention"]["scale"])
+        if layer["mlp_hidden"] is not None and sparse:
+            mlp = SparseMLP(csr_of_stored(t[p + "mlp.in.weight"]), t[p + "mlp.in.bias"],
+                            csr_of_stored(t[p + "mlp.out.weight"]), t[p + "mlp.out.bias"])
+        elif layer["mlp_hidden"] is not None:
             mlp = MLP(t[p + "mlp.in.weight"].T, t[p + "mlp.in.bias"], t[p + "mlp.out.weight"].T,
                       t[p + "mlp.out.bias"])
         blocks.append(Block(attn, mlp))
     return blocks
 
 
-def export_blocks(t, config, heads):
-    """Blocks from a `krc export` file (TransformerLens names, uniform; README "Exporting")."""
+def export_blocks(t, config, heads, sparse=False):
+    """Blocks from a `krc export` file (TransformerLens names, uniform; README "Exporting");
+    sparse: SparseAttention and SparseMLPs (W_in [d, m] and W_out [m, d] transposed)."""
     blocks = []
     for i in range(config["n_layers"]):
         p = "blocks.%d." % i
-        attn = Attention(*(t[p + "attn.W_" + m] for m in "QKVO"), [h["kind"] for h in heads[i]],
-                         1.0 / config["attn_scale"] if config["use_attn_scale"] else 1.0)
+        attn = (SparseAttention if sparse else Attention)(
+            *(t[p + "attn.W_" + m] for m in "QKVO"), [h["kind"] for h in heads[i]],
+            1.0 / config["attn_scale"] if config["use_attn_scale"] else 1.0)
         for name in ("b_Q", "b_K", "b_V", "b_O"):
             getattr(attn, name).copy_(t[p + "attn." + name])
         mlp = None
-        if not config["attn_only"]:
+        if not config["attn_only"] and sparse:
+            mlp = SparseMLP(csr_of_stored(t[p + "mlp.W_in"], transpose=True), t[p + "mlp.b_in"],
+                            csr_of_stored(t[p + "mlp.W_out"], transpose=True), t[p + "mlp.b_out"])
+        elif not config["attn_only"]:
             mlp = MLP(*(t[p + "mlp." + m] for m in ("W_in", "b_in", "W_out", "b_out")))
         blocks.append(Block(attn, mlp))
     return blocks
 
 
-def module_parts(t, metadata):
+def module_parts(t, metadata, sparse=False):
     """(embed, pos_embed, blocks, unembed, info) of a krc file or a `krc export` file."""
     info = {"automaton": json.loads(metadata["automaton"]),
             "residual_labels": json.loads(metadata["residual_labels"])}
@@ -197,30 +219,78 @@ def module_parts(t, metadata):
         info.update(vocabulary=krc["vocabulary"], states=krc["states"], max_len=krc["max_len"],
                     attention=krc["attention"], scale=krc["scale"], heads=krc["heads"])
         return (Embed(t["embed.W_E"]), PosEmbed(t["pos_embed.W_pos"]),
-                export_blocks(t, config, krc["heads"]),
+                export_blocks(t, config, krc["heads"], sparse),
                 Unembed(t["unembed.W_U"], t["unembed.b_U"]), info)
     info.update(vocabulary=config["vocabulary"], states=config["states"],
                 max_len=config["max_len"], attention=config["attention"]["kind"],
                 scale=config["attention"]["scale"],
                 heads=[layer["heads"] for layer in config["layers"]])
-    return (Embed(t["embed.token"]), PosEmbed(t["embed.position"]), krc_blocks(t, config),
+    return (Embed(t["embed.token"]), PosEmbed(t["embed.position"]),
+            krc_blocks(t, config, sparse),
             Unembed(t["unembed"], torch.zeros(len(config["states"]))), info)
 
 
-def load_torch(path, device=None, dtype=None, uniform=False):
+SPARSE_WEIGHTS = ("mlp.in.weight", "mlp.out.weight", "mlp.W_in", "mlp.W_out",
+                  "attn.q", "attn.k", "attn.v", "attn.o",
+                  "attn.W_Q", "attn.W_K", "attn.W_V", "attn.W_O")
+
+
+def sparse_weight_names(names):
+    """The MLP and attention weight matrices among a file's tensor names (krc's or `krc
+    export`'s): what a sparse load keeps sparse."""
+    return {n for n in names if n.startswith(("layers.", "blocks.")) and n.endswith(SPARSE_WEIGHTS)}
+
+
+def load_torch(path, device=None, dtype=None, uniform=False, sparse=False,
+               max_dense_bytes=DEFAULT_MAX_DENSE_BYTES):
     """A KrcTransformer from a krc weights file or a `krc export` file, its weights cast to
     `dtype` (default float32; a torch.dtype or "float32", "bfloat16", "float16") and moved to
     `device` (default the CPU). uniform=True pads every layer to the same heads and MLP width
-    (what TransformerLens needs)."""
+    (what TransformerLens needs).
+
+    sparse=True keeps every weight matrix of the layers sparse (krc.torch_sparse: the MLPs'
+    W_in, W_out and the heads' q, k, v, o as CSR matrices built from the file's indices and
+    values, never densified; float32 sums, each product rounded to `dtype`), for networks
+    whose dense layers would not fit; embeddings and unembedding stay dense. It cannot be
+    uniform.
+
+    Before anything is allocated, the float32 bytes of the tensors the module would hold dense
+    (all of them, or all but the layers' weight matrices under sparse; the padded blocks too
+    when uniform) are counted from the file's header; past max_dense_bytes (default 8 GiB; None: no
+    limit) krc.dense_budget.DenseBudgetError (a krc.LimitError and a ValueError) says how many
+    bytes it would need."""
     dtype = DTYPES.get(dtype, dtype) if isinstance(dtype, str) else (dtype or torch.float32)
     if dtype not in DTYPES.values():
         raise ValueError("dtype %r: krc modules run in float32, bfloat16 or float16" % (dtype,))
+    if uniform and sparse:
+        raise ValueError("uniform=True (TransformerLens) needs dense layers; sparse=True "
+                         "cannot be uniform")
+    try:
+        shapes, _ = dense_shapes(path)
+    except Exception:  # not a safetensors file: read_safetensors names the problem below
+        shapes = None
+    if shapes is not None:
+        keep = sparse_weight_names(shapes) if sparse else ()
+        check_dense_budget(
+            path, dense_bytes(shapes, uniform, keep), max_dense_bytes,
+            "a %s load" % ("sparse" if sparse else "uniform" if uniform else "dense"),
+            "its embeddings alone are that large" if sparse else
+            "load it with sparse=True (torch_verify.py --sparse), which keeps the layers' "
+            "weights sparse, or raise max_dense_bytes")
     raw, metadata = read_safetensors(path)
     try:
-        model = KrcTransformer(*module_parts(dense_float32(raw, metadata), metadata))
+        keep = sparse_weight_names(raw.keys() | set(json.loads(metadata.get("sparse", "{}"))))
+        model = KrcTransformer(*module_parts(
+            dense_float32(raw, metadata, keep if sparse else ()), metadata, sparse))
     except (KeyError, TypeError, ValueError, IndexError, RuntimeError) as e:
         raise KrcFileError("%s: not a krc weights file (%s: %s)"
                            % (path, type(e).__name__, e)) from None
+    del raw
+    if sparse:
+        # A chunk of few rows repeats the whole CSR walk per chunk: on the TCP scan (m =
+        # 2,080,641, bf16, one thread) 64 M elements (32 rows, 256 MB of float32) ran a
+        # 128-letter word in 42.9 s against 52.7 s at 4 M (2 rows), peak RSS 2.3 GiB.
+        model.max_hidden = 1 << 26
     if uniform:
         c = model.transformer_lens_config()
         model.blocks = nn.ModuleList(uniform_blocks(
