@@ -84,11 +84,11 @@ void check_units(const PrefixScanSpec& spec, const ScanPlan& plan) {
 }  // namespace
 
 double dense_scan_parameters(const DenseScanShape& shape) {
-  // Residual: the prefix and its fetched copy, the position codes (keys, and t - k per step),
-  // bos and one; then the embeddings and the unembedding.
+  // Residual: the prefix and its fetched copy, the position codes (keys, and t - k per step)
+  // and the constants; then the embeddings and the unembedding.
   const double steps = double(shape.steps.size()),
                code = ceil_log2(std::int64_t{shape.max_len} + 1);
-  const double d = 2 * shape.width + code * (steps + 1) + 2;
+  const double d = 2 * shape.width + code * (steps + 1) + shape.constants;
   double total = d * (shape.tokens + shape.max_len + 1 + shape.states);
   // A step: its fetch head (query and key a position code wide, value and output the fetched
   // width) and its MLP.
@@ -129,6 +129,7 @@ DenseScanShape binary_shape(const PrefixScanSpec& spec, int max_len, int steps) 
   DenseScanShape shape = shape_of(spec, max_len);
   const long long n = static_cast<long long>(spec.set_labels.size()), b = binary_bits(n);
   shape.width = double(n * b);
+  shape.constants = 1;
   shape.steps.assign(steps, {double(n * b), double(binary_units(n))});
   if (steps) shape.steps.back() = {double(b), double((n + 1) * b)};
   return shape;

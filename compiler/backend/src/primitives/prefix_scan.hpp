@@ -85,9 +85,10 @@ struct DenseScanShape {
   double width = 0;
   std::vector<std::pair<double, double>> steps;  // (fetched width, units) per step
   int max_len = 0, tokens = 0, states = 0;
+  int constants = 0;  // the constant feature, where the form uses it (binary coordinates)
 };
 // Its parameters counting every matrix dense, as Network::size() does (d_model = 2 width + the
-// position codes + 2): what a framework holding every matrix dense pays, before building. The
+// position codes + constants): what a framework holding every matrix dense pays, before building. The
 // binary-form planner compares forms by it.
 double dense_scan_parameters(const DenseScanShape& shape);
 
