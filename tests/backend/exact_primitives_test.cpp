@@ -218,7 +218,7 @@ TEST_CASE("residue comb: exact in unit order at any count, in any order only bel
       CHECK(magnitude <= kAnyOrderExactSum);
       CHECK(strided_exact);
     } else {
-      CHECK(magnitude > 64 * kAnyOrderExactSum);
+      CHECK(magnitude > 32 * kAnyOrderExactSum);
       CHECK_FALSE(strided_exact);
     }
   }
