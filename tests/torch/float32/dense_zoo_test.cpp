@@ -45,7 +45,7 @@ TEST_CASE("float32 at max-len 16384: the zoo's kr networks in a dense MKL forwar
         dir, {(test::source_dir() / "tools" / "dense_torch_check.py").string(), model, "--words",
               "2", "--seed", "7", "--each-letter", "--magnitude"});
     std::cerr << name << ":\n" << run.out << run.err << std::flush;
-    CHECK_MESSAGE(run.status == 0, run.out + run.err);
+    CHECK_MESSAGE(run.status == 0, (run.out + run.err));
     std::filesystem::remove(model);
   }
 }
