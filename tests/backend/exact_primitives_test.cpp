@@ -13,6 +13,7 @@
 #include "primitives/exact_attention.hpp"
 #include "primitives/features.hpp"
 #include "primitives/integer_comb.hpp"
+#include "primitives/residue.hpp"
 #include "test_support.hpp"
 
 using namespace krc;
@@ -167,4 +168,60 @@ TEST_CASE("exact primitives: an integer comb writes any function of an integer e
       }
     }
   }
+}
+
+namespace {
+
+// One output of an MLP at one input x, float32: each pre-activation summed over the unit's
+// inputs in order, then the bias; the output's terms fl(w h) summed either in unit order or
+// over `lanes` strided accumulators (unit u into lane u mod lanes), the lanes then in order:
+// how a SIMD dot product over the hidden units sums (MKL's sgemm for fewer than 16 rows).
+float mlp_output(const MlpOp& mlp, const std::vector<float>& x, int dim, int lanes) {
+  std::vector<float> pre(mlp.units, 0.0f);
+  for (const Entry& e : mlp.in) pre[e.row] += e.value * x[e.col];
+  std::vector<float> acc(lanes, 0.0f);
+  for (const Entry& e : mlp.out)
+    if (e.row == dim) {
+      const float h = std::max(0.0f, pre[e.col] + mlp.bias[e.col]);
+      acc[e.col % lanes] += e.value * h;
+    }
+  float sum = 0.0f;
+  for (float a : acc) sum += a;
+  return sum;
+}
+
+}  // namespace
+
+TEST_CASE("residue comb: exact in unit order at any count, in any order only below 2^23") {
+  // Issue 36: a comb reading a dyadic count of up to 16384 (Z2, max-len 16384) is exact
+  // summed in unit order, but its output terms' magnitudes add up to 2^29, and summed in 16
+  // strided lanes it writes -100 for the residue one-hot's 1. A comb of counts up to 256 (what
+  // blocks of 128 read at max-len 16384) stays far below 2^23: exact in any order.
+  auto value_of = [](int r) { return Terms{{2 + r, 1.0f}}; };  // dims: 0 z, 1 one, 2.. out
+  for (long max_value : {16384L, 256L}) {
+    CAPTURE(max_value);
+    MlpOp mlp;
+    add_comb_units(mlp, {{{0, 1.0f}}, max_value, 1}, 2, value_of);
+    const double magnitude = comb_output_magnitude(max_value, 2, value_of);
+    CHECK(magnitude <= comb_output_magnitude_bound(max_value, 2));
+    bool strided_exact = true;
+    for (long z : {max_value, max_value - 1, max_value / 2 + 1}) {
+      CAPTURE(z);
+      const std::vector<float> x{static_cast<float>(z), 1.0f, 0.0f, 0.0f};
+      for (int r = 0; r < 2; ++r) {
+        const float want = z % 2 == r ? 1.0f : 0.0f;
+        CHECK(mlp_output(mlp, x, 2 + r, 1) == want);
+        strided_exact = strided_exact && mlp_output(mlp, x, 2 + r, 16) == want;
+      }
+    }
+    if (max_value == 256) {
+      CHECK(magnitude <= kAnyOrderExactSum);
+      CHECK(strided_exact);
+    } else {
+      CHECK(magnitude > 32 * kAnyOrderExactSum);
+      CHECK_FALSE(strided_exact);
+    }
+  }
+  // The plan's criterion: past max-len 2048 no dyadic count's comb is exact in any order.
+  CHECK(comb_output_magnitude_bound(2049, 2) > kAnyOrderExactSum);
 }

@@ -32,7 +32,7 @@ class BudgetScope {
 };
 
 // Parity's kr network; counters in blocks, the narrow form these budgets were sized for (the
-// default past 2048, dyadic heads, is several times wider).
+// default past 2048; dyadic heads, where forced, are several times wider).
 Network parity_network(int max_len) {
   CompileOptions options;
   options.strategy = Strategy::Kr;

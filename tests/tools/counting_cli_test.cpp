@@ -1,7 +1,8 @@
 // krc compile --counting (compiler/README.md, "Constant-denominator sums"): the kr cascade's
-// counters past max-len 2048 count with dyadic heads by default, at the depth of max-len 1024
-// (Theorem 2: depth independent of the length), and the result is right; --counting blocks
-// gives the narrower, deeper network; a method forced where it is not exact is refused.
+// counters past max-len 2048 count in blocks by default (combs exact in any summation order);
+// --counting dyadic gives the wider network at the depth of max-len 1024 (exact in unit order
+// only), and its result is right in krc's arithmetic; a method forced where it is not exact
+// even in unit order is refused.
 #include <doctest/doctest.h>
 
 #include <nlohmann/json.hpp>
@@ -27,12 +28,12 @@ json compiled(const std::string& model, int max_len, const std::string& counting
 
 }  // namespace
 
-TEST_CASE("krc compile --counting: dyadic keeps the depth of max-len 1024, blocks is deeper") {
+TEST_CASE("krc compile --counting: blocks by default past 2048, dyadic keeps the depth of 1024") {
   test::TempDir dir;
   const std::string model = (dir / "m.safetensors").string();
   const json short_one = compiled(model, 1024, "auto");
   CHECK(short_one["cascade"]["counter_sum"] == "whole");
-  const json dyadic = compiled(model, 4096, "auto");
+  const json dyadic = compiled(model, 4096, "dyadic");
   CHECK(dyadic["cascade"]["counter_sum"] == "dyadic");
   CHECK(dyadic["network"]["layers"] == short_one["network"]["layers"]);
   // The automaton at every position of 3 random words of 4096 letters and every word of 6.
@@ -42,9 +43,9 @@ TEST_CASE("krc compile --counting: dyadic keeps the depth of max-len 1024, block
   CHECK(json::parse(verified.out)["ok"] == true);
   const auto text = test::run_krc(
       {"compile", zoo("cyclic_7"), "-o", model, "--strategy", "kr", "--max-len", "4096"});
-  CHECK(test::contains(text.out, "counting: dyadic heads"));
+  CHECK(test::contains(text.out, "counting: blocks of 64"));
 
-  const json blocks = compiled(model, 4096, "blocks");
+  const json blocks = compiled(model, 4096, "auto");
   CHECK(blocks["cascade"]["counter_sum"] == "blocks");
   CHECK(blocks["cascade"]["counter_block"] == 64);
   CHECK(blocks["network"]["layers"].get<int>() > dyadic["network"]["layers"].get<int>());

@@ -35,7 +35,8 @@ std::string counting_text(const KrPlan& plan) {
     case CounterSum::Whole:
       return "one head per counter over every position";
     case CounterSum::Dyadic:
-      return "dyadic heads, exact in float32 (one per bit of t, in the same layer)";
+      return "dyadic heads (one per bit of t, in the same layer); exact in float32 when the MLP "
+             "sums its hidden units in order, which a BLAS may not";
     case CounterSum::Blocks:
       return "blocks of " + std::to_string(plan.counter_block) +
              " positions (two layers more per counter)";

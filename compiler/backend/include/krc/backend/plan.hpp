@@ -60,10 +60,11 @@ enum class CounterSum {
   Whole,   // one head over every position, denominator max_len + 1: plain float32 stays within
            // the combs' 3/8 for T <= 2048 and (p - 1) T <= 6144 (p the largest prime)
   Dyadic,  // one head per bit of t, each over an aligned block of 2^k positions with weights
-           // exactly 2^-k (primitives/exact_attention.hpp): exact in float32, the same one
-           // layer at every max-len, while (p - 1) T < 2^19 keeps the comb's sums exact
+           // exactly 2^-k (primitives/exact_attention.hpp): an exact count, the same one
+           // layer at every max-len, but its comb's sums are exact only summed in unit order
+           // (while (p - 1) T < 2^19); not in every BLAS order (issue 36): only when forced
   Blocks,  // blocks of B ~ sqrt(T): a sum in the block plus the blocks' residues, two layers
-           // more (beyond Dyadic's range)
+           // more; small combs, exact in any order (the default past Whole's range)
 };
 const char* to_string(CounterSum sum);
 CounterSum counter_sum_from_string(const std::string& s);  // throws std::invalid_argument

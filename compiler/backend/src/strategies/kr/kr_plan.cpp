@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "krc/automata/input_error.hpp"
+#include "primitives/residue.hpp"
 #include "strategies/kr/cascade_context.hpp"
 #include "strategies/kr/kr_strategy.hpp"
 #include "strategies/kr/level_analysis.hpp"
@@ -44,12 +45,16 @@ void choose_fusions(const HolonomyDecomposition& dec, KrPlan& plan) {
 // Counters sum over all positions where plain float32 keeps the count within 1/8 of an
 // integer: measured with sequential float32 sums (softmax normaliser and weighted values),
 // the worst count error is 0.04 at T = 1024 (p <= 7), 0.064 at 2048 (p = 5), 0.15 at 2048
-// (p = 7) and 0.125 at 4096 (p = 3). (Those networks stay as they were.) Beyond, the dyadic
-// heads count exactly in the same one layer, as long as the comb reading the count stays
-// exact: it reads count + 1.5 * 2^21 on the grid of quarters, and its running output sums
-// stay below 4 (p - 1) T, exact while that is below 2^21. Past that (T >= 87,382 for p = 7,
-// 2^19 for p = 2) counters sum in blocks of B >= sqrt(T), a power of two, so that both the
-// block sums and the sums of residues stay within 1024 terms.
+// (p = 7) and 0.125 at 4096 (p = 3). (Those networks stay as they were.) Beyond, counters sum
+// in blocks of B >= sqrt(T), a power of two, so that both the block sums and the sums of
+// residues stay within 1024 terms, and every comb reads a count below 2 (p - 1) B: its output
+// sums are exact in any summation order (primitives/residue.hpp, comb_output_magnitude).
+// The dyadic heads count exactly in one layer, but the comb that reads a count of (p - 1) T
+// has output sums of about 4 z^2 / p, past the 2^23 where a float32 sum of halves is exact in
+// every order, for every T past 2048: a BLAS that does not sum the hidden units in order
+// (MKL's sgemm for fewer than 16 rows) gets it wrong (issue 36). So auto takes them only where
+// that comb is exact in any order (comb_output_magnitude_bound, which no T past 2048 meets);
+// forced (--counting dyadic) they are exact in unit order while (p - 1) T < 2^19.
 void choose_counter_sum(KrPlan& plan, int max_len, const std::optional<CounterSum>& forced) {
   int largest = 0;
   for (const auto& level : plan.levels)
@@ -57,11 +62,14 @@ void choose_counter_sum(KrPlan& plan, int max_len, const std::optional<CounterSu
       for (int p : component.counters) largest = std::max(largest, p);
   const long most = static_cast<long>(std::max(largest, 1) - 1) * max_len;
   const bool whole = largest == 0 || (max_len <= 2048 && most <= 6144), dyadic = most < (1L << 19);
-  plan.counter_sum = forced   ? *forced
-                     : whole  ? CounterSum::Whole
-                     : dyadic ? CounterSum::Dyadic
-                              : CounterSum::Blocks;
-  // A forced method must still be exact: a whole sum drifts, a dyadic count's comb rounds.
+  const bool any_order =
+      dyadic && comb_output_magnitude_bound(most, std::max(largest, 2)) <= kAnyOrderExactSum;
+  plan.counter_sum = forced      ? *forced
+                     : whole     ? CounterSum::Whole
+                     : any_order ? CounterSum::Dyadic
+                                 : CounterSum::Blocks;
+  // A forced method must still be exact (in unit order, for dyadic): a whole sum drifts, a
+  // dyadic count's comb rounds.
   if ((plan.counter_sum == CounterSum::Whole && !whole) ||
       (plan.counter_sum == CounterSum::Dyadic && !dyadic))
     throw LimitError(std::string("--counting ") + to_string(plan.counter_sum) + ": not exact in " +
