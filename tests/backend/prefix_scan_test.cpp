@@ -438,3 +438,51 @@ TEST_CASE("planner: binary coordinates where they are the least dense, never wit
     CHECK(plan_prefix_scan(spec, 1024).plan.form == ScanForm::IntegerCoordinates);
   }
 }
+
+namespace {
+
+// The parameters of the scan network `choice` builds for `spec` at max-len 64.
+long long built_parameters(const PrefixScanSpec& spec, const ScanChoice& choice) {
+  Chamber c(64, spec.set_labels);
+  PrefixScan scan(c.features, spec, choice);
+  for (auto [dim, w] : scan.identity_terms()) c.program.embed_token(0, dim, w);
+  for (int s = 0; s < 3; ++s)
+    for (auto [dim, w] : scan.symbol_terms(s)) c.program.embed_token(s + 1, dim, w);
+  scan.build("scan");
+  scan.unembed(c.program);
+  return c.network().size().parameters;
+}
+
+}  // namespace
+
+// Issue 31, item 2: under bf16 and fp16 the planner takes the least dense exact form. Each
+// candidate is built (the element form where the float32 planner enumerates the monoid, the
+// state maps and binary coordinates always) and the chosen one must be the smallest.
+TEST_CASE("planner: under binary_form the chosen form is the least dense of those built") {
+  std::mt19937_64 rng(9);
+  std::vector<PrefixScanSpec> specs{
+      three_symbols({0, 1, 2}, {0, 0, 0}, {1, 1, 1}),  // a flip-flop and a read: 3 elements
+      three_symbols({1, 2, 0}, {2, 0, 1}, {0, 1, 2}),  // Z3
+      three_symbols({1, 2, 0}, {1, 0, 2}, {2, 2, 2}),  // T3: 27 elements
+  };
+  for (int n : {4, 6, 9}) specs.push_back(random_binary_spec(rng, n));
+  for (PrefixScanSpec spec : specs) {
+    CAPTURE(spec.set_labels.size());
+    spec.integer_form = false;
+    spec.binary_form = true;
+    const ScanChoice chosen = plan_prefix_scan(spec, 64);
+    CAPTURE(to_string(chosen.plan.form));
+    const long long size = built_parameters(spec, chosen);
+    ScanChoice other = chosen;
+    for (ScanForm form : {ScanForm::StateMapOneHot, ScanForm::BinaryCoordinates}) {
+      other.plan.form = form;
+      other.monoid.reset();
+      CHECK(size <= built_parameters(spec, other));
+    }
+    PrefixScanSpec wide = spec;
+    wide.binary_form = false;
+    const ScanChoice element = plan_prefix_scan(wide, 64);
+    if (element.plan.form == ScanForm::ElementOneHot)
+      CHECK(size <= built_parameters(spec, element));
+  }
+}

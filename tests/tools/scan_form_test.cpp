@@ -143,3 +143,54 @@ TEST_CASE("compile limits: a scan past the size krc's reader accepts stops while
   CHECK_FALSE(test::contains(r.err, "krc would not read this network back"));
   CHECK_FALSE(std::filesystem::exists(out));
 }
+
+// Issue 31 through the command: the 127-state TCP server (Mealy outputs) compiled for bf16 takes
+// binary coordinates at Theorem 1's width up to the factor b = 7 (d_model 2nb + the position
+// codes + 1, against the one-hot form's 2n^2), certified in bf16 and fp16, and right in krc's
+// bf16 arithmetic and in numpy's independent bf16 forward (tools/reference_forward.py --bf16).
+TEST_CASE(
+    "krc compile --precision bf16: a 127-state model takes binary coordinates, right in bf16") {
+  test::TempDir dir;
+  const std::string model = (dir / "tcp.safetensors").string();
+  const std::string tcp = (test::source_dir() / "tests" / "reference" / "realworld" / "files" /
+                           "aalpy__TCP_tcp_server_bsd_trans.dot")
+                              .string();
+  const auto compiled = test::run_krc(
+      {"compile", tcp, "-o", model, "--precision", "bf16", "--max-len", "64", "--json"});
+  REQUIRE_MESSAGE(compiled.status == 0, compiled.err);
+  const json summary = json::parse(compiled.out);
+  CHECK(summary["scan"]["form"] == "binary coordinates");
+  CHECK(summary["scan"]["set_size"] == 127);
+  const int n = 127, b = 7, codes = 7 * (6 + 1);  // 7 bits of 0..64, for t and t - k per step
+  CHECK(summary["network"]["d_model"] == 2 * n * b + codes + 1);
+  CHECK(summary["scan"]["units"] == (n * n + 2 * n) * b + 1);
+  CHECK(summary["precision"]["exact_in"]["bf16"] == 64);
+  CHECK(summary["precision"]["exact_in"]["fp16"] == 64);
+  const auto verified = test::run_krc(
+      {"verify", model, "--arithmetic", "bf16", "--exhaustive", "2", "--random", "3", "--json"});
+  CHECK_MESSAGE(verified.status == 0, verified.err);
+  CHECK(json::parse(verified.out)["wrong_positions"] == 0);
+}
+
+// The scan's planner checks the program it is about to write against the memory budget: a
+// 1,000-state model in bf16 (10 M units a step) was killed by the kernel at 24 GB instead. A
+// 300-state automaton's binary scan at max-len 1024 holds about 1.1 GB of entries, so a budget
+// of 256 MiB stops it at once, naming the form and the budget, with no output file.
+TEST_CASE("krc compile --precision bf16: a binary scan over the memory budget is refused first") {
+  test::TempDir dir;
+  std::mt19937_64 rng(300);
+  const std::string file =
+      test::write_file(dir, "r300.json", automaton_to_json(random_automaton(rng, 300, 3)).dump());
+  const std::string out = (dir / "out.safetensors").string();
+  const auto start = std::chrono::steady_clock::now();
+  const auto r = test::run_krc({"compile", file, "--precision", "bf16", "--max-len", "1024",
+                                "--max-memory", "256M", "-o", out});
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  CAPTURE(r.err);
+  CHECK(r.status == 2);
+  CHECK(test::contains(r.err, "the parallel prefix over 300 states (binary coordinates"));
+  CHECK(test::contains(r.err, "more than the memory budget (--max-memory 256 MiB)"));
+  CHECK(seconds < 20.0);
+  CHECK_FALSE(std::filesystem::exists(out));
+}

@@ -39,8 +39,8 @@ TEST_CASE("float32 at max-len 16384: the zoo's kr networks in a dense MKL forwar
       if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
   for (const auto& name : names) {
     CAPTURE(name);
-    const std::string model =
-        test::compile_zoo(dir, name, name + ".safetensors", {"--strategy", "kr", "--max-len", "16384"});
+    const std::string model = test::compile_zoo(dir, name, name + ".safetensors",
+                                                {"--strategy", "kr", "--max-len", "16384"});
     const auto run = test::run_python(
         dir, {(test::source_dir() / "tools" / "dense_torch_check.py").string(), model, "--words",
               "2", "--seed", "7", "--each-letter", "--magnitude"});

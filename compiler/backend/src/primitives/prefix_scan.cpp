@@ -6,6 +6,7 @@
 
 #include "krc/automata/input_error.hpp"
 #include "krc/automata/integer_math.hpp"
+#include "krc/automata/memory_budget.hpp"
 #include "krc/automata/transformation_semigroup.hpp"
 #include "primitives/attention_heads.hpp"
 #include "primitives/integer_compose.hpp"
@@ -75,11 +76,24 @@ long long MonoidTable::units(int step) const {
 }
 
 namespace {
+// The limit on one step's units, and the memory budget against the program's MLP entries
+// (12 bytes each: unit, dimension, weight; a unit's inputs and outputs), which the build holds
+// before assembly checks the network: without it a 1,000-state model in bf16 (10 M units a
+// step) was killed by the kernel while its operations were written.
 void check_units(const PrefixScanSpec& spec, const ScanPlan& plan) {
   if (plan.units > static_cast<long long>(spec.max_units_per_step))
     throw LimitError(spec.name + ": a parallel-prefix step over " + std::to_string(plan.set_size) +
                      " states would need " + std::to_string(plan.units) + " hidden units (limit " +
                      std::to_string(spec.max_units_per_step) + ")");
+  const std::uint64_t per_unit = plan.form == ScanForm::BinaryCoordinates
+                                     ? static_cast<std::uint64_t>(binary_bits(plan.set_size)) + 2
+                                     : 3;
+  const std::uint64_t entries =
+      static_cast<std::uint64_t>(plan.units) * static_cast<std::uint64_t>(plan.steps) * per_unit;
+  check_memory(spec.name + ": the parallel prefix over " + std::to_string(plan.set_size) +
+                   " states (" + to_string(plan.form) + ", " + std::to_string(plan.units) +
+                   " hidden units a step, " + std::to_string(plan.steps) + " steps)",
+               entries * sizeof(Entry));
 }
 }  // namespace
 
@@ -135,11 +149,11 @@ DenseScanShape binary_shape(const PrefixScanSpec& spec, int max_len, int steps) 
   return shape;
 }
 DenseScanShape element_shape(const PrefixScanSpec& spec, int max_len, int steps, double m,
-                             const MonoidTable* table) {
+                             const MonoidTable* table, bool lower = false) {
   DenseScanShape shape = shape_of(spec, max_len);
   shape.width = m;
   for (int step = 0; step < steps; ++step)
-    shape.steps.push_back({m, table ? double(table->units(step)) : m * m + m});
+    shape.steps.push_back({m, table ? double(table->units(step)) : lower ? m : m * m + m});
   return shape;
 }
 
@@ -153,11 +167,19 @@ void plan_narrow_scan(const PrefixScanSpec& spec, int max_len, ScanChoice& choic
   const double state_map = dense_scan_parameters(state_map_shape(spec, max_len, steps));
   const double binary = dense_scan_parameters(binary_shape(spec, max_len, steps));
   const double other = std::min(state_map, binary);
-  std::size_t limit = 1;
-  while (limit < spec.max_elements &&
-         dense_scan_parameters(element_shape(spec, max_len, steps, double(limit + 1), nullptr)) <=
-             other)
-    ++limit;
+  // |M| = m costs at least m units a step (the clearing ones) and at most m^2 + m: enumerate M
+  // as far as the upper bound can still win, or (capped at kSmallMonoid, whose product table is
+  // cheap) as far as the lower bound can, then compare the exact size.
+  constexpr std::size_t kSmallMonoid = 1024;
+  const auto largest = [&](bool lower, std::size_t cap) {
+    std::size_t m = 1;
+    while (m < cap && dense_scan_parameters(element_shape(spec, max_len, steps, double(m + 1),
+                                                          nullptr, lower)) <= other)
+      ++m;
+    return m;
+  };
+  const std::size_t limit = std::max(largest(false, spec.max_elements),
+                                     largest(true, std::min(kSmallMonoid, spec.max_elements)));
   try {
     const auto monoid = generate_monoid(spec, limit);
     MonoidTable table = monoid_table(monoid, spec);

@@ -88,8 +88,8 @@ struct DenseScanShape {
   int constants = 0;  // the constant feature, where the form uses it (binary coordinates)
 };
 // Its parameters counting every matrix dense, as Network::size() does (d_model = 2 width + the
-// position codes + constants): what a framework holding every matrix dense pays, before building. The
-// binary-form planner compares forms by it.
+// position codes + constants): what a framework holding every matrix dense pays, before building.
+// The binary-form planner compares forms by it.
 double dense_scan_parameters(const DenseScanShape& shape);
 
 class PrefixScan {
