@@ -76,15 +76,18 @@ long long MonoidTable::units(int step) const {
 }
 
 namespace {
-// The limit on one step's units, and the memory budget against the program's MLP entries
-// (12 bytes each: unit, dimension, weight; a unit's inputs and outputs), which the build holds
-// before assembly checks the network: without it a 1,000-state model in bf16 (10 M units a
-// step) was killed by the kernel while its operations were written.
 void check_units(const PrefixScanSpec& spec, const ScanPlan& plan) {
   if (plan.units > static_cast<long long>(spec.max_units_per_step))
     throw LimitError(spec.name + ": a parallel-prefix step over " + std::to_string(plan.set_size) +
                      " states would need " + std::to_string(plan.units) + " hidden units (limit " +
                      std::to_string(spec.max_units_per_step) + ")");
+}
+
+// The memory budget against the program's MLP entries (12 bytes each: unit, dimension,
+// weight; a unit's inputs and outputs), which the build holds before assembly checks the
+// network: without it a 1,000-state model in bf16 (10 M units a step) was killed by the kernel
+// while its operations were written. The plan itself stays a pure decision.
+void check_scan_memory(const PrefixScanSpec& spec, const ScanPlan& plan) {
   const std::uint64_t per_unit = plan.form == ScanForm::BinaryCoordinates
                                      ? static_cast<std::uint64_t>(binary_bits(plan.set_size)) + 2
                                      : 3;
@@ -246,6 +249,7 @@ PrefixScan::PrefixScan(Features& features, PrefixScanSpec spec, const ScanChoice
       form_(choice.plan.form),
       n_(static_cast<int>(spec_.set_labels.size())),
       steps_(choice.plan.steps),
+      plan_(choice.plan),
       bits_(binary_bits(n_)),
       monoid_(choice.monoid) {
   auto& layout = features_.program().layout();
@@ -343,6 +347,7 @@ HeadOp PrefixScan::fetch(int step, const std::string& name) const {
 }
 
 void PrefixScan::build(const std::string& purpose) {
+  check_scan_memory(spec_, plan_);
   Program& program = features_.program();
   for (int step = 0; step < steps_; ++step) {
     const int k = 1 << step;

@@ -127,7 +127,8 @@ class PrefixScan {
   ScanForm form_;
   int n_;      // |X|
   int steps_;  // ceil(log2 max_len)
-  int bits_;   // the binary form's bits per coordinate
+  ScanPlan plan_;
+  int bits_;  // the binary form's bits per coordinate
   std::optional<MonoidTable> monoid_;
   Subspace prefix_, fetched_;
   Subspace value_;  // integer form with a one-hot result: the one-hot of x(t)
