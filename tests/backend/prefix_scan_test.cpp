@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <random>
 
 #include "chamber.hpp"
@@ -342,6 +343,24 @@ PrefixScanSpec random_binary_spec(std::mt19937_64& rng, int n) {
   return spec;
 }
 
+// The whole network of a scan over the symbols a, b, c in `choice`'s form: embeddings, steps,
+// unembedding. `scan`, when given, receives the PrefixScan (alive until the next call).
+Network scan_network(const PrefixScanSpec& spec, const ScanChoice& choice, int max_len,
+                     PrefixScan** scan = nullptr) {
+  static std::unique_ptr<Chamber> c;
+  static std::unique_ptr<PrefixScan> built;
+  built.reset();
+  c = std::make_unique<Chamber>(max_len, spec.set_labels);
+  built = std::make_unique<PrefixScan>(c->features, spec, choice);
+  for (auto [dim, w] : built->identity_terms()) c->program.embed_token(0, dim, w);
+  for (int s = 0; s < 3; ++s)
+    for (auto [dim, w] : built->symbol_terms(s)) c->program.embed_token(s + 1, dim, w);
+  built->build("scan");
+  built->unembed(c->program);
+  if (scan) *scan = built.get();
+  return c->network();
+}
+
 }  // namespace
 
 // compiler/README.md "binary coordinates": bit i of f(q) as -1 or +1, so that every value the
@@ -357,14 +376,8 @@ TEST_CASE(
     const int b = std::max(1, ceil_log2(n)), steps = 6;  // max-len 40
     ScanChoice choice;
     choice.plan = {ScanForm::BinaryCoordinates, n, 0, steps, (n * n + 2 * n) * b + 1};
-    Chamber c(40, spec.set_labels);
-    PrefixScan scan(c.features, spec, choice);
-    for (auto [dim, w] : scan.identity_terms()) c.program.embed_token(0, dim, w);
-    for (int s = 0; s < 3; ++s)
-      for (auto [dim, w] : scan.symbol_terms(s)) c.program.embed_token(s + 1, dim, w);
-    scan.build("scan");
-    scan.unembed(c.program);
-    const Network net = c.network();
+    PrefixScan* built_scan = nullptr;
+    const Network net = scan_network(spec, choice, 40, &built_scan);
     int widest = 0;
     for (const auto& layer : net.layers)
       widest = std::max(widest, layer.mlp ? layer.mlp->hidden() : 0);
@@ -373,7 +386,7 @@ TEST_CASE(
     // The prefix and its fetched copy (n b each), position codes (6 bits, for t and for t - k
     // at each of the 6 steps) and the constant feature.
     CHECK(net.d_model() <= 2 * n * b + 6 * (steps + 1) + 2);
-    CHECK_THROWS_AS(scan.result(), std::logic_error);  // no one-hot to read
+    CHECK_THROWS_AS(built_scan->result(), std::logic_error);  // no one-hot to read
     for (int trial = 0; trial < 4; ++trial) {
       const auto word = random_word(rng, 40);
       const Eigen::MatrixXd x = test::naive_residual(net, word);
@@ -417,14 +430,7 @@ TEST_CASE("planner: binary coordinates where they are the least dense, never wit
     for (ScanForm form : {ScanForm::BinaryCoordinates, ScanForm::StateMapOneHot}) {
       ScanChoice choice = narrow;
       choice.plan.form = form;
-      Chamber c(1024, spec.set_labels);
-      PrefixScan scan(c.features, spec, choice);
-      for (auto [dim, w] : scan.identity_terms()) c.program.embed_token(0, dim, w);
-      for (int s = 0; s < 3; ++s)
-        for (auto [dim, w] : scan.symbol_terms(s)) c.program.embed_token(s + 1, dim, w);
-      scan.build("scan");
-      scan.unembed(c.program);
-      built[form == ScanForm::StateMapOneHot] = c.network().size().parameters;
+      built[form == ScanForm::StateMapOneHot] = scan_network(spec, choice, 1024).size().parameters;
     }
     CHECK(built[0] < built[1]);
     DenseScanShape shape{double(n * b), {}, 1024, 4, n, 1};
@@ -443,14 +449,7 @@ namespace {
 
 // The parameters of the scan network `choice` builds for `spec` at max-len 64.
 long long built_parameters(const PrefixScanSpec& spec, const ScanChoice& choice) {
-  Chamber c(64, spec.set_labels);
-  PrefixScan scan(c.features, spec, choice);
-  for (auto [dim, w] : scan.identity_terms()) c.program.embed_token(0, dim, w);
-  for (int s = 0; s < 3; ++s)
-    for (auto [dim, w] : scan.symbol_terms(s)) c.program.embed_token(s + 1, dim, w);
-  scan.build("scan");
-  scan.unembed(c.program);
-  return c.network().size().parameters;
+  return scan_network(spec, choice, 64).size().parameters;
 }
 
 }  // namespace
