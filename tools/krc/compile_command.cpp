@@ -59,7 +59,7 @@ int run_compile(const CompileArguments& a) {
   auto seconds = [&] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   };
-  refuse_output_over_input(a.output, a.input);
+  front_door::refuse_output_over_inputs(a.output, {a.input});
   MachineOutputs outputs;
   LoadOptions load = a.load;
   load.completion.outputs = &outputs;
@@ -112,7 +112,7 @@ int run_compile(const CompileArguments& a) {
       throw LimitError(std::string(e.what()) + " (a smaller --max-len makes a smaller network)");
     }
   }();
-  write_output(a.output, bytes);
+  front_door::write_output(a.output, bytes, {.inputs = {a.input}});
 
   const Network& net = result.network;
   // With the weights on standard output, the summary goes to standard error.

@@ -49,25 +49,6 @@ class _ProgressLine:
             sys.stderr.flush()
 
 
-def _write_whole(path: str, data: bytes) -> None:
-    """Writes a file whole or not at all: a temporary file beside it, renamed over it."""
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, temporary = tempfile.mkstemp(prefix=".krc-", suffix=".tmp", dir=directory)
-    try:
-        # mkstemp's file is private (0600); the file gets the usual mode.
-        umask = os.umask(0)
-        os.umask(umask)
-        os.fchmod(fd, 0o666 & ~umask)
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        os.unlink(temporary)
-        raise
-
-
 class Network:
     """A compiled transformer: ``krc.compile`` and ``krc.load`` return one.
 
@@ -161,17 +142,20 @@ class Network:
     # ---- the weights file
     def save(self, path: Union[str, "os.PathLike[str]"], dense: bool = False) -> None:
         """Writes the weights file (safetensors), whole or not at all: a temporary file beside
-        it, renamed over it. dense=True stores every tensor dense."""
-        _write_whole(os.fspath(path), self._core.to_safetensors(dense))
+        it, renamed over it (the krc command's writer). A device or FIFO is written in place,
+        never replaced; a directory is refused (krc.InputError naming `path`). dense=True
+        stores every tensor dense."""
+        _core.write_file(os.fspath(path), self._core.to_safetensors(dense), [], "path")
 
     def to_hf(self, directory: Union[str, "os.PathLike[str]"], allow_inexact: bool = False,
               max_bytes: int = 2 << 30) -> str:
         """Writes the network as a stock Hugging Face GPT-2 checkpoint and returns its path.
 
-        The directory (created if missing) receives config.json (GPT2LMHeadModel, float32),
+        The directory (created if missing, or an earlier checkpoint's, replaced whole; a
+        directory holding other files is refused) receives config.json (GPT2LMHeadModel, float32),
         model.safetensors, krc_vocab.json ({"bos": id, "letters": {letter: id}, "states":
         {state: id}}) and krc_gpt2.json (krc's residual labels and head roles); the files are
-        the ones ``krc export --format gpt2`` writes, each whole, config.json last. Load it with
+        the ones ``krc export --format gpt2`` writes, the directory appearing whole. Load it with
         no custom code::
 
             model = transformers.AutoModelForCausalLM.from_pretrained(
@@ -186,12 +170,11 @@ class Network:
         """
         files, exactness = self._core.to_gpt2(allow_inexact, max_bytes)
         directory = os.fspath(directory)
-        if os.path.exists(directory) and not os.path.isdir(directory):
-            raise InputError("%s: exists and is not a directory" % directory, directory, "",
-                             "exists and is not a directory")
-        os.makedirs(directory, exist_ok=True)
-        for name, data in files:
-            _write_whole(os.path.join(directory, name), data)
+        # Built beside its target and renamed into place in one step (the krc command's
+        # writer): never a partial checkpoint; an existing directory only when it holds nothing
+        # but a checkpoint's files.
+        inputs = [self._core.source] if self._core.source else []
+        _core.write_directory(directory, list(files), inputs, "directory")
         if not exactness["exact"]:
             warnings.warn("%s is not provably exact: %s" % (directory, exactness["reason"]),
                           RuntimeWarning, stacklevel=2)
