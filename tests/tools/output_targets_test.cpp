@@ -138,8 +138,9 @@ TEST_CASE("output: a checkpoint directory appears whole, and replaces only a che
   // An earlier checkpoint is replaced (here by one of another network: the bytes change).
   const std::string first = test::read_text((ck / "model.safetensors").string());
   const std::string other = (dir / "q.safetensors").string();
-  REQUIRE(test::run_child({"compile", zoo_file("cyclic_3"), "-o", other, "--max-len", "8"})
-              .status == 0);
+  REQUIRE(
+      test::run_child({"compile", zoo_file("cyclic_3"), "-o", other, "--max-len", "8"}).status ==
+      0);
   REQUIRE(test::run_child({"export", other, "--format", "gpt2", "-o", ck.string()}).status == 0);
   CHECK(listing(ck) == files);
   CHECK(test::read_text((ck / "model.safetensors").string()) != first);

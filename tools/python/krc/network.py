@@ -49,6 +49,10 @@ class _ProgressLine:
             sys.stderr.flush()
 
 
+def _from_weights_bytes(data: bytes, source: str) -> "Network":
+    return Network(_core.load_bytes(data, source))
+
+
 class Network:
     """A compiled transformer: ``krc.compile`` and ``krc.load`` return one.
 
@@ -131,6 +135,11 @@ class Network:
         """The weights file's `compiler` metadata (runtime/README.md), as Python values."""
         import json
         return json.loads(self._core.compiler_json)
+
+    def __reduce__(self) -> Any:
+        """Pickles as the weights file's bytes (for multiprocessing workers); the plans of a
+        network compiled in this process do not travel (as after krc.load)."""
+        return (_from_weights_bytes, (self._core.to_safetensors(False), self._core.source))
 
     def __repr__(self) -> str:
         return "<krc.Network %s: %s>" % (self.automaton.name, self._core.size_line())
