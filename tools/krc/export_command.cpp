@@ -180,6 +180,8 @@ TensorFile export_file(const Network& n, const UniformShape& u) {
   file.metadata["config"] = transformer_lens_config(n, u).dump();
   file.metadata["krc"] = krc_info(n, u).dump();
   file.metadata["automaton"] = n.automaton.dump();
+  // What the network is certified for (its precision's exact_in), for the loaders' warnings.
+  file.metadata["compiler"] = n.compiler.dump();
   file.metadata["residual_labels"] = json(n.residual_labels).dump();
   return file;
 }

@@ -50,12 +50,13 @@ CompiledNetwork compile_network(const py::object& automaton_object, const std::s
       front_door::prepare_compile(file_automaton, carried_outputs(automaton_object), request,
                                   front_door::Door::Python, file_automaton.name());
   // A handle, not an object: copies made without the GIL touch no reference count; the
-  // caller's argument keeps the callable alive through the call.
-  if (!progress.is_none())
-    prepared.options.progress = [callable = py::handle(progress)](const std::string& stage) {
-      py::gil_scoped_acquire locked;
-      callable(stage);
-    };
+  // caller's argument keeps the callable alive through the call. Without a callable the hook
+  // still looks for Ctrl-C at every stage: KeyboardInterrupt stops the compilation there.
+  prepared.options.progress = [callable = py::handle(progress)](const std::string& stage) {
+    py::gil_scoped_acquire locked;
+    if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+    if (!callable.is_none()) callable(stage);
+  };
   py::gil_scoped_release unlocked;
   CompileResult result = compile(prepared.machine.automaton, prepared.options);
   auto network = std::make_shared<const Network>(std::move(result.network));

@@ -229,8 +229,15 @@ class Network:
         """The network as a PyTorch module (krc.torch_module.load_torch); options are its
         keywords: sparse=True keeps the layers' weight matrices sparse, for networks too large
         to be dense; max_dense_bytes; uniform."""
+        from .certified import UncertifiedFormatWarning, warn_if_uncertified
         from .torch_module import load_torch
-        with self._weights_file() as path:
+        # torch.bfloat16 -> "bfloat16"; warned here, naming the network, not a temporary file.
+        name = dtype if isinstance(dtype, str) else str(dtype).replace("torch.", "")
+        if dtype is not None:
+            warn_if_uncertified({"compiler": self._core.compiler_json}, name,
+                                "the network %s" % self.automaton.name, stacklevel=3)
+        with self._weights_file() as path, warnings.catch_warnings():
+            warnings.simplefilter("ignore", UncertifiedFormatWarning)
             return load_torch(path, device=device, dtype=dtype, **options)
 
     def to_transformer_lens(self, **options: Any) -> Any:
