@@ -21,14 +21,14 @@ from ._core import (Automaton, Component, Counterexample, Decomposition, Decompo
                     Group, KrPlan, Layer, OneLayerPlan, Role, RunResult, ScanPlan, Skeleton,
                     VerifyProgress, VerifyReport, ZooFamily, set_max_memory,
                     zoo_families)
-from .errors import InputError, KrcError, LimitError
+from .errors import InputError, KrcError, LimitError, MissingExtraError
 from .network import Network
 
 __version__ = _core.__version__
 
 __all__ = [
     "Automaton", "Component", "Counterexample", "Decomposition", "DecompositionLevel", "Group",
-    "InputError", "KrPlan", "KrcError", "Layer", "LimitError", "Network", "OneLayerPlan", "Role",
+    "InputError", "KrPlan", "KrcError", "Layer", "LimitError", "MissingExtraError", "Network", "OneLayerPlan", "Role",
     "RunResult", "ScanPlan", "Skeleton", "VerifyProgress", "VerifyReport", "ZooFamily",
     "compile", "decompose", "load", "load_automaton", "parse_automaton", "set_max_memory", "zoo",
     "zoo_families",

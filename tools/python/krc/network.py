@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from typing import Any, Callable, Iterator, List, Optional, Sequence, Union
 
 from . import _core
-from .errors import InputError
+from .errors import InputError, require
 
 Word = Union[str, Sequence[str]]
 Progress = Union[bool, Callable[["_core.VerifyProgress"], None]]
@@ -229,6 +229,7 @@ class Network:
         """The network as a PyTorch module (krc.torch_module.load_torch); options are its
         keywords: sparse=True keeps the layers' weight matrices sparse, for networks too large
         to be dense; max_dense_bytes; uniform."""
+        require(["torch", "safetensors"], "torch", "Network.to_torch")
         from .certified import UncertifiedFormatWarning, warn_if_uncertified
         from .torch_module import load_torch
         # torch.bfloat16 -> "bfloat16"; warned here, naming the network, not a temporary file.
@@ -242,12 +243,15 @@ class Network:
 
     def to_transformer_lens(self, **options: Any) -> Any:
         """The network as a TransformerLens 4 TransformerBridge (krc.tl_bridge)."""
+        require(["torch", "safetensors", "transformer_lens"], "lens",
+                "Network.to_transformer_lens")
         from .tl_bridge import to_transformer_lens
         with self._weights_file() as path:
             return to_transformer_lens(path, **options)
 
     def to_onnx(self, path: Union[str, "os.PathLike[str]"]) -> None:
         """Writes the network as an ONNX model to `path` (krc.onnx_export)."""
+        require(["torch", "safetensors", "onnx"], "onnx", "Network.to_onnx")
         from .onnx_export import to_onnx
         with self._weights_file() as weights:
             to_onnx(weights, os.fspath(path))
