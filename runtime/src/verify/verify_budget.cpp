@@ -27,8 +27,8 @@
 #include <cmath>
 #include <set>
 
+#include "forward/prepared_network.hpp"
 #include "krc/runtime/verifier.hpp"
-#include "prepared_network.hpp"
 
 namespace krc {
 

@@ -5,9 +5,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "key_tree.hpp"
+#include "forward/key_tree.hpp"
+#include "forward/prepared_network.hpp"
 #include "krc/runtime/forward.hpp"
-#include "prepared_network.hpp"
 
 namespace krc::kernels {
 

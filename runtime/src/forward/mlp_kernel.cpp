@@ -16,7 +16,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "forward_kernels.hpp"
+#include "forward/forward_kernels.hpp"
 
 namespace krc::kernels {
 

@@ -13,9 +13,9 @@
 #include <cstring>
 #include <limits>
 
-#include "forward_kernels.hpp"
-#include "key_tree.hpp"
-#include "projection.hpp"
+#include "forward/forward_kernels.hpp"
+#include "forward/key_tree.hpp"
+#include "forward/projection.hpp"
 
 #if defined(__AVX__)
 #include <immintrin.h>

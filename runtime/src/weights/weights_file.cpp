@@ -10,8 +10,8 @@
 #include "krc/automata/input_error.hpp"
 #include "krc/automata/memory_budget.hpp"
 #include "krc/runtime/network_memory.hpp"
-#include "weights_metadata.hpp"
-#include "weights_tensors.hpp"
+#include "weights/weights_metadata.hpp"
+#include "weights/weights_tensors.hpp"
 
 namespace krc {
 

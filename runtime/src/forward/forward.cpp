@@ -9,12 +9,12 @@
 #include <thread>
 #include <type_traits>
 
-#include "float32_kernels.hpp"
-#include "forward_kernels.hpp"
+#include "forward/float32_kernels.hpp"
+#include "forward/forward_kernels.hpp"
+#include "forward/narrow_forward.hpp"
+#include "forward/prepared_network.hpp"
 #include "krc/automata/name_table.hpp"
 #include "krc/runtime/network_memory.hpp"
-#include "narrow_forward.hpp"
-#include "prepared_network.hpp"
 
 namespace krc {
 

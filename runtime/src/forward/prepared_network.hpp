@@ -7,9 +7,9 @@
 #include <optional>
 #include <vector>
 
-#include "integer_clamp_mlp.hpp"
+#include "forward/integer_clamp_mlp.hpp"
+#include "forward/shared_input_units.hpp"
 #include "krc/runtime/network.hpp"
-#include "shared_input_units.hpp"
 
 namespace krc {
 

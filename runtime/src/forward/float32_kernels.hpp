@@ -8,10 +8,10 @@
 #include <cstdint>
 #include <vector>
 
-#include "forward_kernels.hpp"
-#include "key_tree.hpp"
+#include "forward/forward_kernels.hpp"
+#include "forward/key_tree.hpp"
+#include "forward/prepared_network.hpp"
 #include "krc/runtime/forward.hpp"
-#include "prepared_network.hpp"
 
 namespace krc::kernels::f32 {
 

@@ -1,4 +1,4 @@
-#include "weights_metadata.hpp"
+#include "weights/weights_metadata.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "weights_tensors.hpp"
+#include "weights/weights_tensors.hpp"
 
 #include <algorithm>
 #include <bit>

@@ -11,10 +11,10 @@
 #include <cmath>
 #include <cstring>
 
-#include "float32_kernels.hpp"
-#include "forward_kernels.hpp"
-#include "identical_sum.hpp"
-#include "projection.hpp"
+#include "forward/float32_kernels.hpp"
+#include "forward/forward_kernels.hpp"
+#include "forward/identical_sum.hpp"
+#include "forward/projection.hpp"
 
 namespace krc::kernels::f32 {
 

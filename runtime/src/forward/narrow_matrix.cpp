@@ -3,7 +3,7 @@
 #include <cmath>
 #include <limits>
 
-#include "narrow_forward.hpp"
+#include "forward/narrow_forward.hpp"
 
 namespace krc::narrow {
 

@@ -5,8 +5,8 @@
 #include <type_traits>
 #include <vector>
 
-#include "forward_kernels.hpp"
-#include "prepared_network.hpp"
+#include "forward/forward_kernels.hpp"
+#include "forward/prepared_network.hpp"
 
 namespace krc::kernels {
 

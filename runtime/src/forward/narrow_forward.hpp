@@ -16,8 +16,8 @@
 #include <optional>
 #include <vector>
 
+#include "forward/narrow_format.hpp"
 #include "krc/runtime/forward.hpp"
-#include "narrow_format.hpp"
 
 namespace krc::narrow {
 

@@ -9,8 +9,8 @@
 #include <bit>
 #include <cmath>
 
-#include "float32_kernels.hpp"
-#include "forward_kernels.hpp"
+#include "forward/float32_kernels.hpp"
+#include "forward/forward_kernels.hpp"
 
 namespace krc::kernels::f32 {
 

@@ -1,4 +1,4 @@
-#include "identical_sum.hpp"
+#include "forward/identical_sum.hpp"
 
 #include <algorithm>
 #include <cmath>

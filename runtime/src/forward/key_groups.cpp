@@ -6,7 +6,7 @@
 // argmax ties go to the latest member of the best groups, as they go to the latest position.
 #include <cstring>
 
-#include "forward_kernels.hpp"
+#include "forward/forward_kernels.hpp"
 
 namespace krc::kernels {
 

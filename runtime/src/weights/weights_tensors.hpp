@@ -13,7 +13,7 @@
 #include "krc/runtime/network.hpp"
 #include "krc/runtime/safetensors.hpp"
 #include "krc/runtime/weights_file.hpp"
-#include "weights_metadata.hpp"
+#include "weights/weights_metadata.hpp"
 
 namespace krc::weights {
 

@@ -1,7 +1,7 @@
 // Runs of consecutive, bitwise-equal key rows for the Float32 attention (float32_kernels.hpp).
 #include <cstring>
 
-#include "float32_kernels.hpp"
+#include "forward/float32_kernels.hpp"
 
 namespace krc::kernels::f32 {
 

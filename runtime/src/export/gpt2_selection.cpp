@@ -1,6 +1,6 @@
 // positional_score_gap (gpt2_selection.hpp): the proven score gap of a head whose query and key
 // are functions of the position alone, by enumerating every (query, key) pair of positions.
-#include "gpt2_selection.hpp"
+#include "export/gpt2_selection.hpp"
 
 #include <algorithm>
 #include <cmath>

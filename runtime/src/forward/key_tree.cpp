@@ -1,4 +1,4 @@
-#include "key_tree.hpp"
+#include "forward/key_tree.hpp"
 
 #include <cmath>
 #include <cstring>

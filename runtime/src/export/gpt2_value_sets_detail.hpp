@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "gpt2_value_sets.hpp"
+#include "export/gpt2_value_sets.hpp"
 
 namespace krc::value_sets {
 

@@ -1,10 +1,10 @@
-#include "integer_clamp_mlp.hpp"
+#include "forward/integer_clamp_mlp.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <numeric>
 
-#include "prepared_network.hpp"
+#include "forward/prepared_network.hpp"
 
 namespace krc {
 

@@ -3,8 +3,8 @@
 #include <cmath>
 #include <vector>
 
-#include "gpt2_value_sets.hpp"
-#include "gpt2_value_sets_detail.hpp"
+#include "export/gpt2_value_sets.hpp"
+#include "export/gpt2_value_sets_detail.hpp"
 
 namespace krc {
 

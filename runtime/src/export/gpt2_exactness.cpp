@@ -31,8 +31,8 @@
 #include <utility>
 #include <vector>
 
-#include "gpt2_selection.hpp"
-#include "gpt2_value_sets.hpp"
+#include "export/gpt2_selection.hpp"
+#include "export/gpt2_value_sets.hpp"
 #include "krc/runtime/gpt2_export.hpp"
 
 namespace krc {

@@ -1,6 +1,6 @@
 // The bf16/fp16 forward pass (narrow_forward.hpp): a straight line, embed, then per layer the
 // heads and the MLP, then the unembedding, each stored tensor rounded to the format.
-#include "narrow_forward.hpp"
+#include "forward/narrow_forward.hpp"
 
 #include <algorithm>
 #include <cmath>

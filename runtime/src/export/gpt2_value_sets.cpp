@@ -1,5 +1,5 @@
 // Finite value sets (gpt2_value_sets.hpp) for the GPT-2 export's exactness proof.
-#include "gpt2_value_sets.hpp"
+#include "export/gpt2_value_sets.hpp"
 
 #include <algorithm>
 #include <bit>
@@ -11,7 +11,7 @@
 #include <set>
 #include <utility>
 
-#include "gpt2_value_sets_detail.hpp"
+#include "export/gpt2_value_sets_detail.hpp"
 
 namespace krc {
 

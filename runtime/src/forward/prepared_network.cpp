@@ -1,4 +1,4 @@
-#include "prepared_network.hpp"
+#include "forward/prepared_network.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,9 +1,9 @@
-#include "shared_input_units.hpp"
+#include "forward/shared_input_units.hpp"
 
 #include <algorithm>
 #include <map>
 
-#include "prepared_network.hpp"
+#include "forward/prepared_network.hpp"
 
 namespace krc {
 
