@@ -147,6 +147,22 @@ void plan(const ForwardPass& pass, std::size_t letters, const VerifyOptions& opt
   if (report.random_length < 0 || report.random_length > network.max_len)
     throw std::invalid_argument("random word length " + std::to_string(report.random_length) +
                                 " is outside [0, max_len " + std::to_string(network.max_len) + "]");
+  // Exhaustive words in lexicographic order reuse their predecessor's rows: about
+  // letters / (letters - 1) new rows each; bf16 and fp16 run every row of every word.
+  const Arithmetic arithmetic = options.forward.arithmetic;
+  const bool narrow = arithmetic == Arithmetic::BFloat16 || arithmetic == Arithmetic::Float16;
+  const double per_row = estimated_cpu_seconds_per_row(pass);
+  auto exhaustive_cost = [&](int length) {
+    const double new_rows =
+        narrow || letters < 2 ? length + 1.0 : static_cast<double>(letters) / (letters - 1.0);
+    return static_cast<double>(power(letters, length)) * new_rows * per_row;
+  };
+  // The default length is also kept to half the time budget: 100,000 short words of a large
+  // network in bf16 (a 55-state protocol model: milliseconds a row) would take many minutes.
+  if (!options.exhaustive_length)
+    while (report.exhaustive_length > 1 && exhaustive_cost(report.exhaustive_length) >
+                                               0.5 * options.budget_seconds * report.threads)
+      --report.exhaustive_length;
   report.exhaustive_words =
       report.exhaustive_length > 0 ? power(letters, report.exhaustive_length) : 0;
   if (report.exhaustive_words < 0)
@@ -155,12 +171,8 @@ void plan(const ForwardPass& pass, std::size_t letters, const VerifyOptions& opt
   if (options.random_words) {
     report.random_words = *options.random_words;
   } else {
-    // Exhaustive words in lexicographic order reuse their predecessor's rows: about
-    // letters / (letters - 1) new rows each.
-    const double new_rows = letters > 1 ? static_cast<double>(letters) / (letters - 1.0)
-                                        : report.exhaustive_length + 1.0;
-    const double exhaustive = static_cast<double>(report.exhaustive_words) * new_rows *
-                              estimated_cpu_seconds_per_row(pass);
+    const double exhaustive =
+        report.exhaustive_length > 0 ? exhaustive_cost(report.exhaustive_length) : 0.0;
     VerifyReport::Budget budget;
     budget.seconds = options.budget_seconds;
     budget.estimated_cpu_per_word = estimated_cpu_seconds_per_word(pass, report.random_length);
@@ -261,12 +273,18 @@ class Bookkeeping {
 };
 
 // Checks `count` words of one part, make_word(i) for i in [0, count), in batches of about 64K
-// positions (at least one word per thread), so that threads stay busy and progress comes often.
+// positions (at least one word per thread), so that threads stay busy and progress comes often;
+// fewer where the words are slow (about two seconds of work a batch by the estimate: a 127-state
+// model in bf16 takes a minute a word at length 1024, and the budget is re-planned, Ctrl-C
+// seen and progress shown only between batches).
 template <typename MakeWord>
 void run_part(const ForwardPass& pass, Checker& checker, Bookkeeping& books, VerifyPart part,
               long long& count, int length, int threads, MakeWord make_word) {
   books.start_part();
-  const long long per_batch = std::max<long long>(threads, 65536 / (length + 1));
+  const double per_word = estimated_cpu_seconds_per_word(pass, length);
+  const double in_two_seconds = threads * 2.0 / std::max(per_word, 1e-9);
+  const long long per_batch = std::max<long long>(
+      threads, std::min<double>(65536 / (length + 1), std::floor(in_two_seconds)));
   for (long long first = 0; first < count; first += per_batch) {
     const long long last = std::min(count, first + per_batch);
     std::vector<std::vector<LetterId>> words;

@@ -45,6 +45,11 @@ constexpr double kCombSearch = 5.0;     // a comb output's binary search, per st
 constexpr double kCombUnit = 6.0;       // a comb unit evaluated in Float32: inputs, output, order
 constexpr double kCombActive = 0.25;    // the share of a comb's units active on average
 constexpr double kClampWork = 4.0;      // an integer clamp-pair MLP's row_work(), per unit
+// bf16 and fp16 (narrow_forward.hpp): dense causal attention and every stored tensor rounded;
+// the float64 model times this. Fitted on zoo networks compiled for bf16 (max-len 256 to 1024:
+// 4.6 to 15 times the float64 model's time, `krc bench forward --file --arithmetic bf16`),
+// taken high so that the estimate errs towards more time.
+constexpr double kNarrowFactor = 16.0;
 
 struct LayerCost {
   double nonzeros = 0;        // weights evaluated one by one
@@ -107,8 +112,10 @@ double estimated_cpu_seconds_per_word(const ForwardPass& pass, int length) {
   const double rows = length + 1.0;
   const double log_n = std::log2(std::max(2.0, rows));
   const bool float32 = options.arithmetic == Arithmetic::Float32;
+  const bool narrow =
+      options.arithmetic == Arithmetic::BFloat16 || options.arithmetic == Arithmetic::Float16;
   // Keys a select head scores, summed over the rows of the word.
-  const double dense_rows = options.arithmetic == Arithmetic::Float64
+  const double dense_rows = options.arithmetic == Arithmetic::Float64 || narrow
                                 ? rows
                                 : std::min(rows, static_cast<double>(options.key_tree_from_row));
   const double select_keys = kDenseKey * dense_rows * dense_rows / 2.0 +
@@ -122,7 +129,7 @@ double estimated_cpu_seconds_per_word(const ForwardPass& pass, int length) {
                            rows * c.comb_units * kCombActive * kCombUnit
                      : rows * (16.0 * c.average_width + kCombSearch * c.comb_search);
   }
-  return kUnitSeconds * units;
+  return kUnitSeconds * units * (narrow ? kNarrowFactor : 1.0);
 }
 
 double estimated_cpu_seconds_per_row(const ForwardPass& pass) {
@@ -137,7 +144,9 @@ double estimated_cpu_seconds_per_row(const ForwardPass& pass) {
              16.0 * (c.select_width + c.average_width) + (float32 ? c.clamp_work : 0.0);
     units += float32 ? c.comb_units * kCombActive * kCombUnit : kCombSearch * c.comb_search;
   }
-  return kUnitSeconds * units;
+  const Arithmetic a = pass.options().arithmetic;
+  const bool narrow = a == Arithmetic::BFloat16 || a == Arithmetic::Float16;
+  return kUnitSeconds * units * (narrow ? kNarrowFactor : 1.0);
 }
 
 }  // namespace krc
