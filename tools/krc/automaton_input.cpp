@@ -12,7 +12,8 @@ void add_automaton_input_options(CLI::App& sub, LoadOptions& load) {
                  "the extension .json, .dot/.gv, .jff, else from the content)")
       ->check(CLI::IsMember({"json", "dot", "jff"}));
   sub.add_flag("--complete", load.completion.add_sink,
-               "Complete a partial DFA with a sink state instead of failing");
+               "Complete a partial DFA with a sink state instead of failing (a partial "
+               "acceptor, with accepting states and no outputs, is completed without it)");
   sub.add_option("--initial", load.completion.initial,
                  "The initial state, by name (overrides the file's start marker; without "
                  "either, the first state the file lists is initial)");

@@ -40,7 +40,8 @@ def load_automaton(path: Union[str, "os.PathLike[str]"], input_format: Optional[
     """Reads an automaton description: krc's JSON, Graphviz DOT (AALpy, LearnLib, FlexFringe)
     or JFLAP .jff ("-" reads standard input). input_format: "json", "dot" or "jff" when the
     extension does not say; complete: complete a partial DFA with a sink state instead of
-    failing; initial: the initial state by name. A bad file raises InputError naming the file,
+    failing (a partial acceptor, with accepting states and no outputs, is completed anyway);
+    initial: the initial state by name. A bad file raises InputError naming the file,
     the place (line and column, JSON pointer) and the problem."""
     return _core.load_automaton(os.fspath(path), input_format, complete, initial)
 
