@@ -6,7 +6,23 @@
 
 namespace krc::cli {
 
-void add_automaton_input_options(CLI::App& sub, LoadOptions& load) {
+void add_automaton_input_options(CLI::App& sub, LoadOptions& load, CLI::Option* file) {
+  CLI::Option* regex = sub.add_option_function<std::string>(
+      "--regex", [&load](const std::string& pattern) { load.regex = pattern; },
+      "A regular expression instead of a file: its minimal DFA, with acceptance as the output "
+      "(full match; letters are characters or <name>; | * + ? {m,n} ( ) [abc] [^a] . \\; "
+      "automata/README.md, \"Regular expressions\")");
+  CLI::Option* alphabet = sub.add_option_function<std::string>(
+      "--alphabet", [&load](const std::string& letters) { load.alphabet = letters; },
+      "With --regex: the letters, comma-separated, in token order (default: the letters the "
+      "pattern names, in order of first appearance)");
+  alphabet->needs(regex);
+  file->required(false);
+  regex->excludes(file);
+  sub.parse_complete_callback([file, regex] {
+    if (file->count() == 0 && regex->count() == 0)
+      throw CLI::RequiredError(file->get_name() + " (a description file, or --regex PATTERN)");
+  });
   sub.add_option("--input-format", load.format,
                  "Format of the automaton file when its extension does not say (default: from "
                  "the extension .json, .dot/.gv, .jff, else from the content)")

@@ -1,13 +1,16 @@
-// krc.Automaton, krc.load_automaton, krc.parse_automaton and the zoo. States and letters are
-// names on the Python side; ids stay inside.
+// krc.Automaton, krc.load_automaton, krc.parse_automaton, krc.from_regex and the zoo. States and
+// letters are names on the Python side; ids stay inside.
 #include <pybind11/operators.h>
 #include <pybind11/stl.h>
+
+#include <variant>
 
 #include "bindings.hpp"
 #include "krc/automata/automaton_json.hpp"
 #include "krc/automata/input_error.hpp"
 #include "krc/automata/zoo.hpp"
 #include "krc/frontend/load_automaton.hpp"
+#include "krc/frontend/regex_reader.hpp"
 
 namespace krc::python {
 
@@ -142,6 +145,24 @@ void bind_automaton(py::module_& m) {
       },
       py::arg("text"), py::arg("file") = "<string>", py::arg("input_format") = py::none(),
       py::arg("complete") = false, py::arg("initial") = py::none());
+  m.def(
+      "from_regex",
+      [](const std::string& pattern,
+         const std::optional<std::variant<std::string, std::vector<std::string>>>& alphabet,
+         std::size_t max_subset_states) {
+        RegexOptions options;
+        options.source = "regex";
+        options.max_subset_states = max_subset_states;
+        // A string is the command line's --alphabet list ("a,b,c"): one rule for both doors.
+        if (alphabet && std::holds_alternative<std::string>(*alphabet))
+          options.alphabet = parse_alphabet_list(std::get<std::string>(*alphabet), "alphabet");
+        else if (alphabet)
+          options.alphabet = std::get<std::vector<std::string>>(*alphabet);
+        py::gil_scoped_release unlocked;
+        return regex_automaton(pattern, options);
+      },
+      py::arg("pattern"), py::arg("alphabet") = py::none(),
+      py::arg("max_subset_states") = RegexOptions{}.max_subset_states);
   bind_zoo(m);
 }
 

@@ -14,7 +14,7 @@ krc.InputError (file, place, problem), a limit krc.LimitError (option). tools/RE
 
 import os
 import re
-from typing import Callable, Optional, Union
+from typing import Callable, Iterable, Optional, Union
 
 from . import _core
 from ._core import (Automaton, Component, Counterexample, Decomposition, DecompositionLevel,
@@ -30,8 +30,8 @@ __all__ = [
     "Automaton", "Component", "Counterexample", "Decomposition", "DecompositionLevel", "Group",
     "InputError", "KrPlan", "KrcError", "Layer", "LimitError", "Network", "OneLayerPlan", "Role",
     "RunResult", "ScanPlan", "Skeleton", "VerifyProgress", "VerifyReport", "ZooFamily",
-    "compile", "decompose", "load", "load_automaton", "parse_automaton", "set_max_memory", "zoo",
-    "zoo_families",
+    "compile", "decompose", "from_regex", "load", "load_automaton", "parse_automaton",
+    "set_max_memory", "zoo", "zoo_families",
 ]
 
 
@@ -44,6 +44,21 @@ def load_automaton(path: Union[str, "os.PathLike[str]"], input_format: Optional[
     initial: the initial state by name. A bad file raises InputError naming the file,
     the place (line and column, JSON pointer) and the problem."""
     return _core.load_automaton(os.fspath(path), input_format, complete, initial)
+
+
+def from_regex(pattern: str, alphabet: Union[str, Iterable[str], None] = None,
+               max_subset_states: int = 1 << 16) -> Automaton:
+    """The minimal DFA of a regular expression under full matching, as `krc compile --regex`
+    builds it (the same automaton, so the same network): states "accept", "reject",
+    "accept#2"..., the accepting ones accepting. alphabet: the letters in token order, a list
+    or a comma-separated string as --alphabet takes it ("a,b,c"); None: the letters the
+    pattern names, in order of first appearance. The syntax (automata/README.md, "Regular
+    expressions"): letters are characters or <name>; | * + ? {m} {m,n} {m,} {,n} ( ) (?:...)
+    [abc] [^a] [a-d] . and \\ before punctuation; no backreferences, lookaround or anchors.
+    A bad pattern raises InputError (place "column C"); too large a DFA raises LimitError."""
+    if alphabet is not None and not isinstance(alphabet, str):
+        alphabet = list(alphabet)
+    return _core.from_regex(pattern, alphabet, max_subset_states)
 
 
 def decompose(automaton: Automaton, tables: bool = True, max_images: int = 1 << 22,

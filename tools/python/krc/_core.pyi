@@ -1,7 +1,7 @@
 # Types of krc._core, the C++ extension (tools/python/bindings/*.cpp), for editors and type
 # checkers. tests/python/test_api_stubs.py checks that every name here exists in the module
 # and every public name of the module is here.
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import numpy.typing as npt
@@ -39,6 +39,8 @@ class ZooFamily:
     min_n: int
     max_n: int
 
+def from_regex(pattern: str, alphabet: Union[str, List[str], None] = None,
+               max_subset_states: int = 65536) -> Automaton: ...
 def load_automaton(path: str, input_format: Optional[str] = None, complete: bool = False,
                    initial: Optional[str] = None) -> Automaton: ...
 def parse_automaton(text: str, file: str = "<string>", input_format: Optional[str] = None,
