@@ -69,7 +69,9 @@ TEST_CASE("--regex: bad patterns exit 2 naming the column; a file or --regex, no
   const std::string parity = (krc::test::reference_dir() / "automata" / "parity.json").string();
   for (const std::vector<std::string>& args : {std::vector<std::string>{"info"},
                                                {"info", parity, "--regex", "a"},
-                                               {"decompose", parity, "--alphabet", "a"}}) {
+                                               {"decompose", parity, "--alphabet", "a"},
+                                               {"info", "--regex", "a", "--initial", "x"},
+                                               {"info", "--regex", "a", "--input-format", "dot"}}) {
     auto r = run_krc(args);
     CAPTURE(r.err);
     CHECK(r.status == 2);

@@ -38,9 +38,12 @@ void add_automaton_input_options(CLI::App& sub, LoadOptions& load, CLI::Option* 
       "Refuse NFAs (several targets, epsilon transitions) instead of determinising "
       "them by the subset construction");
   sub.add_option("--max-subset-states", load.completion.max_subset_states,
-                 "Most states the subset construction of an NFA may make")
+                 "Most states the subset construction of an NFA (or of --regex) may make")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
+  // What only a file has: refused with --regex rather than silently ignored.
+  for (const char* name : {"--input-format", "--initial", "--no-determinise", "--complete"})
+    regex->excludes(sub.get_option(name));
   // What a convention decided goes to standard error, where a summary on stdout or JSON is
   // not disturbed by it.
   load.completion.note = [](const std::string& note) {

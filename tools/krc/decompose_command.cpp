@@ -1,4 +1,5 @@
-// `krc decompose AUT [--format text|json|dot] [--input-format F] [--complete] [--initial S]`:
+// `krc decompose AUT|--regex P [--alphabet L] [--format text|json|dot] [--input-format F]
+// [--complete] [--initial S]`:
 // the holonomy (Krohn-Rhodes) decomposition of an automaton: its levels, their holonomy
 // groups, and the skeleton.
 #include <unistd.h>

@@ -1,5 +1,5 @@
-// `krc info AUT|FILE.safetensors [--json] [--labels]`: what an automaton is (states, state
-// graph, semigroup, Krohn-Rhodes decomposition) or what a compiled network is (where it came
+// `krc info AUT|--regex P|FILE.safetensors [--json] [--labels]`: what an automaton is (states,
+// state graph, semigroup, Krohn-Rhodes decomposition) or what a compiled network is (where it came
 // from, its size, which layers implement which level, what its residual stream holds).
 #include <cstdint>
 #include <filesystem>
