@@ -246,7 +246,7 @@ TEST_CASE("regex: every refusal names the column and the problem") {
   CHECK(contains(outside.problem(), "<name>"));
   CHECK(contains(regex_error("a\xFF").problem(), "UTF-8"));
   CHECK(contains(regex_error("<\\<bos\\>>").problem(), "reserved"));
-  for (const std::string list : {"a,,b", "a,b,a", "<bos>"}) {
+  for (const std::string list : {"a,,b", "a,b,a", "<bos>", "a,\xFF"}) {
     CAPTURE(list);
     CHECK_THROWS_AS(parse_alphabet_list(list), InputError);
   }

@@ -66,6 +66,10 @@ TEST_CASE("--regex: bad patterns exit 2 naming the column; a file or --regex, no
   auto twice = run_krc({"info", "--regex", "a", "--alphabet", "a,a"});
   CHECK(twice.status == 2);
   CHECK(contains(twice.err, "listed twice"));
+  // Letters end up in the weights file's JSON: not UTF-8 is bad input, not an internal error.
+  auto bytes = run_krc({"compile", "--regex", "a", "--alphabet", "a,\xFF", "-o", model});
+  CHECK(bytes.status == 2);
+  CHECK(contains(bytes.err, "not valid UTF-8"));
   const std::string parity = (krc::test::reference_dir() / "automata" / "parity.json").string();
   for (const std::vector<std::string>& args : {std::vector<std::string>{"info"},
                                                {"info", parity, "--regex", "a"},

@@ -13,7 +13,7 @@
 #include "krc/automata/thousands.hpp"
 #include "krc/frontend/regex_reader.hpp"
 #include "regex_syntax.hpp"
-#include "text.hpp"
+#include "utf8.hpp"
 
 namespace krc {
 
@@ -147,6 +147,9 @@ void check_alphabet(const std::vector<std::string>& letters, const std::string& 
                        "the letter name '" + letter +
                            "' is reserved: a compiled network's token 0 is <bos>, the start of "
                            "every word");
+    // Letters go into JSON (the weights file's metadata), which holds only UTF-8 text.
+    if (auto problem = frontend::invalid_utf8_problem(letter, "the letter"))
+      throw InputError(source, "", *problem);
     if (!seen.insert(letter).second)
       throw InputError(source, "", "the letter '" + letter + "' is listed twice");
   }
