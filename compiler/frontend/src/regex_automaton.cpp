@@ -23,7 +23,7 @@ using frontend::RegexNode;
 using Kind = RegexNode::Kind;
 
 // The NFA states thompson() makes for `node`, saturating: checked against the limit before
-// anything is built, since nested repetitions multiply ((a{1000}){1000} is a million states).
+// anything is built, since nested repetitions multiply ((a{1000}){1000} is two million states).
 std::uint64_t nfa_states(const RegexNode& node) {
   switch (node.kind) {
     case Kind::Empty:
