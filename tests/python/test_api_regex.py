@@ -2,10 +2,9 @@
 random regular expressions over a, b, c (a seeded generator nesting every operator), the
 minimal DFA's acceptance after every prefix of 10,000 words equals re.fullmatch of that prefix;
 a few are compiled into networks, verified and run through the krc command, and the two doors
-give the same automaton."""
+give the same automaton and the same weights file, byte for byte."""
 
 import json
-import os
 import random
 import re
 
@@ -193,6 +192,9 @@ def test_the_command_line_compiles_verifies_and_runs_what_python_builds(tmp_path
         assert krc_command("verify", model).returncode == 0
         # The network carries the automaton from_regex builds: the same machine by both doors.
         assert krc.load(model).automaton == krc.from_regex(pattern, "a,b,c"), pattern
+        # ... and so the same network, byte for byte.
+        krc.compile(krc.from_regex(pattern, "a,b,c"), max_len=32).save(tmp_path / "python.st")
+        assert (tmp_path / "python.st").read_bytes() == model.read_bytes(), pattern
         for word in words(rng, node)[:20]:
             if not word:
                 continue
