@@ -63,10 +63,19 @@ class Thompson {
       }
       case Kind::Letters: {
         const StateId s = state(), e = state();
-        std::vector<char> in(letters_, 0);
-        for (LetterId l : node.letters) in[l] = 1;
-        for (LetterId l = 0; l < letters_; ++l)
-          if ((in[l] != 0) != node.negated) nfa_.targets[l][s].push_back(e);
+        if (!node.negated) {
+          for (LetterId l : node.letters) nfa_.targets[l][s].push_back(e);
+          return {s, e};
+        }
+        // node.letters is sorted: every letter but those.
+        auto skip = node.letters.begin();
+        for (LetterId l = 0; l < letters_; ++l) {
+          if (skip != node.letters.end() && *skip == l) {
+            ++skip;
+            continue;
+          }
+          nfa_.targets[l][s].push_back(e);
+        }
         return {s, e};
       }
       case Kind::Concat: {
