@@ -22,7 +22,7 @@ namespace {
 using frontend::RegexNode;
 using Kind = RegexNode::Kind;
 
-// The NFA states thompson() makes for `node`, saturating: checked against the limit before
+// The NFA states Thompson::build makes for `node`, saturating: checked against the limit before
 // anything is built, since nested repetitions multiply ((a{1000}){1000} is two million states).
 std::uint64_t nfa_states(const RegexNode& node) {
   switch (node.kind) {
@@ -186,12 +186,12 @@ Automaton regex_automaton(const std::string& pattern, const RegexOptions& option
   const std::size_t letters = parsed.alphabet.size();
   const std::uint64_t states = nfa_states(parsed.root);
   if (states > kMaxRegexNfaStates)
-    throw LimitError(options.source + ": the pattern's NFA would have " +
-                     (states == UINT64_MAX ? std::string("more than 2^64")
-                                           : with_thousands(static_cast<long long>(states))) +
-                     " states, more than " +
-                     with_thousands(static_cast<long long>(kMaxRegexNfaStates)) +
-                     " (krc's limit; repetitions multiply: {m,n} copies its operand n times)");
+    throw LimitError(
+        options.source + ": the pattern's NFA would have " +
+        (states > std::uint64_t{1} << 62 ? std::string("more than 2^62")
+                                         : with_thousands(static_cast<long long>(states))) +
+        " states, more than " + with_thousands(static_cast<long long>(kMaxRegexNfaStates)) +
+        " (krc's limit; repetitions multiply: {m,n} copies its operand n times)");
   // The Nfa keeps a target list per state and letter, and a name per state.
   check_memory("the NFA of the regular expression",
                saturating_mul(states, saturating_add(saturating_mul(letters, 24), 64)));
