@@ -117,10 +117,19 @@ Automaton AutomatonBuilder::build(const BuildOptions& options) const {
   return build_determinised(options);
 }
 
+// An acceptor: some state accepts and the file carries no Mealy outputs and no Moore output
+// for every state, so its output is acceptance (machine_outputs.hpp, default_output). JFLAP,
+// AALpy, AutomataLib, MONA and Spot all mean an acceptor's missing transition as "reject from
+// here on": build completes it with a rejecting sink without being asked.
+bool AutomatonBuilder::is_acceptor() const {
+  return !accepting_.empty() && mealy_.empty() && moore_.size() != states_.size();
+}
+
 Automaton AutomatonBuilder::build_deterministic(const BuildOptions& options) const {
   std::vector<std::string> states = states_;
   std::vector<std::vector<StateId>> delta(letters_.size(), std::vector<StateId>(states_.size(), 0));
   std::optional<StateId> sink;
+  std::size_t missing = 0;
   for (StateId q = 0; q < states_.size(); ++q) {
     for (LetterId a = 0; a < letters_.size(); ++a) {
       auto it = transitions_.find({q, a});
@@ -128,10 +137,13 @@ Automaton AutomatonBuilder::build_deterministic(const BuildOptions& options) con
         delta[a][q] = it->second.front().to;
         continue;
       }
-      if (!options.add_sink)
+      if (!options.add_sink && !is_acceptor())
         fail(state_places_[q], "partial automaton: state '" + states_[q] +
                                    "' has no transition on letter '" + letters_[a] +
-                                   "' (use --complete to add a sink state)");
+                                   "' (use --complete to add a sink state; an acceptor, with "
+                                   "accepting states and no Mealy or Moore outputs, is "
+                                   "completed without it)");
+      ++missing;
       if (!sink) {
         std::string name = options.sink_name;
         while (state_index_.count(name)) name += "'";
@@ -143,6 +155,11 @@ Automaton AutomatonBuilder::build_deterministic(const BuildOptions& options) con
   }
   if (sink)
     for (auto& row : delta) row.push_back(*sink);
+  if (sink && !options.add_sink && options.note)
+    options.note(file_ + ": a partial acceptor: its " + std::to_string(missing) +
+                 (missing == 1 ? " missing transition goes" : " missing transitions go") +
+                 " to a rejecting sink state '" + states.back() +
+                 "' (a missing transition of an acceptor rejects from there on)");
   fill_outputs(options, states.size());
   StateId initial = 0;
   if (!options.initial.empty() && sink && options.initial == states.back())

@@ -96,7 +96,7 @@ std::vector<std::string> output_kind_names() { return kOutputKindNames.names(); 
 OutputKind default_output(const Automaton& a, const MachineOutputs& outputs) {
   if (!outputs.mealy.empty()) return OutputKind::Mealy;
   if (!outputs.moore.empty()) return OutputKind::Moore;
-  if (!a.accepting().empty()) return OutputKind::Accepting;
+  if (!a.accepting().empty() || outputs.acceptor) return OutputKind::Accepting;
   return OutputKind::State;
 }
 

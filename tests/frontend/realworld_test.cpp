@@ -1,6 +1,7 @@
 // Every file of tests/reference/realworld/files (written by AALpy, AutomataLib, FlexFringe,
 // JFLAP and benchmark collections; SOURCES.md there says where each comes from): the DFAs and
-// Mealy machines read, with --complete where partial, and the first state listed initial where
+// Mealy machines read (the partial acceptors completed by default, the partial Mealy machines
+// with --complete), and the first state listed initial where
 // the file has no start marker; the NFAs are determinised (checked against the file's own
 // transitions, read here line by line, as an NFA run on every short word); the others are
 // refused with the reason. A DFA that reads must keep every transition it lists: the
@@ -28,6 +29,9 @@ struct RealWorldFile {
   std::string refused;      // non-empty: the file is refused with a message containing this
   bool nfa = false;         // nondeterministic: determinised (refused with --no-determinise)
   bool collected = false;   // collected for issue 23 (tests/tools compiles and verifies them)
+  // Partial and an acceptor (accepting states, no Mealy or Moore outputs): completed with a
+  // rejecting sink without --complete, and said in a note.
+  bool acceptor = false;
 };
 
 RealWorldFile reads(std::string name, std::size_t states = 0, std::size_t letters = 0) {
@@ -35,6 +39,13 @@ RealWorldFile reads(std::string name, std::size_t states = 0, std::size_t letter
 }
 RealWorldFile partial(std::string name, std::size_t states, std::size_t letters) {
   return {std::move(name), true, "", states, letters, ""};
+}
+// A partial DFA with accepting states and no outputs (its file says so: doublecircle states or
+// JFLAP final states, and no 'in / out' labels).
+RealWorldFile partial_acceptor(std::string name, std::size_t states, std::size_t letters) {
+  RealWorldFile f = partial(std::move(name), states, letters);
+  f.acceptor = true;
+  return f;
 }
 RealWorldFile no_start(std::string name, std::string initial) {
   return {std::move(name), false, std::move(initial), 0, 0, ""};
@@ -60,6 +71,8 @@ const std::vector<RealWorldFile> kFiles{
     reads("aalpy__TCP_tcp_server_bsd_trans.dot", 55, 13),
     reads("aalpy__TLS_JSSE_1.8.0_25_server_regular.dot"),
     reads("aalpy__TLS_OpenSSL_1.0.2_server_regular.dot", 7, 7),
+    // A visibly pushdown automaton: 'x / push(x)' labels read as Mealy outputs, so it is no
+    // acceptor and still needs --complete.
     partial("aalpy__arithmetics.dot", 3, 4),
     reads("aalpy__car_alarm.dot", 6, 2),
     reads("aalpy__coffee_moore.dot", 3, 2),
@@ -76,13 +89,13 @@ const std::vector<RealWorldFile> kFiles{
     collected("aalpy__BLE_cc2652r1.dot", 4, 7),
     collected("aalpy__BLE_CYBLE-416045-02.dot", 3, 9),
     partial("automatalib__incremental_mealy_dag.dot", 6, 3),
-    partial("automatalib__serialization_dfa.dot", 4, 3),
+    partial_acceptor("automatalib__serialization_dfa.dot", 4, 3),
     partial("automatalib__serialization_mealy.dot", 4, 3),
     reads("automatalib__serialization_moore.dot", 3, 2),
     nfa("automatalib__serialization_nfa.dot"),
-    partial("automatalib__visualizer_dfa.dot", 4, 3),
-    partial("flexfringe__toy_dfa_0.dot", 5, 2),
-    partial("jflap8recon__ex1.1a.jff", 4, 0),
+    partial_acceptor("automatalib__visualizer_dfa.dot", 4, 3),
+    partial_acceptor("flexfringe__toy_dfa_0.dot", 5, 2),
+    partial_acceptor("jflap8recon__ex1.1a.jff", 4, 0),
     nfa("jflap8recon__mealyTest.jff"),
     reads("jflapautograder__HW210207.jff", 7, 2),
     reads("jflapautograder__HW210215.jff", 31, 2),
@@ -171,8 +184,17 @@ TEST_CASE("realworld: every DFA and Mealy machine reads and keeps every listed t
       CHECK(contains(notes[0], "no start marker"));
       CHECK(contains(notes[0], "'" + f.initial + "'"));
     }
-    // --complete is needed: without it the file is refused, naming the option.
-    if (f.complete) {
+    // A partial acceptor reads without --complete as with it, and a note says so; any other
+    // partial file needs --complete: without it the file is refused, naming the option.
+    if (f.complete && f.acceptor) {
+      std::vector<std::string> notes;
+      LoadOptions plain;
+      plain.completion.note = [&](const std::string& note) { notes.push_back(note); };
+      CHECK(load_automaton(path.string(), plain) == a);
+      REQUIRE(notes.size() == 1);
+      CHECK(contains(notes[0], "partial acceptor"));
+      CHECK(contains(notes[0], "rejecting sink state 'sink'"));
+    } else if (f.complete) {
       try {
         load_automaton(path.string());
         FAIL("read without --complete");

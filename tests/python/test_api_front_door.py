@@ -27,6 +27,8 @@ ELSEWHERE = {
     "--help": "help(krc.compile)",
     "--max-memory": "krc.set_max_memory",
     "--format": "refused on compile: the alias users mistake for --input-format",
+    "--regex": "krc.from_regex(pattern)",
+    "--alphabet": "krc.from_regex(pattern, alphabet=)",
 }
 
 

@@ -20,6 +20,9 @@ Automaton reference_automaton(const std::string& stem) {
   auto path = test::reference_dir() / "automata" / (stem + ".json");
   return automaton_from_json(nlohmann::json::parse(test::read_text(path)), path.string());
 }
+
+// A state named "accept" or "accept#k" accepts (the network's states are named by output).
+bool accepts(const std::string& state) { return state.substr(0, state.rfind('#')) == "accept"; }
 }  // namespace
 
 TEST_CASE("krc zoo gridworld --n 9 -o F writes the reference automaton") {
@@ -120,4 +123,38 @@ TEST_CASE("a partial DFA is refused, and completed with --complete") {
   auto completed = test::run_krc({"decompose", input, "--complete", "--format", "json"});
   CHECK(completed.status == 0);
   CHECK(nlohmann::json::parse(completed.out)["automaton"]["states"] == 3);
+}
+
+TEST_CASE("a partial acceptor is completed by default, with a note; a semiautomaton asks") {
+  test::TempDir dir;
+  // s1 accepts and has no transition on b; s0 has every letter.
+  const std::string acceptor = test::write_file(
+      dir, "acceptor.dot",
+      "digraph g {\n  __start0 -> s0;\n  s0 [shape=circle];\n  s1 [shape=doublecircle];\n"
+      "  s0 -> s1 [label=\"a\"];\n  s0 -> s0 [label=\"b\"];\n  s1 -> s0 [label=\"a\"];\n}\n");
+  const std::string model = (dir / "acceptor.safetensors").string();
+  auto compile = test::run_krc({"compile", acceptor, "-o", model, "--max-len", "8"});
+  CAPTURE(compile.err);
+  REQUIRE(compile.status == 0);
+  CHECK(contains(compile.err, "krc: note: " + acceptor +
+                                  ": a partial acceptor: its 1 missing "
+                                  "transition goes to a rejecting sink state 'sink'"));
+  CHECK(contains(compile.err, "krc: output accepting"));
+  // a b: s1, then the sink: rejected from there on (a b a as well).
+  auto run = test::run_krc({"run", model, "--json", "a", "b", "a"});
+  REQUIRE(run.status == 0);
+  const auto states = nlohmann::json::parse(run.out)["states"];
+  REQUIRE(states.size() == 4);
+  CHECK_FALSE(accepts(states[0].get<std::string>()));
+  CHECK(accepts(states[1].get<std::string>()));
+  CHECK_FALSE(accepts(states[2].get<std::string>()));
+  CHECK_FALSE(accepts(states[3].get<std::string>()));
+  // The same graph without an accepting state is a semiautomaton: it still asks.
+  const std::string bare = test::write_file(
+      dir, "bare.dot",
+      "digraph g {\n  __start0 -> s0;\n  s0 -> s1 [label=\"a\"];\n  s0 -> s0 [label=\"b\"];\n"
+      "  s1 -> s0 [label=\"a\"];\n}\n");
+  auto refused = test::run_krc({"info", bare});
+  CHECK(refused.status == 2);
+  CHECK(contains(refused.err, "use --complete"));
 }

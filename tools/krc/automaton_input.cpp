@@ -6,13 +6,30 @@
 
 namespace krc::cli {
 
-void add_automaton_input_options(CLI::App& sub, LoadOptions& load) {
+void add_automaton_input_options(CLI::App& sub, LoadOptions& load, CLI::Option* file) {
+  CLI::Option* regex = sub.add_option_function<std::string>(
+      "--regex", [&load](const std::string& pattern) { load.regex = pattern; },
+      "A regular expression instead of a file: its minimal DFA, with acceptance as the output "
+      "(full match; letters are characters or <name>; | * + ? {m,n} ( ) [abc] [^a] . \\; "
+      "automata/README.md, \"Regular expressions\")");
+  CLI::Option* alphabet = sub.add_option_function<std::string>(
+      "--alphabet", [&load](const std::string& letters) { load.alphabet = letters; },
+      "With --regex: the letters, comma-separated, in token order (default: the letters the "
+      "pattern names, in order of first appearance)");
+  alphabet->needs(regex);
+  file->required(false);
+  regex->excludes(file);
+  sub.parse_complete_callback([file, regex] {
+    if (file->count() == 0 && regex->count() == 0)
+      throw CLI::RequiredError(file->get_name() + " (a description file, or --regex PATTERN)");
+  });
   sub.add_option("--input-format", load.format,
                  "Format of the automaton file when its extension does not say (default: from "
                  "the extension .json, .dot/.gv, .jff, else from the content)")
       ->check(CLI::IsMember({"json", "dot", "jff"}));
   sub.add_flag("--complete", load.completion.add_sink,
-               "Complete a partial DFA with a sink state instead of failing");
+               "Complete a partial DFA with a sink state instead of failing (a partial "
+               "acceptor, with accepting states and no outputs, is completed without it)");
   sub.add_option("--initial", load.completion.initial,
                  "The initial state, by name (overrides the file's start marker; without "
                  "either, the first state the file lists is initial)");
@@ -21,9 +38,12 @@ void add_automaton_input_options(CLI::App& sub, LoadOptions& load) {
       "Refuse NFAs (several targets, epsilon transitions) instead of determinising "
       "them by the subset construction");
   sub.add_option("--max-subset-states", load.completion.max_subset_states,
-                 "Most states the subset construction of an NFA may make")
+                 "Most states the subset construction of an NFA (or of --regex) may make")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
+  // What only a file has: refused with --regex rather than silently ignored.
+  for (const char* name : {"--input-format", "--initial", "--no-determinise", "--complete"})
+    regex->excludes(sub.get_option(name));
   // What a convention decided goes to standard error, where a summary on stdout or JSON is
   // not disturbed by it.
   load.completion.note = [](const std::string& note) {

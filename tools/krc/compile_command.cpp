@@ -1,5 +1,5 @@
-// `krc compile AUT -o OUT.safetensors [--strategy auto|scan|kr|onelayer] [--max-len N]
-// [--precision fp32|bf16|fp16] [--norm none|layernorm] [--attention softmax|hard]
+// `krc compile AUT|--regex P [--alphabet L] -o OUT.safetensors [--strategy auto|scan|kr|onelayer]
+// [--max-len N] [--precision fp32|bf16|fp16] [--norm none|layernorm] [--attention softmax|hard]
 // [--max-onelayer-units U] [--max-onelayer-values V] [--input-format F] [--complete]
 // [--initial S] [--dense] [--json]`:
 // compiles an automaton description into transformer weights and says what it built.
@@ -169,10 +169,12 @@ const RegisterCommand compile_registration{{
     10,
     [](CLI::App& sub) -> std::function<int()> {
       auto a = std::make_shared<CompileArguments>();
-      sub.add_option("automaton", a->input,
-                     "Description file: krc JSON, Graphviz DOT (AALpy, LearnLib) or JFLAP .jff; - "
-                     "for stdin")
-          ->required();
+      CLI::Option* file =
+          sub.add_option(
+                 "automaton", a->input,
+                 "Description file: krc JSON, Graphviz DOT (AALpy, LearnLib) or JFLAP .jff; - "
+                 "for stdin")
+              ->required();
       sub.add_option("-o,--output", a->output, "Weights file to write (safetensors); - for stdout")
           ->required()
           ->check(nonempty_path());
@@ -239,7 +241,7 @@ const RegisterCommand compile_registration{{
                      "output of the letter just read) or moore (default: what the file carries, "
                      "else state)")
           ->check(CLI::IsMember(output_kind_names()));
-      add_automaton_input_options(sub, a->load);
+      add_automaton_input_options(sub, a->load, file);
       refuse_format_option(sub);
       sub.add_flag("--dense", a->dense,
                    "Store every tensor dense (default: sparse where it saves space)");

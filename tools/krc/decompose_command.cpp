@@ -1,4 +1,5 @@
-// `krc decompose AUT [--format text|json|dot] [--input-format F] [--complete] [--initial S]`:
+// `krc decompose AUT|--regex P [--alphabet L] [--format text|json|dot] [--input-format F]
+// [--complete] [--initial S]`:
 // the holonomy (Krohn-Rhodes) decomposition of an automaton: its levels, their holonomy
 // groups, and the skeleton.
 #include <unistd.h>
@@ -81,10 +82,12 @@ const RegisterCommand decompose_registration{
     {"decompose", "Krohn-Rhodes (holonomy) decomposition: levels, holonomy groups, skeleton", 40,
      [](CLI::App& sub) -> std::function<int()> {
        auto a = std::make_shared<DecomposeArguments>();
-       sub.add_option("automaton", a->input,
-                      "Description file: krc JSON, Graphviz DOT (AALpy, LearnLib) or JFLAP .jff; - "
-                      "for stdin")
-           ->required();
+       CLI::Option* file =
+           sub.add_option(
+                  "automaton", a->input,
+                  "Description file: krc JSON, Graphviz DOT (AALpy, LearnLib) or JFLAP .jff; - "
+                  "for stdin")
+               ->required();
        sub.add_option(
               "--format", a->format,
               "text: one line per level, like SgpDec; json: the summary other programs read;\n"
@@ -94,7 +97,7 @@ const RegisterCommand decompose_registration{
        sub.add_option("-o,--output", a->output, "File to write; - for stdout")
            ->capture_default_str()
            ->check(nonempty_path());
-       add_automaton_input_options(sub, a->load);
+       add_automaton_input_options(sub, a->load, file);
        sub.add_flag("--no-tables", a->no_tables,
                     "Skip the complete action tables (skeleton and groups only)");
        sub.add_option("--max-images", a->max_images, "Limit on the images of the state set")

@@ -1,5 +1,5 @@
-// `krc info AUT|FILE.safetensors [--json] [--labels]`: what an automaton is (states, state
-// graph, semigroup, Krohn-Rhodes decomposition) or what a compiled network is (where it came
+// `krc info AUT|--regex P|FILE.safetensors [--json] [--labels]`: what an automaton is (states,
+// state graph, semigroup, Krohn-Rhodes decomposition) or what a compiled network is (where it came
 // from, its size, which layers implement which level, what its residual stream holds).
 #include <cstdint>
 #include <filesystem>
@@ -242,11 +242,12 @@ const RegisterCommand info_registration{{
     60,
     [](CLI::App& sub) -> std::function<int()> {
       auto a = std::make_shared<InfoArguments>();
-      sub.add_option("file", a->input, "An automaton description or a .safetensors weights file")
-          ->required();
+      CLI::Option* file = sub.add_option("file", a->input,
+                                         "An automaton description or a .safetensors weights file")
+                              ->required();
       sub.add_flag("--json", a->json, "Print JSON");
       sub.add_flag("--labels", a->labels, "For a network: list every residual dimension's label");
-      add_automaton_input_options(sub, a->load);
+      add_automaton_input_options(sub, a->load, file);
       refuse_format_option(sub);
       sub.add_option("--max-elements", a->max_elements,
                      "For an automaton: enumerate the transformation semigroup up to this many "
@@ -260,8 +261,10 @@ const RegisterCommand info_registration{{
                      "For an automaton: limit on the memory the images take, in MiB")
           ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 24))
           ->capture_default_str();
-      return
-          [a] { return looks_like_safetensors(a->input) ? network_info(*a) : automaton_info(*a); };
+      return [a] {
+        return !a->load.regex && looks_like_safetensors(a->input) ? network_info(*a)
+                                                                  : automaton_info(*a);
+      };
     },
 }};
 

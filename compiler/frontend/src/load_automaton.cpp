@@ -11,6 +11,7 @@
 #include "krc/frontend/dot_reader.hpp"
 #include "krc/frontend/jflap_reader.hpp"
 #include "krc/frontend/json_reader.hpp"
+#include "krc/frontend/regex_reader.hpp"
 #include "text.hpp"
 #include "utf8.hpp"
 
@@ -82,8 +83,11 @@ Automaton parse_automaton(const std::string& text, const std::string& file,
   if (text.find_first_not_of(" \t\r\n") == std::string::npos)
     throw InputError(file, "", "the file is empty");
   // A UTF-8 byte order mark (Windows editors write one) is not part of any of the formats.
-  if (text.compare(0, 3, "\xEF\xBB\xBF") == 0)
-    return parse_automaton(text.substr(3), file, LoadOptions{options.completion, format});
+  if (text.compare(0, 3, "\xEF\xBB\xBF") == 0) {
+    LoadOptions rest = options;
+    rest.format = format;
+    return parse_automaton(text.substr(3), file, rest);
+  }
   bool standard_input = file == "-" || file == "<stdin>" || file.empty();
   // A file name need not be UTF-8, but the automaton's name must be (it goes into JSON).
   std::string name =
@@ -116,6 +120,17 @@ Automaton parse_automaton(const std::string& text, const std::string& file,
 }
 
 Automaton load_automaton(const std::string& path, const LoadOptions& options) {
+  if (options.regex) {
+    RegexOptions regex;
+    if (options.alphabet) regex.alphabet = parse_alphabet_list(*options.alphabet);
+    regex.max_subset_states = options.completion.max_subset_states;
+    Automaton automaton = regex_automaton(*options.regex, regex);
+    if (options.completion.outputs) {
+      *options.completion.outputs = {};
+      options.completion.outputs->acceptor = true;
+    }
+    return automaton;
+  }
   Automaton automaton = [&] {
     const std::string text = read_bounded(path, description_limit());
     return parse_automaton(text, path == "-" ? "<stdin>" : path, options);

@@ -1,7 +1,9 @@
-// krc.Automaton, krc.load_automaton, krc.parse_automaton and the zoo. States and letters are
-// names on the Python side; ids stay inside.
+// krc.Automaton, krc.load_automaton, krc.parse_automaton, krc.from_regex and the zoo. States and
+// letters are names on the Python side; ids stay inside.
 #include <pybind11/operators.h>
 #include <pybind11/stl.h>
+
+#include <variant>
 
 #include "bindings.hpp"
 #include "krc/automata/automaton_json.hpp"
@@ -9,6 +11,7 @@
 #include "krc/automata/machine_outputs.hpp"
 #include "krc/automata/zoo.hpp"
 #include "krc/frontend/load_automaton.hpp"
+#include "krc/frontend/regex_reader.hpp"
 
 namespace krc::python {
 
@@ -67,11 +70,12 @@ Automaton make_automaton(std::string name, std::vector<std::string> states,
                    start, std::move(accepting_ids), std::move(description));
 }
 
-// The Python object of a file's automaton, its Mealy and Moore outputs kept beside it.
+// The Python object of a file's automaton, its Mealy and Moore outputs (and whether it is an
+// acceptor) kept beside it: (mealy, moore, acceptor).
 py::object with_outputs(Automaton automaton, const MachineOutputs& outputs) {
   py::object object = py::cast(std::move(automaton));
-  if (!outputs.mealy.empty() || !outputs.moore.empty())
-    object.attr("_outputs") = py::make_tuple(outputs.mealy, outputs.moore);
+  if (!outputs.mealy.empty() || !outputs.moore.empty() || outputs.acceptor)
+    object.attr("_outputs") = py::make_tuple(outputs.mealy, outputs.moore, outputs.acceptor);
   return object;
 }
 
@@ -188,6 +192,30 @@ void bind_automaton(py::module_& m) {
       py::arg("complete") = false, py::arg("initial") = py::none(),
       py::arg("no_determinise") = false,
       py::arg("max_subset_states") = CompletionOptions{}.max_subset_states);
+  m.def(
+      "from_regex",
+      [](const std::string& pattern,
+         const std::optional<std::variant<std::string, std::vector<std::string>>>& alphabet,
+         std::size_t max_subset_states) {
+        RegexOptions options;
+        options.source = "regex";
+        options.max_subset_states = max_subset_states;
+        // A string is the command line's --alphabet list ("a,b,c"): one rule for both doors.
+        if (alphabet && std::holds_alternative<std::string>(*alphabet))
+          options.alphabet = parse_alphabet_list(std::get<std::string>(*alphabet), "alphabet");
+        else if (alphabet)
+          options.alphabet = std::get<std::vector<std::string>>(*alphabet);
+        Automaton automaton = [&] {
+          py::gil_scoped_release unlocked;
+          return regex_automaton(pattern, options);
+        }();
+        // An acceptor even where no state accepts: compile answers acceptance, as --regex does.
+        MachineOutputs outputs;
+        outputs.acceptor = true;
+        return with_outputs(std::move(automaton), outputs);
+      },
+      py::arg("pattern"), py::arg("alphabet") = py::none(),
+      py::arg("max_subset_states") = RegexOptions{}.max_subset_states);
   bind_zoo(m);
 }
 

@@ -10,16 +10,18 @@ namespace krc::python {
 
 namespace {
 
-// The outputs a file carried (Mealy, Moore), which krc.load_automaton keeps on the
+// The outputs a file carried (Mealy, Moore, acceptor), which krc.load_automaton keeps on the
 // Automaton it returns: the command line compiles the same file with them.
 MachineOutputs carried_outputs(const py::object& automaton) {
   MachineOutputs outputs;
   if (!py::hasattr(automaton, "_outputs")) return outputs;
-  auto [mealy, moore] =
+  auto [mealy, moore, acceptor] =
       automaton.attr("_outputs")
-          .cast<std::pair<std::vector<std::vector<std::string>>, std::vector<std::string>>>();
+          .cast<
+              std::tuple<std::vector<std::vector<std::string>>, std::vector<std::string>, bool>>();
   outputs.mealy = std::move(mealy);
   outputs.moore = std::move(moore);
+  outputs.acceptor = acceptor;
   return outputs;
 }
 

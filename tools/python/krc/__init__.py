@@ -14,7 +14,7 @@ krc.InputError (file, place, problem), a limit krc.LimitError (option). tools/RE
 
 import os
 import re
-from typing import Callable, Optional, Union
+from typing import Callable, Iterable, Optional, Union
 
 from . import _core
 from ._core import (Automaton, Component, Counterexample, Decomposition, DecompositionLevel,
@@ -28,10 +28,11 @@ __version__ = _core.__version__
 
 __all__ = [
     "Automaton", "Component", "Counterexample", "Decomposition", "DecompositionLevel", "Group",
-    "InputError", "KrPlan", "KrcError", "Layer", "LimitError", "MissingExtraError", "Network", "OneLayerPlan", "Role",
+    "InputError", "KrPlan", "KrcError", "Layer", "LimitError", "MissingExtraError", "Network",
+    "OneLayerPlan", "Role",
     "RunResult", "ScanPlan", "Skeleton", "VerifyProgress", "VerifyReport", "ZooFamily",
-    "compile", "decompose", "load", "load_automaton", "parse_automaton", "set_max_memory", "zoo",
-    "zoo_families",
+    "compile", "decompose", "from_regex", "load", "load_automaton", "parse_automaton",
+    "set_max_memory", "zoo", "zoo_families",
 ]
 
 
@@ -42,7 +43,8 @@ def load_automaton(path: Union[str, "os.PathLike[str]"], input_format: Optional[
     """Reads an automaton description: krc's JSON, Graphviz DOT (AALpy, LearnLib, FlexFringe)
     or JFLAP .jff ("-" reads standard input). input_format: "json", "dot" or "jff" when the
     extension does not say; complete: complete a partial DFA with a sink state instead of
-    failing; initial: the initial state by name; no_determinise: refuse an NFA instead of
+    failing (a partial acceptor, with accepting states and no outputs, is completed anyway);
+    initial: the initial state by name; no_determinise: refuse an NFA instead of
     determinising it; max_subset_states: the most states the subset construction may make
     (the options of `krc compile`). A Mealy or Moore file's outputs stay on the Automaton, for
     krc.compile. A bad file raises InputError naming the file, the place (line and column,
@@ -59,6 +61,21 @@ def parse_automaton(text: str, file: str = "<string>", input_format: Optional[st
     do not name the automaton, gives its name)."""
     return _core.parse_automaton(text, file, input_format, complete, initial, no_determinise,
                                  max_subset_states)
+
+
+def from_regex(pattern: str, alphabet: Union[str, Iterable[str], None] = None,
+               max_subset_states: int = 1 << 16) -> Automaton:
+    """The minimal DFA of a regular expression under full matching, as `krc compile --regex`
+    builds it (the same automaton, so the same network): states "accept", "reject",
+    "accept#2"..., the accepting ones accepting. alphabet: the letters in token order, a list
+    or a comma-separated string as --alphabet takes it ("a,b,c"); None: the letters the
+    pattern names, in order of first appearance. The syntax (automata/README.md, "Regular
+    expressions"): letters are characters or <name>; | * + ? {m} {m,n} {m,} {,n} ( ) (?:...)
+    [abc] [^a] [a-d] . and \\ before punctuation; no backreferences, lookaround or anchors.
+    A bad pattern raises InputError (place "column C"); too large a DFA raises LimitError."""
+    if alphabet is not None and not isinstance(alphabet, str):
+        alphabet = list(alphabet)
+    return _core.from_regex(pattern, alphabet, max_subset_states)
 
 
 def decompose(automaton: Automaton, tables: bool = True, max_images: int = 1 << 22,

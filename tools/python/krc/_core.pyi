@@ -1,7 +1,7 @@
 # Types of krc._core, the C++ extension (tools/python/bindings/*.cpp), for editors and type
 # checkers. tests/python/test_api_stubs.py checks that every name here exists in the module
 # and every public name of the module is here.
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import numpy.typing as npt
@@ -40,6 +40,8 @@ class ZooFamily:
     max_n: int
 
 DEFAULT_MAX_SUBSET_STATES: int
+def from_regex(pattern: str, alphabet: Union[str, List[str], None] = None,
+               max_subset_states: int = 65536) -> Automaton: ...
 def load_automaton(path: str, input_format: Optional[str] = None, complete: bool = False,
                    initial: Optional[str] = None, no_determinise: bool = False,
                    max_subset_states: int = 65536) -> Automaton: ...

@@ -23,7 +23,7 @@ inline constexpr const char* kReservedLetter = "<bos>";
 // and whether an NFA is determinised (the subset construction, bounded by max_subset_states
 // and the memory budget) or refused (--no-determinise).
 struct BuildOptions {
-  bool add_sink = false;           // complete a partial DFA with a sink state
+  bool add_sink = false;  // complete a partial DFA with a sink state (acceptors always are)
   std::string sink_name = "sink";  // made unique if a state already has this name
   std::string initial;             // "" = the file's; else a state's name (overrides the file)
   bool determinise = true;         // false: nondeterminism and epsilon transitions are errors
@@ -79,9 +79,13 @@ class AutomatonBuilder {
   std::size_t letter_count() const { return letters_.size(); }
 
   // Checks totality, the initial state and a non-empty alphabet, then builds; an NFA is
-  // determinised from its initial state (subset_construction.hpp).
+  // determinised from its initial state (subset_construction.hpp). A partial DFA is completed
+  // with a sink state when asked (add_sink) or when it is an acceptor (is_acceptor: its
+  // missing transitions reject, said through options.note); otherwise it is an error.
   Automaton build(const BuildOptions& options = {}) const;
   bool has_initial() const { return initial_.has_value(); }
+  // Some state accepts, and there are no Mealy outputs nor a Moore output for every state.
+  bool is_acceptor() const;
 
   const std::string& file() const { return file_; }
   [[noreturn]] void fail(const std::string& place, const std::string& problem) const {

@@ -19,9 +19,13 @@ std::vector<std::string> output_kind_names();  // in enum order (the CLI's choic
 struct MachineOutputs {
   std::vector<std::vector<std::string>> mealy;  // [letter][state]: output of that transition
   std::vector<std::string> moore;               // [state]
+  // The description is an acceptor (a regular expression): its output is acceptance even when
+  // no state accepts (the empty language).
+  bool acceptor = false;
 };
 
-// What the file carries: Mealy, else Moore, else accepting, else the bare state.
+// What the file carries: Mealy, else Moore, else accepting (some state accepts, or the
+// description is an acceptor), else the bare state.
 OutputKind default_output(const Automaton& a, const MachineOutputs& outputs);
 
 // The Moore machine answering `kind` after every prefix, minimised modulo its output.

@@ -3,6 +3,7 @@
 // FlexFringe and the Automata Wiki write it, and JFLAP .jff 4-8 (see README, "Input formats").
 // Every problem is an InputError naming the file, the place (line and column, line, or JSON
 // pointer) and what is wrong; a weights file is refused as one.
+#include <optional>
 #include <string>
 
 #include "krc/automata/automaton.hpp"
@@ -15,11 +16,15 @@ struct LoadOptions {
   // state by name (--initial), for files without a start marker or to override theirs.
   CompletionOptions completion;
   std::string format;  // "", "json", "dot" or "jff" (--input-format); "" = extension, content
+  // --regex PATTERN: the automaton is the pattern's minimal DFA (regex_reader.hpp) and the
+  // path is not read; --alphabet: its letters, comma-separated (nullopt: the pattern's own).
+  std::optional<std::string> regex = std::nullopt, alphabet = std::nullopt;
 };
 
 // Reads `path` ("-" = standard input). The format comes from options.format, else the
 // extension (.json; .dot or .gv; .jff), else the content (its first character or keyword).
 // The automaton is named after the file's stem unless the file names it (JSON "name").
+// With options.regex, the pattern's minimal DFA instead (an acceptor: outputs->acceptor).
 Automaton load_automaton(const std::string& path, const LoadOptions& options = {});
 
 // The same, from text already in memory; `file` names it in messages and gives the default
