@@ -175,13 +175,14 @@ int run_compile(const CompileArguments& a) {
 
 const RegisterCommand compile_registration{{
     "compile",
-    "Compile an automaton (.json, .dot, .jff) into transformer weights (.safetensors)",
+    "Compile an automaton (.json, .dot, .jff, .hoa) into transformer weights (.safetensors)",
     10,
     [](CLI::App& sub) -> std::function<int()> {
       auto a = std::make_shared<CompileArguments>();
-      sub.add_option("automaton", a->input,
-                     "Description file: krc JSON, Graphviz DOT (AALpy, LearnLib) or JFLAP .jff; - "
-                     "for stdin")
+      sub.add_option(
+             "automaton", a->input,
+             "Description file: krc JSON, Graphviz DOT (AALpy, LearnLib), JFLAP .jff or HOA; - "
+             "for stdin")
           ->required();
       sub.add_option("-o,--output", a->output, "Weights file to write (safetensors); - for stdout")
           ->required()

@@ -37,8 +37,9 @@ __all__ = [
 
 def load_automaton(path: Union[str, "os.PathLike[str]"], input_format: Optional[str] = None,
                    complete: bool = False, initial: Optional[str] = None) -> Automaton:
-    """Reads an automaton description: krc's JSON, Graphviz DOT (AALpy, LearnLib, FlexFringe)
-    or JFLAP .jff ("-" reads standard input). input_format: "json", "dot" or "jff" when the
+    """Reads an automaton description: krc's JSON, Graphviz DOT (AALpy, LearnLib, FlexFringe),
+    JFLAP .jff, HOA or Aldebaran .aut, gzip-compressed or not ("-" reads standard input).
+    input_format: "json", "dot", "jff", "hoa" or "aut" when the
     extension does not say; complete: complete a partial DFA with a sink state instead of
     failing; initial: the initial state by name. A bad file raises InputError naming the file,
     the place (line and column, JSON pointer) and the problem."""

@@ -14,11 +14,12 @@ struct LoadOptions {
   // add_sink: complete a partial DFA with a sink state (--complete); initial: the initial
   // state by name (--initial), for files without a start marker or to override theirs.
   CompletionOptions completion;
-  std::string format;  // "", "json", "dot" or "jff" (--input-format); "" = extension, content
+  std::string format;  // "", "json", "dot", "jff" or "hoa" (--input-format); "" = extension,
+                       // else content
 };
 
 // Reads `path` ("-" = standard input). The format comes from options.format, else the
-// extension (.json; .dot or .gv; .jff), else the content (its first character or keyword).
+// extension (.json; .dot or .gv; .jff; .hoa), else the content (its first character or keyword).
 // The automaton is named after the file's stem unless the file names it (JSON "name").
 Automaton load_automaton(const std::string& path, const LoadOptions& options = {});
 
@@ -27,7 +28,7 @@ Automaton load_automaton(const std::string& path, const LoadOptions& options = {
 Automaton parse_automaton(const std::string& text, const std::string& file,
                           const LoadOptions& options = {});
 
-// "json", "dot" or "jff" for the text of `file`, or "" when neither the extension nor the
+// "json", "dot", "jff" or "hoa" for the text of `file`, or "" when neither the extension nor the
 // content tells.
 std::string detect_format(const std::string& file, const std::string& text);
 
