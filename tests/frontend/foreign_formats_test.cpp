@@ -4,6 +4,10 @@
 #include <doctest/doctest.h>
 #include <zlib.h>
 
+#include <fstream>
+#include <random>
+#include <sstream>
+
 #include "frontend_test_helpers.hpp"
 #include "krc/automata/memory_budget.hpp"
 
@@ -100,4 +104,63 @@ TEST_CASE("gzip-compressed input of any format") {
   CHECK_THROWS_WITH_AS(load_automaton(path), doctest::Contains("decompresses to more than"),
                        LimitError);
   set_memory_budget(budget);
+}
+
+TEST_CASE("HOA, Aldebaran and sniffed input: mutated files fail only as bad input") {
+  // A stand-in for tools/fuzz.sh where clang is missing: the fuzz targets' seeds, each byte
+  // mutated, deleted, duplicated or replaced by a token; anything but an automaton, an
+  // InputError or a LimitError escapes and fails the test.
+  const std::vector<std::pair<std::string, std::string>> seeds{
+      {"hoa", "hoa/spec_aut7.hoa"},     {"hoa", "hoa/spec_aut2.hoa"},
+      {"hoa", "hoa/spec_aut4.hoa"},     {"hoa", "hoa/tela_out_230.hoa"},
+      {"aut", "aut/mcrl2_dining2.aut"}, {"", "hoa/owl_ltl2dra_FaGb.hoa"}};
+  const std::vector<std::string> tokens{"&",      "|",   "!",          "(",      ")",  "[",  "]",
+                                        "{",      "}",   "/*",         "*/",     "\"", "@a", "t",
+                                        "Inf(0)", "0&1", "2147483647", "State:", ",",  "i"};
+  std::mt19937 rng(34);
+  std::size_t read = 0, refused = 0;
+  for (const auto& [format, name] : seeds) {
+    std::ifstream in(test::frontend_data(name));
+    std::stringstream buffer;
+    buffer << in.rdbuf();
+    const std::string seed = buffer.str();
+    for (int k = 0; k < 5000; ++k) {
+      std::string text = seed;
+      const int edits = std::uniform_int_distribution<int>(1, 4)(rng);
+      for (int e = 0; e < edits && !text.empty(); ++e) {
+        const std::size_t at = std::uniform_int_distribution<std::size_t>(0, text.size() - 1)(rng);
+        switch (std::uniform_int_distribution<int>(0, 3)(rng)) {
+          case 0:
+            text[at] = static_cast<char>(std::uniform_int_distribution<int>(0, 255)(rng));
+            break;
+          case 1:
+            text.erase(at, std::uniform_int_distribution<std::size_t>(1, 8)(rng));
+            break;
+          case 2:
+            text.insert(at,
+                        text.substr(at, std::uniform_int_distribution<std::size_t>(1, 40)(rng)));
+            break;
+          default:
+            text.insert(
+                at, tokens[std::uniform_int_distribution<std::size_t>(0, tokens.size() - 1)(rng)]);
+        }
+      }
+      LoadOptions options;
+      options.format = format;
+      options.completion.add_sink = k % 2 == 1;
+      try {
+        const Automaton a =
+            parse_automaton(text, "mutant." + (format.empty() ? "x" : format), options);
+        CHECK(a.state_count() > 0);
+        ++read;
+      } catch (const InputError&) {
+        ++refused;
+      } catch (const LimitError&) {
+        ++refused;
+      }
+    }
+  }
+  MESSAGE(read << " mutants read, " << refused << " refused");
+  CHECK(read > 0);
+  CHECK(refused > 0);
 }
