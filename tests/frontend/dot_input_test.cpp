@@ -239,3 +239,21 @@ TEST_CASE("dot: Spot's and LTLf2DFA's guards expand into valuations") {
   CHECK(l.letters() == std::vector<std::string>{"!a", "a"});
   CHECK(l.step(l.initial(), 1) != l.initial());
 }
+
+TEST_CASE("dot: Spot's print_dot output: guards, the I marker, peripheries=2 accepting") {
+  // Spot's DOT for the Büchi automaton of F dest, as a public repository embeds it (its
+  // header, the invisible I marker, peripheries=2 on the accepting state, guard labels).
+  const std::string text =
+      "digraph \"Fdest\" {\n  rankdir=LR\n  label=\"\\n[Büchi]\"\n  labelloc=\"t\"\n"
+      "  node [shape=\"circle\"]\n  I [label=\"\", style=invis, width=0]\n  I -> 1\n"
+      "  0 [label=\"0\", peripheries=2]\n  0 -> 0 [label=\"1\"]\n  1 [label=\"1\"]\n"
+      "  1 -> 0 [label=\"dest\"]\n  1 -> 1 [label=\"!dest\"]\n}\n";
+  Automaton a = load_text("fdest.dot", text);
+  CHECK(a.letters() == std::vector<std::string>{"!dest", "dest"});
+  CHECK(a.state_name(a.initial()) == "1");
+  CHECK(a.accepting() == std::vector<StateId>{static_cast<StateId>(a.find_state("0"))});
+  // Accepted: the words with a letter where dest holds.
+  CHECK(a.step(a.initial(), 0) == a.initial());
+  CHECK(a.state_name(a.step(a.initial(), 1)) == "0");
+  CHECK(a.state_name(a.step(a.step(a.initial(), 1), 0)) == "0");
+}

@@ -140,7 +140,7 @@ TEST_CASE("HOA: the specification's examples read for finite words") {
   }
 }
 
-TEST_CASE("HOA: files written by ltl2dstar, ltl3tela (Spot) and Owl") {
+TEST_CASE("HOA: files written by ltl2dstar, ltl3tela and Spot, and Owl") {
   const std::vector<std::string> p{"p0", "p1"};
   SUBCASE("ltl2dstar F(p0 & X p1), implicit labels: the prefix has p0 then p1") {
     Automaton a = load_hoa("ltl2dstar_Fandp0Xp1.hoa");
@@ -172,6 +172,22 @@ TEST_CASE("HOA: files written by ltl2dstar, ltl3tela (Spot) and Owl") {
     check_language(
         load_hoa("tela_out_230.hoa"), {"a", "b", "c", "d"},
         [](const Word& w) { return !w.empty() && has(w.back(), 0); }, 3);
+  }
+  SUBCASE("Spot ltl2tgba | autfilt --sbacc, GFa & GFb: empty, or the last letter is a&b") {
+    // Inf(0)&Inf(1) state-based: only state 0 is in both sets, and every a&b edge enters it.
+    check_language(
+        load_hoa("spot_sbacc_GFaGFb.hoa"), {"a", "b"},
+        [](const Word& w) { return w.empty() || w.back() == 3; }, 6);
+  }
+  SUBCASE("Spot autfilt --state-based-acceptance, Streett: a^n with n mod 3 in {0, 2}") {
+    // Fin(0) | Inf(1): state 0 {1} and state 2 {0 1} accept, state 1 {0} does not; a cycle.
+    check_language(
+        load_hoa("spot_sbacc_streett.hoa", true), {"a"},
+        [](const Word& w) {
+          return std::all_of(w.begin(), w.end(), [](unsigned v) { return v == 1; }) &&
+                 w.size() % 3 != 1;
+        },
+        9);
   }
   SUBCASE("Owl ltl2dra F(a & G b): a, then b up to the end") {
     check_language(

@@ -23,7 +23,7 @@ namespace krc {
 namespace {
 
 struct DotNode {
-  std::string id, label, shape;
+  std::string id, label, shape, peripheries;
 };
 struct DotEdge {
   std::string label;
@@ -118,6 +118,7 @@ void parse_with_boost(const std::string& input, ParsedDot& parsed) {
   properties.property("node_id", boost::get(&DotNode::id, parsed.graph));
   properties.property("label", boost::get(&DotNode::label, parsed.graph));
   properties.property("shape", boost::get(&DotNode::shape, parsed.graph));
+  properties.property("peripheries", boost::get(&DotNode::peripheries, parsed.graph));
   properties.property("label", boost::get(&DotEdge::label, parsed.graph));
   properties.property(kOrderAttribute, EdgeOrderRecorder{&parsed.edges_in_order});
   boost::read_graphviz(input, parsed.graph, properties, "node_id");
@@ -272,7 +273,12 @@ void DotAutomatonReader::add_states() {
     StateId q = b_.add_state(state_name, node_place(node));
     state_of_[v] = q;
     if (moore_state) b_.set_state_output(q, moore_state->second);
-    if (frontend::lowercase(node.shape) == "doublecircle") b_.add_accepting(q);
+    // Accepting: a double circle, or two rings as Spot draws them (peripheries=2).
+    const std::string rings = frontend::trim(node.peripheries);
+    if (frontend::lowercase(node.shape) == "doublecircle" ||
+        (!rings.empty() && rings.find_first_not_of("0123456789") == std::string::npos &&
+         rings.size() < 4 && std::stoi(rings) >= 2))
+      b_.add_accepting(q);
   }
 }
 
