@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "krc/automata/memory_budget.hpp"
 #include "krc/automata/subset_construction.hpp"
 
 namespace krc {
@@ -137,6 +138,12 @@ Automaton AutomatonBuilder::build(const BuildOptions& options) const {
 }
 
 Automaton AutomatonBuilder::build_deterministic(const BuildOptions& options) const {
+  // A description whose alphabet is not spelled out letter by letter (HOA's 2^AP valuations,
+  // a declared state count) can ask for a table far larger than its text: checked first.
+  check_memory(
+      "the transition table of '" + name_ + "' (" + std::to_string(states_.size() + 1) +
+          " states, " + std::to_string(letters_.size()) + " letters)",
+      saturating_mul(saturating_mul(states_.size() + 1, letters_.size()), 2 * sizeof(StateId)));
   std::vector<std::string> states = states_;
   std::vector<std::vector<StateId>> delta(letters_.size(), std::vector<StateId>(states_.size(), 0));
   std::optional<StateId> sink;

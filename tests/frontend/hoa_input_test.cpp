@@ -10,6 +10,7 @@
 #include <random>
 
 #include "frontend_test_helpers.hpp"
+#include "krc/automata/memory_budget.hpp"
 
 using namespace krc;
 using test::contains;
@@ -312,4 +313,19 @@ TEST_CASE("HOA: nesting is bounded before it can exhaust the stack") {
                                                     " Start: 0 Acceptance: 0 t --BODY-- State: 0 "
                                                     "[t] 0 --END--\n");
   CHECK(c.state_count() == 1);
+}
+
+TEST_CASE("HOA: a declared size is counted against the memory budget before it is allocated") {
+  // 2,000,000 states of 4,096 letters each: a 30 GiB table from a 100-byte file.
+  const std::string text =
+      "HOA: v1\nStates: 2000000\nStart: 0\nAP: 12 \"a\" \"b\" \"c\" \"d\" \"e\" \"f\" \"g\" \"h\" "
+      "\"i\" \"j\" \"k\" \"l\"\nAcceptance: 0 t\n--BODY--\n--END--\n";
+  const std::uint64_t budget = memory_budget();
+  set_memory_budget(std::uint64_t{1} << 30);
+  test::TempDir dir;
+  const std::string path = test::write_file(dir, "big.hoa", text);
+  LoadOptions options;
+  options.completion.add_sink = true;
+  CHECK_THROWS_AS(load_automaton(path, options), LimitError);
+  set_memory_budget(budget);
 }
