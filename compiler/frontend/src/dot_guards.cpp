@@ -129,11 +129,7 @@ class GuardParser {
       return {};
     }
     if (add_aps_) return {};
-    const std::size_t j = static_cast<std::size_t>(it - aps_.begin());
-    Table t = constant(false);
-    for (std::size_t v = 0; v < valuations(); ++v)
-      if (v >> j & 1) t[v / 64] |= std::uint64_t{1} << (v % 64);
-    return t;
+    return (*tables_)[static_cast<std::size_t>(it - aps_.begin())];
   }
 
   const std::string& s_;
@@ -141,6 +137,10 @@ class GuardParser {
   bool add_aps_;
   std::size_t pos_ = 0;
   bool ok_ = true, operator_ = false;
+
+ public:
+  // Each proposition's table, made once for all labels: a guard of many atoms copies tables.
+  const std::vector<Table>* tables_ = nullptr;
 };
 
 }  // namespace
@@ -211,6 +211,13 @@ std::optional<LabelExpansion> expand_guards(const std::vector<std::string>& labe
     return e;
   }
   const std::size_t count = std::size_t{1} << aps.size();
+  std::vector<std::vector<std::uint64_t>> tables;
+  for (std::size_t j = 0; j < aps.size(); ++j) {
+    std::vector<std::uint64_t> t((count + 63) / 64, 0);
+    for (std::size_t v = 0; v < count; ++v)
+      if (v >> j & 1) t[v / 64] |= std::uint64_t{1} << (v % 64);
+    tables.push_back(std::move(t));
+  }
   for (std::size_t v = 0; v < count; ++v) {
     std::string name;
     for (std::size_t j = 0; j < aps.size(); ++j)
@@ -219,6 +226,7 @@ std::optional<LabelExpansion> expand_guards(const std::vector<std::string>& labe
   }
   for (const auto& label : labels) {
     GuardParser p(label, aps, false);
+    p.tables_ = &tables;
     const auto table = p.parse();
     std::vector<std::size_t> letters;
     for (std::size_t v = 0; v < count; ++v)

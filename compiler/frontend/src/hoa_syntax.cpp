@@ -341,6 +341,7 @@ class HoaParser {
                 "the alias " + aliases[k].first + " is defined twice");
       Guard g = label_expr(0);
       if (!item_ends()) fail_here("unexpected " + describe(cur_) + " in the alias's formula");
+      count_bytes(g.bits.size() * 8 + 64 + aliases[k].first.size());
       alias_guards_.emplace(aliases[k].first, std::move(g));
     }
     lexer_.seek(body_position);
@@ -420,6 +421,17 @@ class HoaParser {
   void trim(Guard& g) const {
     if (valuations() < 64) g.bits[0] &= (std::uint64_t{1} << valuations()) - 1;
   }
+  // Proposition j's table, made once: a label of a million atoms copies, it does not loop.
+  const Guard& proposition(std::uint32_t j) {
+    if (proposition_tables_.empty())
+      for (std::size_t k = 0; k < aut_.propositions.size(); ++k) {
+        Guard g = constant(false);
+        for (std::size_t v = 0; v < valuations(); ++v)
+          if (v >> k & 1) g.bits[v / 64] |= std::uint64_t{1} << (v % 64);
+        proposition_tables_.push_back(std::move(g));
+      }
+    return proposition_tables_[j];
+  }
   Guard label_expr(std::size_t depth) {
     Guard g = label_and(depth);
     while (at(Kind::Punct, "|")) {
@@ -464,10 +476,7 @@ class HoaParser {
         fail_here("atomic proposition " + std::to_string(j) + ", but 'AP:' declares " +
                   std::to_string(aut_.propositions.size()));
       advance();
-      Guard g = constant(false);
-      for (std::size_t v = 0; v < valuations(); ++v)
-        if (v >> j & 1) g.bits[v / 64] |= std::uint64_t{1} << (v % 64);
-      return g;
+      return proposition(j);
     }
     if (at(Kind::AName)) {
       auto it = alias_guards_.find(cur_.text);
@@ -552,6 +561,7 @@ class HoaParser {
   std::size_t last_end_ = 0;
   Lexer::Position before_cur_{0, 1};
   std::map<std::string, Guard> alias_guards_;
+  std::vector<Guard> proposition_tables_;
   std::uint64_t bytes_ = 0;
   HoaAutomaton aut_;
 };
