@@ -278,6 +278,19 @@ TEST_CASE("HOA: what krc refuses, with the reason and the line") {
   CHECK(contains(test::load_error("big.hoa", "HOA: v1\nStates: 99999999999\n", "line 2").problem(),
                  "below 2^31"));
   CHECK(contains(test::load_error("ver.hoa", "HOA: v2\n", "line 1").problem(), "version 1"));
+  CHECK(contains(test::load_error("dup.hoa", "HOA: v1\nAP: 0\nAP: 0\n", "line 3").problem(),
+                 "a second 'AP:'"));
+  // A tool's own header items may repeat; upper-case unknown ones are noted, not refused.
+  std::vector<std::string> notes;
+  LoadOptions noting;
+  noting.completion.note = [&](const std::string& note) { notes.push_back(note); };
+  test::load_text("own.hoa",
+                  "HOA: v1\nspot.highlight.edges: 1 2\nspot.highlight.edges: 3 4\nFoo: 1\n"
+                  "Start: 0\nAcceptance: 0 t\n--BODY--\nState: 0 [t] 0\n--END--\n",
+                  noting);
+  CHECK(std::any_of(notes.begin(), notes.end(), [](const std::string& n) {
+    return contains(n, "'Foo:' is not one krc knows");
+  }));
 }
 
 TEST_CASE("HOA: nesting is bounded before it can exhaust the stack") {

@@ -267,7 +267,9 @@ class HoaParser {
       const std::string item = cur_.text;
       const std::size_t line = cur_.line;
       advance();
-      if (item != "Start" && item != "Alias" && item != "properties") {
+      // The items whose second occurrence would be ambiguous; others (a tool's own) may repeat.
+      if (item == "States" || item == "AP" || item == "Acceptance" || item == "acc-name" ||
+          item == "name" || item == "tool" || item == "HOA") {
         auto [it, fresh] = seen.emplace(item, line);
         if (!fresh)
           b_.fail(line_place(line), "a second '" + item + ":' header item (the first is on line " +
