@@ -6,6 +6,7 @@
 #include <map>
 
 #include "text.hpp"
+#include "valuations.hpp"
 
 namespace krc::frontend {
 
@@ -48,13 +49,11 @@ class GuardParser {
   bool has_operator() const { return operator_; }
 
  private:
-  using Table = std::vector<std::uint64_t>;
+  using Table = TruthTable;
   std::size_t valuations() const { return std::size_t{1} << aps_.size(); }
   Table constant(bool value) const {
     if (add_aps_) return {};
-    Table t((valuations() + 63) / 64, value ? ~std::uint64_t{0} : 0);
-    if (valuations() < 64) t[0] &= (std::uint64_t{1} << valuations()) - 1;
-    return t;
+    return constant_table(aps_.size(), value);
   }
   void skip_space() {
     while (pos_ < s_.size() && std::isspace(static_cast<unsigned char>(s_[pos_]))) ++pos_;
@@ -211,19 +210,9 @@ std::optional<LabelExpansion> expand_guards(const std::vector<std::string>& labe
     return e;
   }
   const std::size_t count = std::size_t{1} << aps.size();
-  std::vector<std::vector<std::uint64_t>> tables;
-  for (std::size_t j = 0; j < aps.size(); ++j) {
-    std::vector<std::uint64_t> t((count + 63) / 64, 0);
-    for (std::size_t v = 0; v < count; ++v)
-      if (v >> j & 1) t[v / 64] |= std::uint64_t{1} << (v % 64);
-    tables.push_back(std::move(t));
-  }
-  for (std::size_t v = 0; v < count; ++v) {
-    std::string name;
-    for (std::size_t j = 0; j < aps.size(); ++j)
-      name += (j ? "&" : "") + std::string(v >> j & 1 ? "" : "!") + aps[j];
-    e.alphabet.push_back(aps.empty() ? "t" : name);
-  }
+  const std::vector<TruthTable> tables = proposition_tables(aps.size());
+  for (std::size_t v = 0; v < count; ++v)
+    e.alphabet.push_back(valuation_letter(static_cast<std::uint32_t>(v), aps));
   for (const auto& label : labels) {
     GuardParser p(label, aps, false);
     p.tables_ = &tables;

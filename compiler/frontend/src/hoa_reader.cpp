@@ -8,6 +8,7 @@
 #include "krc/automata/memory_budget.hpp"
 #include "source_lines.hpp"
 #include "utf8.hpp"
+#include "valuations.hpp"
 
 namespace krc {
 
@@ -17,28 +18,6 @@ using frontend::Guard;
 using frontend::HoaAutomaton;
 using frontend::HoaState;
 using frontend::line_place;
-
-// A proposition's name in a letter: as written when it cannot be mistaken for the letter's
-// own syntax, else quoted as HOA quotes it.
-std::string literal_name(const std::string& ap) {
-  const bool plain = !ap.empty() && std::all_of(ap.begin(), ap.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '-' ||
-           c == '@' || static_cast<unsigned char>(c) >= 0x80;
-  });
-  if (plain) return ap;
-  std::string quoted = "\"";
-  for (char c : ap) quoted += c == '"' || c == '\\' ? std::string("\\") + c : std::string(1, c);
-  return quoted + "\"";
-}
-
-// Valuation v as a letter: "a&!b" (proposition 0 first), "t" with no propositions.
-std::string letter_name(std::uint32_t v, const std::vector<std::string>& aps) {
-  if (aps.empty()) return "t";
-  std::string name;
-  for (std::size_t j = 0; j < aps.size(); ++j)
-    name += (j ? "&" : "") + std::string(v >> j & 1 ? "" : "!") + literal_name(aps[j]);
-  return name;
-}
 
 std::vector<std::uint32_t> merged(const std::vector<std::uint32_t>& a,
                                   const std::vector<std::uint32_t>& b) {
@@ -192,7 +171,7 @@ class HoaAutomatonReader {
         b_.fail("", *problem);
     const std::uint32_t valuations = std::uint32_t{1} << h_.propositions.size();
     for (std::uint32_t v = 0; v < valuations; ++v)
-      b_.add_letter(letter_name(v, h_.propositions), "AP");
+      b_.add_letter(frontend::valuation_letter(v, h_.propositions), "AP");
   }
 
   // One transition per valuation that satisfies the edge's guard, counted against the memory

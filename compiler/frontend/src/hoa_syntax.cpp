@@ -6,6 +6,7 @@
 
 #include "krc/automata/memory_budget.hpp"
 #include "source_lines.hpp"
+#include "valuations.hpp"
 
 namespace krc::frontend {
 
@@ -415,24 +416,16 @@ class HoaParser {
   // ---- labels -------------------------------------------------------------------------
   std::size_t valuations() const { return std::size_t{1} << aut_.propositions.size(); }
   Guard constant(bool value) const {
-    Guard g;
-    g.bits.assign((valuations() + 63) / 64, value ? ~std::uint64_t{0} : 0);
-    trim(g);
-    return g;
+    return Guard{constant_table(aut_.propositions.size(), value)};
   }
   void trim(Guard& g) const {
     if (valuations() < 64) g.bits[0] &= (std::uint64_t{1} << valuations()) - 1;
   }
   // Proposition j's table, made once: a label of a million atoms copies, it does not loop.
-  const Guard& proposition(std::uint32_t j) {
+  Guard proposition(std::uint32_t j) {
     if (proposition_tables_.empty())
-      for (std::size_t k = 0; k < aut_.propositions.size(); ++k) {
-        Guard g = constant(false);
-        for (std::size_t v = 0; v < valuations(); ++v)
-          if (v >> k & 1) g.bits[v / 64] |= std::uint64_t{1} << (v % 64);
-        proposition_tables_.push_back(std::move(g));
-      }
-    return proposition_tables_[j];
+      proposition_tables_ = proposition_tables(aut_.propositions.size());
+    return Guard{proposition_tables_[j]};
   }
   Guard label_expr(std::size_t depth) {
     Guard g = label_and(depth);
@@ -563,7 +556,7 @@ class HoaParser {
   std::size_t last_end_ = 0;
   Lexer::Position before_cur_{0, 1};
   std::map<std::string, Guard> alias_guards_;
-  std::vector<Guard> proposition_tables_;
+  std::vector<TruthTable> proposition_tables_;
   std::uint64_t bytes_ = 0;
   HoaAutomaton aut_;
 };
