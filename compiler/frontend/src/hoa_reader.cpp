@@ -73,11 +73,12 @@ class HoaAutomatonReader {
     }
   }
 
-  // Every edge gets its guard: its own label, its state's, or the implicit one (the k-th of
-  // exactly 2^AP unlabelled edges reads valuation k).
+  // Every edge has a guard: its own label, its state's, or the implicit one (the k-th of
+  // exactly 2^AP unlabelled edges reads valuation k). Checked here; guard_of() gives it without
+  // copying a table per edge (a state label's or an implicit one would cost 2^AP bits an edge).
   void label_edges() {
     const std::size_t valuations = std::size_t{1} << h_.propositions.size();
-    for (HoaState& s : h_.states) {
+    for (const HoaState& s : h_.states) {
       const auto labelled = static_cast<std::size_t>(std::count_if(
           s.edges.begin(), s.edges.end(), [](const auto& e) { return e.label.has_value(); }));
       if (s.label) {
@@ -85,7 +86,6 @@ class HoaAutomatonReader {
           b_.fail(line_place(s.line), "state " + std::to_string(s.id) +
                                           " has a label, and so may its edges not (the "
                                           "state's label is theirs)");
-        for (auto& e : s.edges) e.label = s.label;
       } else if (labelled > 0 && labelled < s.edges.size()) {
         const auto it = std::find_if(s.edges.begin(), s.edges.end(),
                                      [](const auto& e) { return !e.label.has_value(); });
@@ -98,14 +98,14 @@ class HoaAutomatonReader {
                   "state " + std::to_string(s.id) + " has " + std::to_string(s.edges.size()) +
                       " edges without labels: implicit labels need exactly 2^AP = " +
                       std::to_string(valuations) + " of them, one per valuation");
-        for (std::size_t k = 0; k < valuations; ++k) {
-          Guard g;
-          g.bits.assign((valuations + 63) / 64, 0);
-          g.bits[k / 64] |= std::uint64_t{1} << (k % 64);
-          s.edges[k].label = std::move(g);
-        }
       }
     }
+  }
+
+  // The guard of state s's k-th edge, or nullptr when its label is implicit (valuation k).
+  static const Guard* guard_of(const HoaState& s, std::size_t k) {
+    if (s.edges[k].label) return &*s.edges[k].label;
+    return s.label ? &*s.label : nullptr;
   }
 
   // Finite words: a run that ends in state q, entered by an edge in the sets E, accepts when
@@ -179,24 +179,33 @@ class HoaAutomatonReader {
   void add_transitions() {
     std::uint64_t count = 0;
     for (const HoaState& s : h_.states)
-      for (const auto& e : s.edges) {
-        std::uint64_t sat = 0;
-        for (std::uint64_t word : e.label->bits)
-          sat += static_cast<std::uint64_t>(std::popcount(word));
+      for (std::size_t k = 0; k < s.edges.size(); ++k) {
+        std::uint64_t sat = 1;  // an implicit label
+        if (const Guard* g = guard_of(s, k)) {
+          sat = 0;
+          for (std::uint64_t word : g->bits) sat += static_cast<std::uint64_t>(std::popcount(word));
+        }
         count = saturating_add(count, sat * (twin_needed_[s.id] ? 2 : 1));
       }
     check_memory("the " + std::to_string(count) + " transitions of the HOA automaton",
                  saturating_mul(count, 160));
     const std::uint32_t valuations = std::uint32_t{1} << h_.propositions.size();
     for (const HoaState& s : h_.states)
-      for (const auto& e : s.edges) {
+      for (std::size_t k = 0; k < s.edges.size(); ++k) {
+        const auto& e = s.edges[k];
         const std::string place = line_place(e.line);
         const StateId to = entered(e);
-        for (std::uint32_t v = 0; v < valuations; ++v) {
-          if (!e.label->holds(v)) continue;
+        auto add = [&](std::uint32_t v) {
           b_.add_transition(ids_[s.id], v, to, place);
           if (twin_needed_[s.id]) b_.add_transition(twin_ids_[s.id], v, to, place);
+        };
+        const Guard* g = guard_of(s, k);
+        if (!g) {
+          add(static_cast<std::uint32_t>(k));  // implicit: the k-th edge reads valuation k
+          continue;
         }
+        for (std::uint32_t v = 0; v < valuations; ++v)
+          if (g->holds(v)) add(v);
       }
   }
 
