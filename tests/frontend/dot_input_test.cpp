@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include "frontend_test_helpers.hpp"
+#include "krc/automata/memory_budget.hpp"
 
 using namespace krc;
 using test::contains;
@@ -256,4 +257,23 @@ TEST_CASE("dot: Spot's print_dot output: guards, the I marker, peripheries=2 acc
   CHECK(a.step(a.initial(), 0) == a.initial());
   CHECK(a.state_name(a.step(a.initial(), 1)) == "0");
   CHECK(a.state_name(a.step(a.step(a.initial(), 1), 0)) == "0");
+}
+
+TEST_CASE("dot: guards that stand for many transitions are counted before they are added") {
+  // One label names 12 propositions (4,096 letters); 50,000 edges labelled "1" then stand for
+  // 200 million transitions from a 1 MB file.
+  std::string text = "digraph g {\n  __start0 -> s0;\n  s0 -> s0 [label=\"p0";
+  for (int j = 1; j < 12; ++j) text += " & p" + std::to_string(j);
+  text += "\"];\n";
+  for (int i = 0; i < 50000; ++i)
+    text += "  s" + std::to_string(i % 100) + " -> s" + std::to_string((i + 1) % 100) +
+            " [label=\"1\"];\n";
+  text += "}\n";
+  const std::uint64_t budget = memory_budget();
+  set_memory_budget(std::uint64_t{64} << 20);
+  test::TempDir dir;
+  const std::string path = test::write_file(dir, "flood.dot", text);
+  CHECK_THROWS_WITH_AS(load_automaton(path), doctest::Contains("transitions the guards stand for"),
+                       LimitError);
+  set_memory_budget(budget);
 }

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 
+#include "krc/automata/memory_budget.hpp"
 #include "text.hpp"
 #include "valuations.hpp"
 
@@ -142,6 +143,12 @@ class GuardParser {
   const std::vector<Table>* tables_ = nullptr;
 };
 
+// Every label's table of letters, counted against the memory budget before it is made.
+void check_letter_tables(std::size_t labels, std::size_t letters) {
+  check_memory("the letter tables of " + std::to_string(labels) + " edge labels",
+               saturating_mul(labels, (letters + 63) / 64 * 8 + 32));
+}
+
 }  // namespace
 
 std::optional<LabelExpansion> expand_bit_vectors(const std::vector<std::string>& labels) {
@@ -173,15 +180,16 @@ std::optional<LabelExpansion> expand_bit_vectors(const std::vector<std::string>&
     for (std::size_t k = 0; k < width; ++k) name += (v >> (width - 1 - k) & 1) ? '1' : '0';
     e.alphabet.push_back(std::move(name));
   }
+  check_letter_tables(labels.size(), count);
   for (const auto& label_parts_list : parts) {
-    std::vector<std::size_t> letters;
+    TruthTable letters = constant_table(width, false);
     for (std::size_t v = 0; v < count; ++v)
       for (const auto& p : label_parts_list) {
         bool match = true;
         for (std::size_t k = 0; k < width && match; ++k)
           match = p[k] == 'X' || p[k] == e.alphabet[v][k];
         if (match) {
-          letters.push_back(v);
+          letters[v / 64] |= std::uint64_t{1} << (v % 64);
           break;
         }
       }
@@ -213,14 +221,11 @@ std::optional<LabelExpansion> expand_guards(const std::vector<std::string>& labe
   const std::vector<TruthTable> tables = proposition_tables(aps.size());
   for (std::size_t v = 0; v < count; ++v)
     e.alphabet.push_back(valuation_letter(static_cast<std::uint32_t>(v), aps));
+  check_letter_tables(labels.size(), count);
   for (const auto& label : labels) {
     GuardParser p(label, aps, false);
     p.tables_ = &tables;
-    const auto table = p.parse();
-    std::vector<std::size_t> letters;
-    for (std::size_t v = 0; v < count; ++v)
-      if (table[v / 64] >> (v % 64) & 1) letters.push_back(v);
-    e.letters.push_back(std::move(letters));
+    e.letters.push_back(p.parse());
   }
   return e;
 }

@@ -14,14 +14,17 @@
 #include <string>
 #include <vector>
 
+#include "valuations.hpp"
+
 namespace krc::frontend {
 
 inline constexpr std::size_t kMaxGuardPropositions = 12;  // 4,096 letters
 
 struct LabelExpansion {
-  std::string kind;                               // "bit vectors", "guards"
-  std::vector<std::string> alphabet;              // every valuation, in order
-  std::vector<std::vector<std::size_t>> letters;  // [label]: the letters it stands for
+  std::string kind;                   // "bit vectors", "guards"
+  std::vector<std::string> alphabet;  // every valuation, in order
+  // [label]: the letters it stands for, as a table over the alphabet (bit v: letter v)
+  std::vector<TruthTable> letters;
   std::string problem;  // non-empty: the labels read this way, but cannot be expanded
   std::size_t problem_label = 0;
 };

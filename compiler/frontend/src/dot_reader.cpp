@@ -14,6 +14,7 @@
 #include "dot_scanner.hpp"
 #include "dot_syntax.hpp"
 #include "krc/automata/input_error.hpp"
+#include "krc/automata/memory_budget.hpp"
 #include "source_lines.hpp"
 #include "text.hpp"
 #include "utf8.hpp"
@@ -327,8 +328,17 @@ std::string DotAutomatonReader::add_transitions() {
     }
     if (expansion && !expansion->problem.empty())
       b_.fail(places[edge_of[expansion->problem_label]], expansion->problem);
-    if (expansion)
+    if (expansion) {
+      // A label of a few bytes ("1") can stand for 4,096 transitions: counted first.
+      std::uint64_t transitions = 0;
+      for (const auto& table : expansion->letters)
+        for (std::uint64_t word : table)
+          transitions += static_cast<std::uint64_t>(__builtin_popcountll(word));
+      check_memory("the " + std::to_string(transitions) + " transitions the " + expansion->kind +
+                       " stand for",
+                   saturating_mul(transitions, 160));
       for (const auto& letter : expansion->alphabet) b_.letter(letter, places[edge_of[0]]);
+    }
   }
   for (std::size_t i = 0; i < edges.size(); ++i) {
     const std::size_t from = boost::source(edges[i], g), to = boost::target(edges[i], g);
@@ -338,9 +348,11 @@ std::string DotAutomatonReader::add_transitions() {
       continue;
     }
     if (expansion) {
-      for (std::size_t letter : expansion->letters[expanded_index[i]])
-        b_.add_transition(*state_of_[from], static_cast<LetterId>(letter), *state_of_[to],
-                          places[i]);
+      const auto& table = expansion->letters[expanded_index[i]];
+      for (std::size_t letter = 0; letter < expansion->alphabet.size(); ++letter)
+        if (table[letter / 64] >> (letter % 64) & 1)
+          b_.add_transition(*state_of_[from], static_cast<LetterId>(letter), *state_of_[to],
+                            places[i]);
       continue;
     }
     for (const std::string& letter : frontend::edge_inputs(labels[i], is_html)) {
