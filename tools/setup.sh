@@ -7,7 +7,8 @@
 # unset, everything is built, the test programs included. Builds go through ccache (installed
 # here too), which saves them where its cache (~/.cache/ccache) outlives the machine.
 # KRC_PYTHON=0 leaves out the environment and the package (sanitizer and fuzz builds do);
-# KRC_VENV=DIR uses another environment than .venv.
+# KRC_VENV=DIR uses another environment than .venv; KRC_REQUIREMENTS=FILE installs FILE's pins
+# instead of requirements.txt (the demo: requirements-core.txt, no frameworks).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${1:-build}
@@ -38,11 +39,13 @@ if [ "$python" = 1 ]; then
     echo "krc setup: creating the Python environment $venv" >&2
     python3 -m venv "$venv"
   fi
-  # pip install -r takes seconds even when nothing is missing: only when requirements.txt changed.
+  # pip install -r takes seconds even when nothing is missing: only when the list changed.
+  # KRC_REQUIREMENTS=requirements-core.txt (README's demo) installs the core alone.
+  requirements=${KRC_REQUIREMENTS:-requirements.txt}
   stamp="$venv/.krc-requirements"
-  if ! cmp -s requirements.txt "$stamp"; then
-    "$venv/bin/python" -m pip install -q -r requirements.txt
-    cp requirements.txt "$stamp"
+  if ! cmp -s "$requirements" "$stamp"; then
+    "$venv/bin/python" -m pip install -q -r "$requirements"
+    cp "$requirements" "$stamp"
   fi
   cmake_python=(-DKRC_PYTHON=ON "-DPython_EXECUTABLE=$venv/bin/python")
 fi

@@ -4,6 +4,8 @@
 #include <stdexcept>
 #include <unordered_set>
 
+#include "krc/automata/automaton_builder.hpp"
+
 namespace krc {
 
 namespace {
@@ -33,6 +35,12 @@ Automaton::Automaton(std::string name, std::vector<std::string> states,
   // network of no layers, and each command that needs a letter says so.
   require_unique_names(states_, "state");
   require_unique_names(letters_, "letter");
+  // Every network's vocabulary begins with this token; a letter by that name would make the
+  // files krc writes ambiguous, so every reader refuses it, and so does this constructor.
+  for (const auto& letter : letters_)
+    if (letter == kReservedLetter)
+      throw std::invalid_argument(std::string("the letter name '") + kReservedLetter +
+                                  "' is reserved for the beginning-of-word token");
   if (delta_.size() != letters_.size())
     throw std::invalid_argument("transition table has " + std::to_string(delta_.size()) +
                                 " rows for " + std::to_string(letters_.size()) + " letters");

@@ -103,10 +103,9 @@ OutputKind default_output(const Automaton& a, const MachineOutputs& outputs) {
 OutputMachine output_machine(const Automaton& a, const MachineOutputs& outputs, OutputKind kind) {
   if (kind == OutputKind::State) return {a, a.states(), a.state_count()};
   if (kind == OutputKind::Mealy && outputs.mealy.empty())
-    throw std::invalid_argument(
-        "--output mealy: the file has no Mealy outputs (labels 'in / out')");
+    throw std::invalid_argument("mealy: the file has no Mealy outputs (labels 'in / out')");
   if (kind == OutputKind::Moore && outputs.moore.empty())
-    throw std::invalid_argument("--output moore: the file has no Moore outputs (state labels)");
+    throw std::invalid_argument("moore: the file has no Moore outputs (state labels)");
   std::vector<std::string> per_state = outputs.moore;
   if (kind == OutputKind::Accepting) {
     per_state.assign(a.state_count(), "reject");

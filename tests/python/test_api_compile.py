@@ -144,8 +144,10 @@ def test_save_writes_whole_files_or_none(gridworld, tmp_path):
     target.write_bytes(b"an earlier file")
     gridworld.save(target, dense=True)
     assert krc.load(target).d_model == gridworld.d_model
-    with pytest.raises(OSError):
+    # The krc command's writer: an InputError naming the target, never a temporary file.
+    with pytest.raises(krc.InputError) as e:
         gridworld.save(tmp_path / "missing" / "g9.safetensors")
+    assert e.value.file == str(tmp_path / "missing" / "g9.safetensors")
     assert sorted(os.listdir(tmp_path)) == ["g9.safetensors"]  # no temporary left behind
     umask = os.umask(0o022)
     os.umask(umask)

@@ -4,6 +4,7 @@ extension has, the krc command is installed beside it, and a Ctrl-C free import 
 import ast
 import inspect
 import os
+import re
 import subprocess
 import sys
 
@@ -124,3 +125,34 @@ def test_readme_python_example_is_true(capsys, tmp_path, monkeypatch):
         cell = min(8, cell + 1) if letter == "R" else max(0, cell - 1)
         expected.append(str(cell))
     assert claimed == expected == scope["states"]
+
+
+def test_a_missing_framework_names_its_extra(monkeypatch):
+    net = krc.compile(krc.zoo("parity"), max_len=4)
+    for module, method, extra in (("transformer_lens", "to_transformer_lens", "lens"),
+                                  ("torch", "to_torch", "torch")):
+        monkeypatch.setitem(sys.modules, module, None)  # import raises ImportError
+        with pytest.raises(krc.MissingExtraError, match=r"pip install 'krc\[%s\]'" % extra):
+            getattr(net, method)()
+        monkeypatch.undo()
+    with pytest.raises(ImportError):  # a MissingExtraError is an ImportError too
+        monkeypatch.setitem(sys.modules, "onnx", None)
+        net.to_onnx(os.devnull)
+
+
+def test_the_lean_lists_pin_what_requirements_txt_pins():
+    # requirements-core.txt (the demo's) and pyproject's extras name versions requirements.txt
+    # (the tests') pins, so the lean install and the tested one cannot drift apart.
+    def pins(lines):
+        return dict(re.findall(r"^\s*\"?([A-Za-z0-9_.-]+)==([^\s\",]+)", lines, re.M))
+    repo = os.path.join(os.path.dirname(__file__), "..", "..")
+    full = {k.lower().replace("_", "-"): v for k, v in
+            pins(open(os.path.join(repo, "requirements.txt")).read()).items()}
+    core = pins(open(os.path.join(repo, "requirements-core.txt")).read())
+    pyproject = open(os.path.join(repo, "pyproject.toml")).read()
+    extras = dict(re.findall(r"\"([A-Za-z0-9_.-]+)==([^\"]+)\"",
+                             pyproject.split("[project.optional-dependencies]")[1]))
+    assert core and extras
+    for name, version in list(core.items()) + list(extras.items()):
+        assert full[name.lower().replace("_", "-")] == version, name
+    assert {"torch", "transformer-lens", "transformers", "onnx", "onnxruntime"} <= set(extras)

@@ -3,6 +3,7 @@ counterexample (a network forged by swapping two states' unembedding columns in 
 
 import json
 import struct
+import sys
 
 import numpy as np
 import pytest
@@ -96,3 +97,26 @@ def test_ctrl_c_stops_a_long_verification():
     child.send_signal(signal.SIGINT)
     out, _ = child.communicate(timeout=60)
     assert out.strip() == "interrupted" and child.returncode == 0
+
+
+def test_progress_off_a_terminal_is_whole_lines(monkeypatch):
+    # Off a terminal (a log, a notebook's captured stream) a carriage return only piles the
+    # updates onto one line: whole lines instead, one per ten seconds.
+    import io
+
+    from krc.network import _ProgressLine
+
+    class Point:
+        def __init__(self, seconds):
+            self.seconds = seconds
+
+        def __str__(self):
+            return "at %g s" % self.seconds
+
+    captured = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", captured)
+    line = _ProgressLine()
+    for seconds in (1.0, 2.5, 5.0, 12.0, 12.6, 30.0):
+        line(Point(seconds))
+    line.clear()
+    assert captured.getvalue() == "at 2.5 s\nat 12.6 s\nat 30 s\n"

@@ -4,10 +4,10 @@
 // support's float32 oracle or count which path each row took.
 #include <vector>
 
-#include "float32_kernels.hpp"
+#include "forward/float32_kernels.hpp"
+#include "forward/prepared_network.hpp"
 #include "krc/automata/automaton.hpp"
 #include "krc/runtime/network.hpp"
-#include "prepared_network.hpp"
 
 namespace krc::test {
 

@@ -9,12 +9,12 @@
 #include <cstring>
 
 #include "f32_kernel_run.hpp"
-#include "float32_kernels.hpp"
-#include "identical_sum.hpp"
+#include "forward/float32_kernels.hpp"
+#include "forward/identical_sum.hpp"
+#include "forward/prepared_network.hpp"
 #include "krc/backend/compile.hpp"
 #include "krc/runtime/forward.hpp"
 #include "naive_forward.hpp"
-#include "prepared_network.hpp"
 #include "random_network.hpp"
 #include "test_support.hpp"
 

@@ -3,7 +3,7 @@
 // float32 forward pass (float32_forward.hpp), on hand-built MLPs (rows of integers, rows that
 // must go the general way) and on compiled integer-scan networks, whose compose steps take
 // the clamp path.
-#include "integer_clamp_mlp.hpp"
+#include "forward/integer_clamp_mlp.hpp"
 
 #include <doctest/doctest.h>
 
@@ -12,9 +12,9 @@
 
 #include "f32_kernel_run.hpp"
 #include "float32_forward.hpp"
-#include "float32_kernels.hpp"
+#include "forward/float32_kernels.hpp"
+#include "forward/prepared_network.hpp"
 #include "krc/backend/compile.hpp"
-#include "prepared_network.hpp"
 #include "random_network.hpp"
 #include "test_support.hpp"
 

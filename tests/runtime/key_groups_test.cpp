@@ -5,11 +5,11 @@
 
 #include <cmath>
 
-#include "forward_kernels.hpp"
+#include "forward/forward_kernels.hpp"
+#include "forward/prepared_network.hpp"
 #include "krc/backend/compile.hpp"
 #include "krc/runtime/forward.hpp"
 #include "naive_forward.hpp"
-#include "prepared_network.hpp"
 #include "random_network.hpp"
 #include "reset_network.hpp"
 #include "test_support.hpp"

@@ -1,7 +1,7 @@
 // Bounds on blocks of keys (key_tree.hpp): the searches against brute force over every key,
 // and forward passes whose select heads use the tree against the same passes scoring every key
 // (bitwise), on random and compiled networks, in every arithmetic.
-#include "key_tree.hpp"
+#include "forward/key_tree.hpp"
 
 #include <doctest/doctest.h>
 

@@ -2,8 +2,8 @@
 // whatever the thresholds, it must give the dense formula's result.
 #include <doctest/doctest.h>
 
-#include "forward_kernels.hpp"
-#include "prepared_network.hpp"
+#include "forward/forward_kernels.hpp"
+#include "forward/prepared_network.hpp"
 #include "random_network.hpp"
 
 using namespace krc;

@@ -9,10 +9,10 @@
 #include <fstream>
 #include <limits>
 
+#include "forward/narrow_format.hpp"
 #include "krc/backend/compile.hpp"
 #include "krc/runtime/forward.hpp"
 #include "krc/runtime/weights_file.hpp"
-#include "narrow_format.hpp"
 #include "random_network.hpp"
 #include "test_support.hpp"
 

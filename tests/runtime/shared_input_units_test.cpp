@@ -6,11 +6,11 @@
 #include <algorithm>
 #include <set>
 
-#include "forward_kernels.hpp"
+#include "forward/forward_kernels.hpp"
+#include "forward/prepared_network.hpp"
 #include "krc/backend/compile.hpp"
 #include "krc/runtime/forward.hpp"
 #include "naive_forward.hpp"
-#include "prepared_network.hpp"
 #include "random_network.hpp"
 #include "test_support.hpp"
 

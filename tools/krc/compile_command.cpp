@@ -12,6 +12,7 @@
 
 #include "automaton_input.hpp"
 #include "command.hpp"
+#include "compile_request.hpp"
 #include "krc/automata/automaton.hpp"
 #include "krc/automata/input_error.hpp"
 #include "krc/automata/machine_outputs.hpp"
@@ -46,11 +47,8 @@ std::string counting_text(const KrPlan& plan) {
 
 struct CompileArguments {
   std::string input, output;
-  std::string strategy = "auto", attention = "softmax", output_kind, precision = "fp32",
-              norm = "none", counting = "auto";
+  front_door::CompileRequest request;  // the options krc.compile takes as keywords too
   LoadOptions load;
-  int max_len = 1024;
-  OneLayerOptions onelayer;
   bool dense = false, json = false;
 };
 
@@ -59,22 +57,21 @@ int run_compile(const CompileArguments& a) {
   auto seconds = [&] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   };
-  refuse_output_over_input(a.output, a.input);
+  front_door::refuse_output_over_inputs(a.output, {a.input});
   MachineOutputs outputs;
   LoadOptions load = a.load;
   load.completion.outputs = &outputs;
   const Automaton file_automaton = load_automaton(a.input, load);
-  // The network answers the chosen output: its states are those of the output's Moore
-  // machine, minimised modulo the output and named by it (machine_outputs.hpp).
-  const OutputKind kind = a.output_kind.empty() ? default_output(file_automaton, outputs)
-                                                : output_kind_from_string(a.output_kind);
-  const OutputMachine machine = [&] {
+  front_door::PreparedCompile prepared = [&] {
     try {
-      return output_machine(file_automaton, outputs, kind);
-    } catch (const std::invalid_argument& e) {
-      throw InputError(a.input, "", e.what());
+      return front_door::prepare_compile(file_automaton, outputs, a.request,
+                                         front_door::Door::CommandLine, a.input);
+    } catch (const std::invalid_argument& e) {  // a value CLI11's checks let through
+      throw InputError("command line", "", e.what());
     }
   }();
+  const OutputKind kind = prepared.kind;
+  const OutputMachine& machine = prepared.machine;
   const Automaton& automaton = machine.automaton;
   std::cerr << "krc: output " << to_string(kind);
   if (kind != OutputKind::State)
@@ -88,14 +85,7 @@ int run_compile(const CompileArguments& a) {
               << (kind == OutputKind::State ? "initial state" : "output of the initial state")
               << ", position 0 is the only one)\n";
 
-  CompileOptions options;
-  options.strategy = strategy_from_string(a.strategy);
-  options.max_len = a.max_len;
-  options.onelayer = a.onelayer;
-  options.attention = attention_kind_from_string(a.attention);
-  options.precision = precision_from_string(a.precision);
-  options.norm = norm_from_string(a.norm);
-  if (a.counting != "auto") options.kr.counter_sum = counter_sum_from_string(a.counting);
+  CompileOptions& options = prepared.options;
   // Stage lines only for compilations slow enough to wonder about.
   const bool tty = isatty(STDERR_FILENO);
   options.progress = [&](const std::string& stage) {
@@ -112,7 +102,7 @@ int run_compile(const CompileArguments& a) {
       throw LimitError(std::string(e.what()) + " (a smaller --max-len makes a smaller network)");
     }
   }();
-  write_output(a.output, bytes);
+  front_door::write_output(a.output, bytes, {.inputs = {a.input}});
 
   const Network& net = result.network;
   // With the weights on standard output, the summary goes to standard error.
@@ -187,7 +177,7 @@ const RegisterCommand compile_registration{{
       sub.add_option("-o,--output", a->output, "Weights file to write (safetensors); - for stdout")
           ->required()
           ->check(nonempty_path());
-      sub.add_option("--strategy", a->strategy,
+      sub.add_option("--strategy", a->request.strategy,
                      "auto: build all, keep the one with the fewest layers (ties: the fewest "
                      "parameters)\n"
                      "kr: Krohn-Rhodes cascade, depth independent of --max-len\n"
@@ -196,7 +186,7 @@ const RegisterCommand compile_registration{{
                      "and 1 feed-forward layer; short words only: it says the largest --max-len")
           ->check(CLI::IsMember(strategy_names()))
           ->capture_default_str();
-      sub.add_option("--precision", a->precision,
+      sub.add_option("--precision", a->request.precision,
                      "The format the network must be exact in: fp32 (a plain float32 "
                      "framework), bf16 or fp16 (the model cast to that format); bf16 and fp16 "
                      "admit only the constructions with a bound there (today the scan's "
@@ -204,7 +194,7 @@ const RegisterCommand compile_registration{{
                      "otherwise")
           ->check(CLI::IsMember(precision_names()))
           ->capture_default_str();
-      sub.add_option("--norm", a->norm,
+      sub.add_option("--norm", a->request.norm,
                      "none: today's networks\n"
                      "layernorm: for `krc export --format gpt2`: the position fetches (every "
                      "scan step's, kr's from t-1) score with lambda 64 instead of 20, so every "
@@ -217,7 +207,7 @@ const RegisterCommand compile_registration{{
           ->capture_default_str();
       std::vector<std::string> countings = counter_sum_names();
       countings.insert(countings.begin(), "auto");
-      sub.add_option("--counting", a->counting,
+      sub.add_option("--counting", a->request.counting,
                      "kr: how counters sum their increments (compiler/README.md, "
                      "\"Constant-denominator sums\")\n"
                      "auto: whole up to max-len 2048, dyadic beyond while exact, then blocks\n"
@@ -228,24 +218,24 @@ const RegisterCommand compile_registration{{
                      "counter, about 4 p sqrt(max-len) units")
           ->check(CLI::IsMember(countings))
           ->capture_default_str();
-      sub.add_option("--max-len", a->max_len, "Longest input word the network must handle")
-          ->check(CLI::Range(1, 1 << 20))
+      sub.add_option("--max-len", a->request.max_len, "Longest input word the network must handle")
+          ->check(CLI::Range(1, front_door::kMaxLenLimit))
           ->capture_default_str();
-      sub.add_option("--max-onelayer-units", a->onelayer.max_units,
+      sub.add_option("--max-onelayer-units", a->request.max_onelayer_units,
                      "onelayer: most hidden units the decoding may take")
           ->check(CLI::PositiveNumber)
           ->capture_default_str();
-      sub.add_option("--max-onelayer-values", a->onelayer.max_values,
+      sub.add_option("--max-onelayer-values", a->request.max_onelayer_values,
                      "onelayer: most prefix values the planner may enumerate")
           ->check(CLI::PositiveNumber)
           ->capture_default_str();
-      sub.add_option("--attention", a->attention,
+      sub.add_option("--attention", a->request.attention,
                      "Attention the network is meant for (verify uses it by default)")
           ->check(CLI::IsMember(std::vector<std::string>{to_string(AttentionKind::Softmax),
                                                          to_string(AttentionKind::Hard)}))
           ->capture_default_str();
       // --output is the weights file (-o), so the issue's `--output KIND` is --output-kind.
-      sub.add_option("--output-kind", a->output_kind,
+      sub.add_option("--output-kind", a->request.output_kind,
                      "What the network answers at every position: state, accepting, mealy (the "
                      "output of the letter just read) or moore (default: what the file carries, "
                      "else state)")

@@ -36,7 +36,7 @@ struct DecomposeArguments {
 
 int run_decompose(const DecomposeArguments& a) {
   const auto start = std::chrono::steady_clock::now();
-  refuse_output_over_input(a.output, a.input);
+  front_door::refuse_output_over_inputs(a.output, {a.input});
   const Automaton automaton = load_automaton(a.input, a.load);
 
   DecomposeOptions options;
@@ -73,7 +73,7 @@ int run_decompose(const DecomposeArguments& a) {
     add_semigroup_facts(summary, decomposition, a.max_elements);
     out = a.format == "json" ? summary.dump(1) + "\n" : decomposition_text(summary);
   }
-  write_output(a.output, out);
+  front_door::write_output(a.output, out, {.inputs = {a.input}});
   return 0;
 }
 

@@ -180,12 +180,15 @@ TensorFile export_file(const Network& n, const UniformShape& u) {
   file.metadata["config"] = transformer_lens_config(n, u).dump();
   file.metadata["krc"] = krc_info(n, u).dump();
   file.metadata["automaton"] = n.automaton.dump();
+  // What the network is certified for (its precision's exact_in), for the loaders' warnings.
+  file.metadata["compiler"] = n.compiler.dump();
   file.metadata["residual_labels"] = json(n.residual_labels).dump();
   return file;
 }
 
 int run_export(const ExportArguments& a) {
   const auto start = std::chrono::steady_clock::now();
+  front_door::refuse_output_over_inputs(a.output, {a.input});
   const Network network = load_network(a.input);
   const UniformShape u = uniform_shape(network);
   const long long bytes = dense_bytes(network, u);
@@ -194,7 +197,7 @@ int run_export(const ExportArguments& a) {
                      " bytes of tensors, more than --max-bytes " + with_thousands(a.max_bytes) +
                      "; raise --max-bytes (the export is built in memory, about twice its size)");
   const std::string contents = write_safetensors(export_file(network, u));
-  write_output(a.output, contents);
+  front_door::write_output(a.output, contents, {.inputs = {a.input}});
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const json config = transformer_lens_config(network, u);

@@ -17,18 +17,6 @@ namespace {
 
 using nlohmann::json;
 
-// Each file appears whole (write_output), in the order given: config.json last, so a directory
-// that from_pretrained can open holds every file.
-void write_checkpoint(const std::string& dir, const Gpt2Checkpoint& c) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  if (fs::exists(dir, ec) && !fs::is_directory(dir, ec))
-    throw InputError(dir, "", "exists and is not a directory");
-  if (!fs::exists(dir, ec) && !fs::create_directory(dir, ec))
-    throw InputError(dir, "", "cannot create the directory: " + ec.message());
-  for (const auto& [name, contents] : c.files) write_output(dir + "/" + name, contents);
-}
-
 void print_summary(const Gpt2ExportArguments& a, const Network& network, const Gpt2Checkpoint& c,
                    double seconds) {
   const Gpt2Shape& s = c.shape;
@@ -50,9 +38,12 @@ int run_export_gpt2(const Gpt2ExportArguments& a) {
   if (a.output == "-")
     throw InputError("command line", "--output",
                      "a GPT-2 checkpoint is a directory; - cannot hold it");
+  front_door::refuse_output_over_inputs(a.output, {a.input});
   const Network network = load_network(a.input);
   const Gpt2Checkpoint c = gpt2_checkpoint(network, a.input, {a.max_bytes, a.allow_inexact});
-  write_checkpoint(a.output, c);
+  // The directory appears whole, in one rename (front_door/output_file.hpp): never a
+  // checkpoint that from_pretrained opens with a file missing.
+  front_door::write_output_directory(a.output, c.files, {.inputs = {a.input}});
   if (!c.exactness.exact)
     std::cerr << "krc: warning: " << a.output
               << " is not provably exact (--allow-inexact): " << c.exactness.reason << "\n";

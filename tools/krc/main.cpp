@@ -41,7 +41,7 @@ int run_command(const std::function<int()>& run) {
 // Output to standard output that did not arrive is an error too.
 int finish(int status) {
   try {
-    krc::cli::finish_standard_output();
+    krc::front_door::finish_standard_output();
   } catch (const krc::InputError& e) {
     std::cerr << "krc: error: " << e.what() << "\n";
     return status == 3 ? 3 : 2;
@@ -53,7 +53,7 @@ int finish(int status) {
 
 int main(int argc, char** argv) {
   using namespace krc::cli;
-  guard_standard_streams();
+  krc::front_door::guard_standard_streams();
   CLI::App app{
       "krc compiles finite semiautomata into the weights of standard transformers (Krohn-Rhodes\n"
       "cascades or parallel-prefix networks) and verifies every emitted network by running it.\n"

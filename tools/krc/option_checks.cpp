@@ -67,12 +67,4 @@ CLI::Validator byte_size() {
       "SIZE");
 }
 
-void refuse_output_over_input(const std::string& output, const std::string& input) {
-  if (output == "-" || input == "-") return;
-  std::error_code ec;
-  if (std::filesystem::equivalent(output, input, ec) && !ec)
-    throw InputError(output, "-o",
-                     "is the input file; krc will not replace its input with its output");
-}
-
 }  // namespace krc::cli

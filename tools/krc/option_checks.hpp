@@ -1,7 +1,7 @@
 #pragma once
 // Checks on option values whose messages a user can act on: the range in plain numbers
 // (CLI11's NonNegativeNumber prints a 300-digit one), no silent saturation of an integer that
-// does not fit, and no empty or self-overwriting output path.
+// does not fit, and no empty output path.
 #include <CLI/CLI.hpp>
 #include <cstdint>
 #include <string>
@@ -21,9 +21,5 @@ CLI::Validator byte_size();
 // Every strategy's name but auto's, from the strategy name table: a benchmark names what it
 // builds.
 std::vector<std::string> built_strategy_names();
-
-// InputError when `output` names the same file as `input` (also through a link): writing the
-// output would replace the input before krc is done with it.
-void refuse_output_over_input(const std::string& output, const std::string& input);
 
 }  // namespace krc::cli

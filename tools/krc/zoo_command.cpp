@@ -93,11 +93,11 @@ std::pair<std::string, std::optional<int>> family_and_parameter(const ZooOptions
 int run_zoo(const ZooOptions& o) {
   if (o.name.empty()) {
     if (o.n) throw InputError("zoo", "--n", "give a family name with --n (krc zoo NAME --n N)");
-    write_output(o.output, o.json ? family_listing_json() : family_listing_text());
+    front_door::write_output(o.output, o.json ? family_listing_json() : family_listing_text());
     return 0;
   }
   auto [family, n] = family_and_parameter(o);
-  write_output(o.output, automaton_to_json_text(zoo_automaton(family, n)));
+  front_door::write_output(o.output, automaton_to_json_text(zoo_automaton(family, n)));
   return 0;
 }
 

@@ -6,6 +6,7 @@
 #include "bindings.hpp"
 #include "krc/automata/automaton_json.hpp"
 #include "krc/automata/input_error.hpp"
+#include "krc/automata/machine_outputs.hpp"
 #include "krc/automata/zoo.hpp"
 #include "krc/frontend/load_automaton.hpp"
 
@@ -14,7 +15,8 @@ namespace krc::python {
 namespace {
 
 LoadOptions load_options(const std::optional<std::string>& input_format, bool complete,
-                         const std::optional<std::string>& initial) {
+                         const std::optional<std::string>& initial, bool no_determinise,
+                         long long max_subset_states) {
   LoadOptions options;
   options.format = input_format.value_or("");
   if (!options.format.empty() && options.format != "json" && options.format != "dot" &&
@@ -24,6 +26,11 @@ LoadOptions load_options(const std::optional<std::string>& input_format, bool co
         options.format + "\"");
   options.completion.add_sink = complete;
   options.completion.initial = initial.value_or("");
+  options.completion.determinise = !no_determinise;
+  if (max_subset_states < 1)
+    throw py::value_error("max_subset_states " + std::to_string(max_subset_states) +
+                          " is not positive");
+  options.completion.max_subset_states = static_cast<std::size_t>(max_subset_states);
   return options;
 }
 
@@ -61,6 +68,14 @@ Automaton make_automaton(std::string name, std::vector<std::string> states,
                    start, std::move(accepting_ids), std::move(description));
 }
 
+// The Python object of a file's automaton, its Mealy and Moore outputs kept beside it.
+py::object with_outputs(Automaton automaton, const MachineOutputs& outputs) {
+  py::object object = py::cast(std::move(automaton));
+  if (!outputs.mealy.empty() || !outputs.moore.empty())
+    object.attr("_outputs") = py::make_tuple(outputs.mealy, outputs.moore);
+  return object;
+}
+
 void bind_zoo(py::module_& m) {
   py::class_<ZooFamily>(m, "ZooFamily", "A family of the built-in zoo (`krc zoo` lists them).")
       .def_readonly("name", &ZooFamily::name)
@@ -79,7 +94,10 @@ void bind_zoo(py::module_& m) {
 }  // namespace
 
 void bind_automaton(py::module_& m) {
-  py::class_<Automaton>(m, "Automaton",
+  m.attr("DEFAULT_MAX_SUBSET_STATES") = CompletionOptions{}.max_subset_states;
+  // dynamic_attr: krc.load_automaton keeps the file's Mealy and Moore outputs on the object
+  // (`_outputs`), for krc.compile to answer them as the command line does.
+  py::class_<Automaton>(m, "Automaton", py::dynamic_attr(),
                         "A finite semiautomaton: named states and letters, a total transition "
                         "function and an initial state.")
       .def(py::init(&make_automaton), py::arg("name"), py::arg("states"), py::arg("letters"),
@@ -117,6 +135,17 @@ void bind_automaton(py::module_& m) {
           "to_json", [](const Automaton& a) { return automaton_to_json_text(a); },
           "krc's native JSON description (what krc.load_automaton reads back).")
       .def(py::self == py::self)
+      .def(py::pickle(
+          [](const py::object& self) {
+            return py::make_tuple(automaton_to_json_text(self.cast<const Automaton&>()),
+                                  self.attr("__dict__"));
+          },
+          [](const py::tuple& state) {
+            if (state.size() != 2) throw std::runtime_error("krc.Automaton: bad pickle state");
+            const std::string text = state[0].cast<std::string>();
+            auto automaton = automaton_from_json(nlohmann::json::parse(text), "<pickle>");
+            return std::make_pair(std::move(automaton), state[1].cast<py::dict>());
+          }))
       .def("__repr__", [](const Automaton& a) {
         return "<krc.Automaton " + a.name() + ": " + std::to_string(a.state_count()) + " states, " +
                std::to_string(a.letter_count()) + " letters>";
@@ -125,24 +154,41 @@ void bind_automaton(py::module_& m) {
   m.def(
       "load_automaton",
       [](const std::string& path, const std::optional<std::string>& input_format, bool complete,
-         const std::optional<std::string>& initial) {
-        const LoadOptions options = load_options(input_format, complete, initial);
-        py::gil_scoped_release unlocked;
-        return load_automaton(path, options);
+         const std::optional<std::string>& initial, bool no_determinise,
+         long long max_subset_states) {
+        LoadOptions options =
+            load_options(input_format, complete, initial, no_determinise, max_subset_states);
+        MachineOutputs outputs;
+        options.completion.outputs = &outputs;
+        Automaton automaton = [&] {
+          py::gil_scoped_release unlocked;
+          return load_automaton(path, options);
+        }();
+        return with_outputs(std::move(automaton), outputs);
       },
       py::arg("path"), py::arg("input_format") = py::none(), py::arg("complete") = false,
-      py::arg("initial") = py::none());
+      py::arg("initial") = py::none(), py::arg("no_determinise") = false,
+      py::arg("max_subset_states") = CompletionOptions{}.max_subset_states);
   m.def(
       "parse_automaton",
       [](const std::string& text, const std::string& file,
          const std::optional<std::string>& input_format, bool complete,
-         const std::optional<std::string>& initial) {
-        const LoadOptions options = load_options(input_format, complete, initial);
-        py::gil_scoped_release unlocked;
-        return parse_automaton(text, file, options);
+         const std::optional<std::string>& initial, bool no_determinise,
+         long long max_subset_states) {
+        LoadOptions options =
+            load_options(input_format, complete, initial, no_determinise, max_subset_states);
+        MachineOutputs outputs;
+        options.completion.outputs = &outputs;
+        Automaton automaton = [&] {
+          py::gil_scoped_release unlocked;
+          return parse_automaton(text, file, options);
+        }();
+        return with_outputs(std::move(automaton), outputs);
       },
       py::arg("text"), py::arg("file") = "<string>", py::arg("input_format") = py::none(),
-      py::arg("complete") = false, py::arg("initial") = py::none());
+      py::arg("complete") = false, py::arg("initial") = py::none(),
+      py::arg("no_determinise") = false,
+      py::arg("max_subset_states") = CompletionOptions{}.max_subset_states);
   bind_zoo(m);
 }
 

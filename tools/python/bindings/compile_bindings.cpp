@@ -2,38 +2,67 @@
 #include <pybind11/stl.h>
 
 #include "bindings.hpp"
+#include "compile_request.hpp"
+#include "krc/automata/machine_outputs.hpp"
 #include "krc/backend/compile.hpp"
 
 namespace krc::python {
 
 namespace {
 
-CompiledNetwork compile_network(const Automaton& automaton, const std::string& strategy,
-                                int max_len, const std::string& attention, int max_onelayer_units,
-                                long long max_onelayer_values, py::object progress,
-                                const std::string& norm) {
-  CompileOptions options;
-  options.strategy = strategy_from_string(strategy);  // std::invalid_argument: ValueError
-  options.norm = norm_from_string(norm);
-  options.attention = attention_kind_from_string(attention);
-  if (max_len < 1) throw py::value_error("max_len must be at least 1");
-  if (max_onelayer_units < 1 || max_onelayer_values < 1)
-    throw py::value_error("max_onelayer_units and max_onelayer_values must be positive");
-  options.max_len = max_len;
-  options.onelayer.max_units = max_onelayer_units;
-  options.onelayer.max_values = max_onelayer_values;
+// The outputs a file carried (Mealy, Moore), which krc.load_automaton keeps on the
+// Automaton it returns: the command line compiles the same file with them.
+MachineOutputs carried_outputs(const py::object& automaton) {
+  MachineOutputs outputs;
+  if (!py::hasattr(automaton, "_outputs")) return outputs;
+  auto [mealy, moore] =
+      automaton.attr("_outputs")
+          .cast<std::pair<std::vector<std::vector<std::string>>, std::vector<std::string>>>();
+  outputs.mealy = std::move(mealy);
+  outputs.moore = std::move(moore);
+  return outputs;
+}
+
+CompiledNetwork compile_network(const py::object& automaton_object, const std::string& strategy,
+                                long long max_len, const std::string& attention,
+                                long long max_onelayer_units, long long max_onelayer_values,
+                                py::object progress, const std::string& norm,
+                                const std::string& precision, const std::string& counting,
+                                const std::optional<std::string>& output_kind) {
+  if (!py::isinstance<Automaton>(automaton_object))
+    throw py::type_error(
+        "krc.compile: automaton must be a krc.Automaton (krc.load_automaton, "
+        "krc.zoo), not " +
+        std::string(py::str(py::type::of(automaton_object).attr("__name__"))));
+  const Automaton& file_automaton = automaton_object.cast<const Automaton&>();
+  front_door::CompileRequest request;
+  request.strategy = strategy;
+  request.attention = attention;
+  request.precision = precision;
+  request.norm = norm;
+  request.counting = counting;
+  request.output_kind = output_kind.value_or("");
+  request.max_len = max_len;
+  request.max_onelayer_units = max_onelayer_units;
+  request.max_onelayer_values = max_onelayer_values;
+  // std::invalid_argument (a name or a bound, spelt as the keyword): ValueError.
+  front_door::PreparedCompile prepared =
+      front_door::prepare_compile(file_automaton, carried_outputs(automaton_object), request,
+                                  front_door::Door::Python, file_automaton.name());
   // A handle, not an object: copies made without the GIL touch no reference count; the
-  // caller's argument keeps the callable alive through the call.
-  if (!progress.is_none())
-    options.progress = [callable = py::handle(progress)](const std::string& stage) {
-      py::gil_scoped_acquire locked;
-      callable(stage);
-    };
+  // caller's argument keeps the callable alive through the call. Without a callable the hook
+  // still looks for Ctrl-C at every stage: KeyboardInterrupt stops the compilation there.
+  prepared.options.progress = [callable = py::handle(progress)](const std::string& stage) {
+    py::gil_scoped_acquire locked;
+    if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+    if (!callable.is_none()) callable(stage);
+  };
   py::gil_scoped_release unlocked;
-  CompileResult result = compile(automaton, options);
+  CompileResult result = compile(prepared.machine.automaton, prepared.options);
   auto network = std::make_shared<const Network>(std::move(result.network));
   result.network = Network{};
-  return CompiledNetwork{std::move(network), automaton, "", std::move(result)};
+  return CompiledNetwork{std::move(network), std::move(prepared.machine.automaton), "",
+                         std::move(result)};
 }
 
 }  // namespace
@@ -61,12 +90,15 @@ void bind_compile(py::module_& m) {
       .def_property_readonly("onelayer_plan", [](const C& c) {
         return c.compiled ? c.compiled->onelayer : std::nullopt;
       });
-  const CompileOptions defaults;
-  m.def("compile", &compile_network, py::arg("automaton"), py::arg("strategy") = "auto",
-        py::arg("max_len") = defaults.max_len, py::arg("attention") = "softmax",
-        py::arg("max_onelayer_units") = defaults.onelayer.max_units,
-        py::arg("max_onelayer_values") = defaults.onelayer.max_values,
-        py::arg("progress") = py::none(), py::arg("norm") = "none");
+  // The command line's defaults: one CompileRequest for both doors.
+  const front_door::CompileRequest defaults;
+  m.def("compile", &compile_network, py::arg("automaton"), py::arg("strategy") = defaults.strategy,
+        py::arg("max_len") = defaults.max_len, py::arg("attention") = defaults.attention,
+        py::arg("max_onelayer_units") = defaults.max_onelayer_units,
+        py::arg("max_onelayer_values") = defaults.max_onelayer_values,
+        py::arg("progress") = py::none(), py::arg("norm") = defaults.norm,
+        py::arg("precision") = defaults.precision, py::arg("counting") = defaults.counting,
+        py::arg("output_kind") = py::none());
 }
 
 }  // namespace krc::python

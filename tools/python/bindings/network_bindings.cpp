@@ -8,6 +8,7 @@
 #include "krc/automata/automaton_json.hpp"
 #include "krc/runtime/gpt2_export.hpp"
 #include "krc/runtime/network_summary.hpp"
+#include "krc/runtime/safetensors.hpp"
 #include "krc/runtime/weights_file.hpp"
 
 namespace krc::python {
@@ -168,6 +169,19 @@ void bind_network(py::module_& m) {
       .def("to_gpt2", &to_gpt2, py::arg("allow_inexact") = false, py::arg("max_bytes") = 2LL << 30,
            "The GPT-2 checkpoint's files and whether it is provably exact (krc.Network.to_hf)");
   m.def("load", &load, py::arg("path"), "Reads a weights file; every field is validated.");
+  m.def(
+      "load_bytes",
+      [](const py::bytes& data, const std::string& source) {
+        const std::string_view bytes = data;
+        py::gil_scoped_release unlocked;
+        const std::string name = source.empty() ? "<bytes>" : source;
+        auto network = std::make_shared<const Network>(
+            network_from_safetensors(parse_safetensors(bytes, name), name));
+        Automaton automaton = automaton_from_json(network->automaton, name);
+        return CompiledNetwork{std::move(network), std::move(automaton), source, std::nullopt};
+      },
+      py::arg("data"), py::arg("source") = "",
+      "A weights file's bytes (Network.to_safetensors), validated as krc.load validates a file.");
 }
 
 }  // namespace krc::python

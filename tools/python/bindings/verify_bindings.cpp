@@ -59,11 +59,13 @@ VerifyResult verify_network(const CompiledNetwork& c, std::optional<int> exhaust
   options.forward.arithmetic = arithmetic_from_string(arithmetic);
   options.forward.threads = threads;
   // As in compile: a handle the caller keeps alive; a copy of the progress for Python to keep.
-  if (!progress.is_none())
-    options.progress = [callable = py::handle(progress)](const VerifyProgress& p) {
-      py::gil_scoped_acquire locked;
-      callable(py::cast(p, py::return_value_policy::copy));
-    };
+  // Without a callable, the same hook still looks for Ctrl-C after every batch of words:
+  // KeyboardInterrupt stops the run there instead of when it is done.
+  options.progress = [callable = py::handle(progress)](const VerifyProgress& p) {
+    py::gil_scoped_acquire locked;
+    if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+    if (!callable.is_none()) callable(py::cast(p, py::return_value_policy::copy));
+  };
   VerifyResult result;
   {
     py::gil_scoped_release unlocked;

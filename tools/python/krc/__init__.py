@@ -19,16 +19,16 @@ from typing import Callable, Optional, Union
 from . import _core
 from ._core import (Automaton, Component, Counterexample, Decomposition, DecompositionLevel,
                     Group, KrPlan, Layer, OneLayerPlan, Role, RunResult, ScanPlan, Skeleton,
-                    VerifyProgress, VerifyReport, ZooFamily, parse_automaton, set_max_memory,
+                    VerifyProgress, VerifyReport, ZooFamily, set_max_memory,
                     zoo_families)
-from .errors import InputError, KrcError, LimitError
+from .errors import InputError, KrcError, LimitError, MissingExtraError
 from .network import Network
 
 __version__ = _core.__version__
 
 __all__ = [
     "Automaton", "Component", "Counterexample", "Decomposition", "DecompositionLevel", "Group",
-    "InputError", "KrPlan", "KrcError", "Layer", "LimitError", "Network", "OneLayerPlan", "Role",
+    "InputError", "KrPlan", "KrcError", "Layer", "LimitError", "MissingExtraError", "Network", "OneLayerPlan", "Role",
     "RunResult", "ScanPlan", "Skeleton", "VerifyProgress", "VerifyReport", "ZooFamily",
     "compile", "decompose", "load", "load_automaton", "parse_automaton", "set_max_memory", "zoo",
     "zoo_families",
@@ -36,14 +36,30 @@ __all__ = [
 
 
 def load_automaton(path: Union[str, "os.PathLike[str]"], input_format: Optional[str] = None,
-                   complete: bool = False, initial: Optional[str] = None) -> Automaton:
-    """Reads an automaton description: krc's JSON, Graphviz DOT (AALpy, LearnLib, FlexFringe),
-    JFLAP .jff, HOA or Aldebaran .aut, gzip-compressed or not ("-" reads standard input).
-    input_format: "json", "dot", "jff", "hoa" or "aut" when the
+                   complete: bool = False, initial: Optional[str] = None,
+                   no_determinise: bool = False,
+                   max_subset_states: int = _core.DEFAULT_MAX_SUBSET_STATES) -> Automaton:
+    """Reads an automaton description: krc's JSON, Graphviz DOT (AALpy, LearnLib, FlexFringe,
+    MONA, Spot), JFLAP .jff, HOA or Aldebaran .aut, gzip-compressed or not ("-" reads standard
+    input). input_format: "json", "dot", "jff", "hoa" or "aut" when the
     extension does not say; complete: complete a partial DFA with a sink state instead of
-    failing; initial: the initial state by name. A bad file raises InputError naming the file,
-    the place (line and column, JSON pointer) and the problem."""
-    return _core.load_automaton(os.fspath(path), input_format, complete, initial)
+    failing; initial: the initial state by name; no_determinise: refuse an NFA instead of
+    determinising it; max_subset_states: the most states the subset construction may make
+    (the options of `krc compile`). A Mealy or Moore file's outputs stay on the Automaton, for
+    krc.compile. A bad file raises InputError naming the file, the place (line and column,
+    JSON pointer) and the problem."""
+    return _core.load_automaton(os.fspath(path), input_format, complete, initial,
+                                no_determinise, max_subset_states)
+
+
+def parse_automaton(text: str, file: str = "<string>", input_format: Optional[str] = None,
+                    complete: bool = False, initial: Optional[str] = None,
+                    no_determinise: bool = False,
+                    max_subset_states: int = _core.DEFAULT_MAX_SUBSET_STATES) -> Automaton:
+    """load_automaton for text in memory; `file` names it in messages (and, for formats that
+    do not name the automaton, gives its name)."""
+    return _core.parse_automaton(text, file, input_format, complete, initial, no_determinise,
+                                 max_subset_states)
 
 
 def decompose(automaton: Automaton, tables: bool = True, max_images: int = 1 << 22,
@@ -75,8 +91,11 @@ def zoo(name: str, **parameters: int) -> Automaton:
 def compile(automaton: Automaton, strategy: str = "auto", max_len: int = 1024,
             attention: str = "softmax", max_onelayer_units: int = 2048,
             max_onelayer_values: int = 1 << 17,
-            progress: Optional[Callable[[str], None]] = None, norm: str = "none") -> Network:
-    """Compiles an automaton into a transformer that outputs its state after every prefix.
+            progress: Optional[Callable[[str], None]] = None, norm: str = "none",
+            precision: str = "fp32", counting: str = "auto",
+            output_kind: Optional[str] = None) -> Network:
+    """Compiles an automaton into a transformer that outputs its state (or output) after every
+    prefix: `krc compile` with the same options, defaults and bounds, giving the same bytes.
 
     strategy: "auto" (build those that fit, keep the fewest layers, then the fewest
     parameters), "kr" (Krohn-Rhodes cascade, depth independent of max_len), "scan" (parallel
@@ -86,13 +105,22 @@ def compile(automaton: Automaton, strategy: str = "auto", max_len: int = 1024,
     max_onelayer_values: the onelayer strategy's limits. progress: called with a line per stage.
     norm: "none" or "layernorm" (`krc compile --norm`: the position fetches score with lambda 64,
     so they leak nothing and a scan network's Network.to_hf() is provably exact).
+    precision: "fp32", "bf16" or "fp16", the format the network must be exact in (bf16/fp16
+    admit only the scan's forms with a bound there, and raise LimitError otherwise).
+    counting: kr's counter sums, "auto", "whole", "dyadic" or "blocks" (`krc compile
+    --counting`). output_kind: what the network answers, "state", "accepting", "mealy" or
+    "moore"; None: what the file carried (krc.load_automaton keeps a file's Mealy and Moore
+    outputs on the Automaton), else "accepting" where it has accepting states, else "state":
+    what `krc compile` decides.
 
     Returns a krc.Network: network.strategy, .reason and .plan say what was built and why;
     .layers, .residual_labels and .subspaces what it is made of. Raises LimitError when no
-    strategy fits (the message says which limit), ValueError for a bad strategy or attention.
+    strategy fits (the message says which limit), ValueError for a bad name or a value out of
+    its bounds (max_len in [1, 1048576], as on the command line), TypeError for a wrong type.
     """
     return Network(_core.compile(automaton, strategy, max_len, attention, max_onelayer_units,
-                                 max_onelayer_values, progress, norm))
+                                 max_onelayer_values, progress, norm, precision, counting,
+                                 output_kind))
 
 
 def load(path: Union[str, "os.PathLike[str]"]) -> Network:

@@ -32,3 +32,21 @@ class LimitError(KrcError):
     def __init__(self, message: str, option: Optional[str] = None):
         super().__init__(message)
         self.option = option
+
+
+class MissingExtraError(KrcError, ImportError):
+    """A framework krc's core does not need, asked for and not installed: the message names
+    the package and the extra that installs it (``pip install 'krc[torch]'``)."""
+
+
+def require(modules, extra, what):
+    """Imports each of `modules` or raises MissingExtraError naming `extra` for `what`."""
+    import importlib
+
+    for module in modules:
+        try:
+            importlib.import_module(module)
+        except ImportError as e:
+            raise MissingExtraError(
+                "%s needs the Python package %r, which is not installed: pip install 'krc[%s]' "
+                "(or krc[all]) installs it" % (what, module, extra)) from e

@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from typing import Any, Callable, Iterator, List, Optional, Sequence, Union
 
 from . import _core
-from .errors import InputError
+from .errors import InputError, require
 
 Word = Union[str, Sequence[str]]
 Progress = Union[bool, Callable[["_core.VerifyProgress"], None]]
@@ -30,42 +30,37 @@ def _tokens(word: Word) -> List[str]:
 
 
 class _ProgressLine:
-    """A verification's progress on stderr, once it has run two seconds, rewritten in place."""
+    """A verification's progress on stderr, once it has run two seconds: on a terminal one line
+    rewritten in place; elsewhere (a notebook's captured stream, a log) a whole line every ten
+    seconds, as `krc verify` does."""
 
     def __init__(self) -> None:
         self.width = 0
+        self.last: Optional[float] = None
+        self.terminal = hasattr(sys.stderr, "isatty") and sys.stderr.isatty()
 
     def __call__(self, p: "_core.VerifyProgress") -> None:
         if p.seconds < 2.0:
             return
         line = str(p)  # krc verify's own line (runtime's progress_line)
+        if not self.terminal:
+            if self.last is None or p.seconds >= self.last + 10.0:
+                sys.stderr.write(line + "\n")
+                sys.stderr.flush()
+                self.last = p.seconds
+            return
         self.width = max(self.width, len(line))
         sys.stderr.write("\r" + line.ljust(self.width))
         sys.stderr.flush()
 
     def clear(self) -> None:
-        if self.width:
+        if self.width and self.terminal:
             sys.stderr.write("\r" + " " * self.width + "\r")
             sys.stderr.flush()
 
 
-def _write_whole(path: str, data: bytes) -> None:
-    """Writes a file whole or not at all: a temporary file beside it, renamed over it."""
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, temporary = tempfile.mkstemp(prefix=".krc-", suffix=".tmp", dir=directory)
-    try:
-        # mkstemp's file is private (0600); the file gets the usual mode.
-        umask = os.umask(0)
-        os.umask(umask)
-        os.fchmod(fd, 0o666 & ~umask)
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        os.unlink(temporary)
-        raise
+def _from_weights_bytes(data: bytes, source: str) -> "Network":
+    return Network(_core.load_bytes(data, source))
 
 
 class Network:
@@ -151,6 +146,11 @@ class Network:
         import json
         return json.loads(self._core.compiler_json)
 
+    def __reduce__(self) -> Any:
+        """Pickles as the weights file's bytes (for multiprocessing workers); the plans of a
+        network compiled in this process do not travel (as after krc.load)."""
+        return (_from_weights_bytes, (self._core.to_safetensors(False), self._core.source))
+
     def __repr__(self) -> str:
         return "<krc.Network %s: %s>" % (self.automaton.name, self._core.size_line())
 
@@ -161,17 +161,20 @@ class Network:
     # ---- the weights file
     def save(self, path: Union[str, "os.PathLike[str]"], dense: bool = False) -> None:
         """Writes the weights file (safetensors), whole or not at all: a temporary file beside
-        it, renamed over it. dense=True stores every tensor dense."""
-        _write_whole(os.fspath(path), self._core.to_safetensors(dense))
+        it, renamed over it (the krc command's writer). A device or FIFO is written in place,
+        never replaced; a directory is refused (krc.InputError naming `path`). dense=True
+        stores every tensor dense."""
+        _core.write_file(os.fspath(path), self._core.to_safetensors(dense), [], "path")
 
     def to_hf(self, directory: Union[str, "os.PathLike[str]"], allow_inexact: bool = False,
               max_bytes: int = 2 << 30) -> str:
         """Writes the network as a stock Hugging Face GPT-2 checkpoint and returns its path.
 
-        The directory (created if missing) receives config.json (GPT2LMHeadModel, float32),
+        The directory (created if missing, or an earlier checkpoint's, replaced whole; a
+        directory holding other files is refused) receives config.json (GPT2LMHeadModel, float32),
         model.safetensors, krc_vocab.json ({"bos": id, "letters": {letter: id}, "states":
         {state: id}}) and krc_gpt2.json (krc's residual labels and head roles); the files are
-        the ones ``krc export --format gpt2`` writes, each whole, config.json last. Load it with
+        the ones ``krc export --format gpt2`` writes, the directory appearing whole. Load it with
         no custom code::
 
             model = transformers.AutoModelForCausalLM.from_pretrained(
@@ -186,12 +189,11 @@ class Network:
         """
         files, exactness = self._core.to_gpt2(allow_inexact, max_bytes)
         directory = os.fspath(directory)
-        if os.path.exists(directory) and not os.path.isdir(directory):
-            raise InputError("%s: exists and is not a directory" % directory, directory, "",
-                             "exists and is not a directory")
-        os.makedirs(directory, exist_ok=True)
-        for name, data in files:
-            _write_whole(os.path.join(directory, name), data)
+        # Built beside its target and renamed into place in one step (the krc command's
+        # writer): never a partial checkpoint; an existing directory only when it holds nothing
+        # but a checkpoint's files.
+        inputs = [self._core.source] if self._core.source else []
+        _core.write_directory(directory, list(files), inputs, "directory")
         if not exactness["exact"]:
             warnings.warn("%s is not provably exact: %s" % (directory, exactness["reason"]),
                           RuntimeWarning, stacklevel=2)
@@ -237,18 +239,29 @@ class Network:
         """The network as a PyTorch module (krc.torch_module.load_torch); options are its
         keywords: sparse=True keeps the layers' weight matrices sparse, for networks too large
         to be dense; max_dense_bytes; uniform."""
+        require(["torch", "safetensors"], "torch", "Network.to_torch")
+        from .certified import UncertifiedFormatWarning, warn_if_uncertified
         from .torch_module import load_torch
-        with self._weights_file() as path:
+        # torch.bfloat16 -> "bfloat16"; warned here, naming the network, not a temporary file.
+        name = dtype if isinstance(dtype, str) else str(dtype).replace("torch.", "")
+        if dtype is not None:
+            warn_if_uncertified({"compiler": self._core.compiler_json}, name,
+                                "the network %s" % self.automaton.name, stacklevel=3)
+        with self._weights_file() as path, warnings.catch_warnings():
+            warnings.simplefilter("ignore", UncertifiedFormatWarning)
             return load_torch(path, device=device, dtype=dtype, **options)
 
     def to_transformer_lens(self, **options: Any) -> Any:
         """The network as a TransformerLens 4 TransformerBridge (krc.tl_bridge)."""
+        require(["torch", "safetensors", "transformer_lens"], "lens",
+                "Network.to_transformer_lens")
         from .tl_bridge import to_transformer_lens
         with self._weights_file() as path:
             return to_transformer_lens(path, **options)
 
     def to_onnx(self, path: Union[str, "os.PathLike[str]"]) -> None:
         """Writes the network as an ONNX model to `path` (krc.onnx_export)."""
+        require(["torch", "safetensors", "onnx"], "onnx", "Network.to_onnx")
         from .onnx_export import to_onnx
         with self._weights_file() as weights:
             to_onnx(weights, os.fspath(path))

@@ -13,7 +13,6 @@ refused with that reason, and so is a network whose dense tensors (counted from 
 header before anything is read) pass the budget `max_dense_bytes`: ONNX initializers are
 dense, and krc's compiled MLPs are almost all zeros."""
 import os
-import tempfile
 
 import numpy as np
 
@@ -149,16 +148,9 @@ def to_onnx(weights_path, onnx_path, attention=None, max_dense_bytes=DEFAULT_MAX
         onnx.helper.set_model_props(proto, {**{p.key: p.value for p in proto.metadata_props},
                                             key: value})
     onnx.checker.check_model(proto)
-    directory = os.path.dirname(os.path.abspath(onnx_path))
-    fd, temporary = tempfile.mkstemp(prefix=".krc-tmp-", dir=directory)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(proto.SerializeToString())
-        umask = os.umask(0)  # mkstemp made it private; give it an ordinary file's mode
-        os.umask(umask)
-        os.chmod(temporary, 0o666 & ~umask)
-        os.replace(temporary, onnx_path)
-    except BaseException:
-        os.unlink(temporary)
-        raise
+    # krc's one writer (as `krc export`): whole or not at all, never over a device, a FIFO or
+    # the weights file it was made from.
+    from . import _core
+    _core.write_file(os.fspath(onnx_path), proto.SerializeToString(),
+                     [os.fspath(weights_path)], "onnx_path")
     return onnx_path

@@ -29,6 +29,8 @@ from torch import nn
 
 from krc.dense_budget import (DEFAULT_MAX_DENSE_BYTES, DenseBudgetError,  # noqa: F401
                                check_dense_budget, dense_bytes, dense_shapes)
+from krc.certified import warn_if_uncertified
+from krc.errors import InputError
 from krc.torch_layers import MLP, Attention, Block, Embed, PosEmbed, Unembed, uniform_blocks
 from krc.torch_sparse import SparseAttention, SparseMLP, csr_of_stored
 
@@ -36,8 +38,9 @@ EXPORT_FORMAT = "krc-transformer-lens"
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 
 
-class KrcFileError(ValueError):
-    """A file this module cannot read, with the file's name in the message."""
+class KrcFileError(InputError):
+    """A file this module cannot read, with the file's name in the message: a krc.InputError
+    (and so a krc.KrcError and a ValueError), like every error krc raises on purpose."""
 
 
 def read_safetensors(path):
@@ -114,6 +117,12 @@ class KrcTransformer(nn.Module):
         """Logits [B, T, S] and a dict of named activations (TransformerLens's hook names):
         hook_embed, hook_pos_embed, blocks.{i}.hook_resid_pre, .hook_attn_out,
         .hook_resid_mid, .hook_mlp_out, .hook_resid_post, each [B, T, d]; `names` keeps some."""
+        if tokens.shape[-1] > self.max_len + 1:
+            raise InputError(
+                "tokens: %d positions, more than the network's max_len %d + 1 (<bos> and %d "
+                "letters); compile it with a larger max_len"
+                % (tokens.shape[-1], self.max_len, self.max_len), "tokens", "",
+                "more positions than max_len + 1")
         hard = (attention or self.attention) == "hard"
         cache = {}
 
@@ -242,7 +251,7 @@ def sparse_weight_names(names):
 
 
 def load_torch(path, device=None, dtype=None, uniform=False, sparse=False,
-               max_dense_bytes=DEFAULT_MAX_DENSE_BYTES):
+               max_dense_bytes=DEFAULT_MAX_DENSE_BYTES, warn_depth=0):
     """A KrcTransformer from a krc weights file or a `krc export` file, its weights cast to
     `dtype` (default float32; a torch.dtype or "float32", "bfloat16", "float16") and moved to
     `device` (default the CPU). uniform=True pads every layer to the same heads and MLP width
@@ -258,7 +267,11 @@ def load_torch(path, device=None, dtype=None, uniform=False, sparse=False,
     (all of them, or all but the layers' weight matrices under sparse; the padded blocks too
     when uniform) are counted from the file's header; past max_dense_bytes (default 8 GiB; None: no
     limit) krc.dense_budget.DenseBudgetError (a krc.LimitError and a ValueError) says how many
-    bytes it would need."""
+    bytes it would need.
+
+    A dtype the file does not certify (its `compiler` metadata: krc info's "exact in") gives
+    a krc.certified.UncertifiedFormatWarning naming the formats it is exact in; warn_depth
+    adds stack levels for callers that wrap this function."""
     dtype = DTYPES.get(dtype, dtype) if isinstance(dtype, str) else (dtype or torch.float32)
     if dtype not in DTYPES.values():
         raise ValueError("dtype %r: krc modules run in float32, bfloat16 or float16" % (dtype,))
@@ -286,6 +299,8 @@ def load_torch(path, device=None, dtype=None, uniform=False, sparse=False,
         raise KrcFileError("%s: not a krc weights file (%s: %s)"
                            % (path, type(e).__name__, e)) from None
     del raw
+    dtype_name = next(n for n, d in DTYPES.items() if d == dtype)
+    warn_if_uncertified(metadata, dtype_name, str(path), stacklevel=3 + warn_depth)
     if sparse:
         # A chunk of few rows repeats the whole CSR walk per chunk: on the TCP scan (m =
         # 2,080,641, bf16, one thread) 64 M elements (32 rows, 256 MB of float32) ran a

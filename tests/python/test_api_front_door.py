@@ -1,0 +1,135 @@
+"""One front door (issue 33): the krc command and krc.compile take the same options with the
+same defaults and bounds, and build the same bytes from the same file; the Python automaton
+keeps a file's outputs; Automaton and Network pickle; the letter <bos> is refused where an
+Automaton is made. The oracle for "same network" is the command line's own file, byte for
+byte."""
+
+import inspect
+import os
+import pickle
+import re
+import subprocess
+
+import pytest
+
+import krc
+from conftest import REFERENCE, ZOO
+from frameworks_support import krc_binary
+
+REALWORLD = os.path.join(REFERENCE, "realworld", "files")
+
+# Command-line options of `krc compile` that are neither krc.compile's nor krc.load_automaton's
+# keywords, and where Python has them.
+ELSEWHERE = {
+    "--output": "Network.save(path)",
+    "--dense": "Network.save(path, dense=True)",
+    "--json": "the Network's attributes",
+    "--help": "help(krc.compile)",
+    "--max-memory": "krc.set_max_memory",
+    "--format": "refused on compile: the alias users mistake for --input-format",
+}
+
+
+def command_options(command):
+    text = subprocess.run([krc_binary(), command, "--help"], capture_output=True, text=True,
+                          check=True).stdout
+    return sorted(set(re.findall(r"(--[a-z][a-z0-9-]+)", text)))
+
+
+@pytest.mark.frameworks
+def test_every_compile_option_is_a_keyword():
+    compile_keywords = set(inspect.signature(krc.compile).parameters) - {"automaton", "progress"}
+    load_keywords = set(inspect.signature(krc.load_automaton).parameters) - {"path"}
+    assert set(inspect.signature(krc.parse_automaton).parameters) - {"text", "file"} == \
+        load_keywords
+    options = {o[2:].replace("-", "_") for o in command_options("compile")
+               if o not in ELSEWHERE}
+    assert options == compile_keywords | load_keywords
+
+
+def compile_both(tmp_path, path, options):
+    """The bytes `krc compile PATH` writes and those krc.compile writes, with `options`."""
+    out = str(tmp_path / "cli.safetensors")
+    args = [krc_binary(), "compile", path, "-o", out]
+    for key, value in options.items():
+        args += ["--" + key.replace("_", "-"), str(value)]
+    result = subprocess.run(args, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    network = krc.compile(krc.load_automaton(path), **options)
+    network.save(tmp_path / "py.safetensors")
+    return (open(out, "rb").read(), (tmp_path / "py.safetensors").read_bytes(), network)
+
+
+CASES = [
+    ("gridworld_9.json", {}),
+    ("gridworld_9.json", {"strategy": "scan", "max_len": 64}),
+    ("symmetric_3.json", {"strategy": "kr", "counting": "blocks", "max_len": 256}),
+    ("cyclic_5.json", {"strategy": "kr", "max_len": 4096, "counting": "dyadic"}),
+    ("flipflop_2.json", {"precision": "bf16", "max_len": 64}),
+    ("parity.json", {"precision": "fp16", "norm": "layernorm", "max_len": 32}),
+    ("abab.json", {"attention": "hard", "strategy": "onelayer", "max_len": 8}),
+    ("aalpy__simple_abc_mealy.dot", {}),
+    ("aalpy__simple_abc_mealy.dot", {"output_kind": "state"}),
+    ("aalpy__coffee_moore.dot", {"max_len": 16}),
+    ("aalpy__tomita_3.dot", {"precision": "bf16", "max_len": 16}),
+]
+
+
+@pytest.mark.frameworks
+@pytest.mark.parametrize("name,options", CASES, ids=[f"{n}-{o}" for n, o in CASES])
+def test_both_doors_build_the_same_bytes(tmp_path, name, options):
+    path = os.path.join(ZOO if name.endswith(".json") else REALWORLD, name)
+    cli, python, network = compile_both(tmp_path, path, options)
+    assert cli == python
+    assert network.verify(exhaustive=4, random=4, progress=False).ok
+
+
+def test_a_mealy_file_answers_its_outputs_in_python_too():
+    path = os.path.join(REALWORLD, "aalpy__simple_abc_mealy.dot")
+    automaton = krc.load_automaton(path)
+    outputs = set(o for row in automaton._outputs[0] for o in row)
+    network = krc.compile(automaton, max_len=16)
+    # States named by the Mealy output of the letter just read ("-" before any letter).
+    assert set(network.states) - {"-"} <= {s.split("#")[0] for s in outputs} | outputs
+    states = krc.compile(automaton, max_len=16, output_kind="state").states
+    assert states == automaton.states
+
+
+def test_bounds_and_names_are_the_command_lines(tmp_path):
+    a = krc.zoo("parity")
+    for bad in (0, 2**20 + 1, 2**31 - 1, 2**63 - 1):
+        with pytest.raises(ValueError, match=r"max_len %d is not in \[1, 1048576\]" % bad):
+            krc.compile(a, max_len=bad)
+    with pytest.raises(ValueError, match=r'precision "fp64": must be one of "fp32", "bf16"'):
+        krc.compile(a, precision="fp64")
+    with pytest.raises(ValueError, match='counting "often"'):
+        krc.compile(a, counting="often")
+    with pytest.raises(krc.InputError, match="output_kind mealy: the file has no Mealy"):
+        krc.compile(a, output_kind="mealy")
+    with pytest.raises(TypeError, match="automaton must be a krc.Automaton"):
+        krc.compile("parity.json")
+    # The command line says the same with its flags.
+    r = subprocess.run([krc_binary(), "compile", os.path.join(ZOO, "parity.json"), "-o",
+                        str(tmp_path / "x"), "--output-kind", "mealy"], capture_output=True,
+                       text=True)
+    assert r.returncode == 2 and "--output-kind mealy: the file has no Mealy" in r.stderr
+
+
+def test_the_letter_bos_is_refused_by_the_constructor():
+    with pytest.raises(ValueError, match="'<bos>' is reserved"):
+        krc.Automaton("a", ["q"], ["x", "<bos>"], [[0], [0]], "q")
+
+
+def test_automaton_and_network_pickle(tmp_path):
+    path = os.path.join(REALWORLD, "aalpy__simple_abc_mealy.dot")
+    automaton = krc.load_automaton(path)
+    again = pickle.loads(pickle.dumps(automaton))
+    assert again == automaton and again._outputs == automaton._outputs
+    network = krc.compile(automaton, max_len=16)
+    copy = pickle.loads(pickle.dumps(network))
+    assert copy.states == network.states
+    word = automaton.letters[:3] * 4
+    assert copy.run(word).states == network.run(word).states
+    network.save(tmp_path / "a")
+    copy.save(tmp_path / "b")
+    assert (tmp_path / "a").read_bytes() == (tmp_path / "b").read_bytes()

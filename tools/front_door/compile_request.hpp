@@ -1,0 +1,52 @@
+#pragma once
+// A compile request as both doors take it: the krc command's options and krc.compile's
+// keywords are the same fields, with the same defaults and bounds, turned into the backend's
+// CompileOptions and the output machine here, once. Each door parses its arguments into a
+// CompileRequest, calls prepare_compile, and prints; a message about an option spells it the
+// door's way (`--max-len` on the command line, `max_len` in Python).
+#include <string>
+
+#include "krc/automata/automaton.hpp"
+#include "krc/automata/machine_outputs.hpp"
+#include "krc/backend/compile.hpp"
+
+namespace krc::front_door {
+
+enum class Door { CommandLine, Python };
+
+// "max_len" as the door spells it: "--max-len" or "max_len".
+std::string option_name(Door door, const std::string& keyword);
+
+// The longest max-len either door accepts: the position embedding past it would not fit the
+// memory a laptop has (compiler/README.md); checked before anything is allocated.
+constexpr int kMaxLenLimit = 1 << 20;
+
+struct CompileRequest {
+  std::string strategy = "auto";
+  std::string attention = "softmax";
+  std::string precision = "fp32";
+  std::string norm = "none";
+  std::string counting = "auto";  // kr's counter sums; "auto" keeps the planner's choice
+  std::string output_kind;        // empty: what the file carries (default_output)
+  long long max_len = 1024;
+  long long max_onelayer_units = OneLayerOptions{}.max_units;
+  long long max_onelayer_values = OneLayerOptions{}.max_values;
+};
+
+// What the request compiles: the output machine (its automaton is what the network computes)
+// and the backend's options (progress left to the door).
+struct PreparedCompile {
+  OutputKind kind = OutputKind::State;
+  OutputMachine machine;
+  CompileOptions options;
+};
+
+// Checks every field against the name tables and the bounds (std::invalid_argument naming the
+// field the door's way; the command line's own checks meet the same bounds first) and builds
+// the output machine of `automaton` (InputError naming `source` where the output kind is not
+// in the file).
+PreparedCompile prepare_compile(const Automaton& automaton, const MachineOutputs& outputs,
+                                const CompileRequest& request, Door door,
+                                const std::string& source);
+
+}  // namespace krc::front_door

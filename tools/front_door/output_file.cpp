@@ -1,0 +1,317 @@
+#include "output_file.hpp"
+
+#include <fcntl.h>
+#include <stdio.h>  // renameat2
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+#include <random>
+
+#include "krc/automata/input_error.hpp"
+
+namespace krc::front_door {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// The temporaries being written, for the signal handlers (which may only read them): files to
+// unlink, then at most one directory to remove.
+constexpr std::size_t kMaxGuarded = 32;
+std::array<const char*, kMaxGuarded> g_files{};
+volatile std::sig_atomic_t g_file_count = 0;
+const char* g_directory = nullptr;
+volatile std::sig_atomic_t g_writing = 0;
+// A failed write to standard output was reported already; finish_standard_output stays quiet.
+bool g_stdout_reported = false;
+
+extern "C" void remove_temporaries_and_stop(int signal) {
+  if (g_writing) {
+    for (std::sig_atomic_t i = 0; i < g_file_count; ++i) unlink(g_files[i]);
+    if (g_directory) rmdir(g_directory);
+  }
+  struct sigaction action {};
+  action.sa_handler = SIG_DFL;
+  sigaction(signal, &action, nullptr);
+  raise(signal);  // delivered when the handler returns: krc ends by the signal it got
+}
+
+// While it lives, an interrupted krc removes the temporaries; a file over the size limit
+// (SIGXFSZ) is a write error instead of a core dump. Without signal guarding (Python), it only
+// ignores SIGXFSZ.
+class TemporaryGuard {
+ public:
+  TemporaryGuard(std::vector<std::string> files, std::string directory, bool signals)
+      : files_(std::move(files)), directory_(std::move(directory)), signals_(signals) {
+    struct sigaction ignore {};
+    ignore.sa_handler = SIG_IGN;
+    sigaction(SIGXFSZ, &ignore, &previous_[3]);
+    if (!signals_) return;
+    g_file_count = 0;
+    for (std::size_t i = 0; i < files_.size() && i < kMaxGuarded; ++i)
+      g_files[i] = files_[i].c_str();
+    g_file_count = static_cast<std::sig_atomic_t>(std::min(files_.size(), kMaxGuarded));
+    g_directory = directory_.empty() ? nullptr : directory_.c_str();
+    struct sigaction action {};
+    action.sa_handler = remove_temporaries_and_stop;
+    sigemptyset(&action.sa_mask);
+    for (int s : kSignals) sigaddset(&action.sa_mask, s);
+    for (int i = 0; i < 3; ++i) sigaction(kSignals[i], &action, &previous_[i]);
+    g_writing = 1;
+  }
+  ~TemporaryGuard() {
+    sigaction(SIGXFSZ, &previous_[3], nullptr);
+    if (!signals_) return;
+    for (int i = 0; i < 3; ++i) sigaction(kSignals[i], &previous_[i], nullptr);
+    g_writing = 0;
+    g_file_count = 0;
+    g_directory = nullptr;
+  }
+  TemporaryGuard(const TemporaryGuard&) = delete;
+  TemporaryGuard& operator=(const TemporaryGuard&) = delete;
+
+ private:
+  static constexpr int kSignals[3] = {SIGINT, SIGTERM, SIGHUP};
+  std::vector<std::string> files_;  // the handlers read their bytes
+  std::string directory_;
+  bool signals_;
+  struct sigaction previous_[4]{};
+};
+
+// Writes all of `contents` to `fd`; false with errno set on failure.
+bool write_all(int fd, std::string_view contents) {
+  while (!contents.empty()) {
+    const ssize_t written = write(fd, contents.data(), contents.size());
+    if (written < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    contents.remove_prefix(static_cast<std::size_t>(written));
+  }
+  return true;
+}
+
+[[noreturn]] void fail(const std::string& path, const std::string& what, int error) {
+  throw InputError(path, "", what + ": " + std::strerror(error));
+}
+
+void write_in_place(const std::string& path, std::string_view contents) {
+  const int fd = open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) fail(path, "cannot write here", errno);
+  const bool written = write_all(fd, contents);
+  const int error = errno;
+  if (close(fd) != 0 && written) fail(path, "write failed", errno);
+  if (!written) fail(path, "write failed", error);
+}
+
+// Creates `file` (which must not exist) holding `contents`; the error names `target`.
+void write_new_file(const std::string& file, std::string_view contents, const std::string& target) {
+  const int fd = open(file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+  if (fd < 0) fail(target, "cannot write here", errno);
+  bool written = write_all(fd, contents);
+  int error = errno;
+  if (close(fd) != 0 && written) {
+    written = false;
+    error = errno;
+  }
+  if (!written) {
+    unlink(file.c_str());
+    fail(target, "write failed", error);
+  }
+}
+
+// A name beside `target` that nothing else uses: ".krc-tmp-<random>-<name>".
+std::string temporary_beside(const fs::path& target) {
+  std::random_device rd;
+  const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  return (dir / (".krc-tmp-" + std::to_string(rd()) + "-" + target.filename().string())).string();
+}
+
+// The path a write lands on: a link is followed (the file it names is replaced, the link
+// kept), so that writing through a link never turns the link into a copy.
+fs::path resolved(const std::string& path) {
+  std::error_code ec;
+  if (!fs::is_symlink(path, ec)) return fs::path(path);
+  fs::path real = fs::weakly_canonical(path, ec);
+  return ec ? fs::path(path) : real;
+}
+
+// Whether `inner` lies inside the directory `outer` (both existing).
+bool inside(const fs::path& inner, const fs::path& outer) {
+  std::error_code ec;
+  const fs::path a = fs::canonical(inner, ec);
+  if (ec) return false;
+  const fs::path b = fs::canonical(outer, ec);
+  if (ec) return false;
+  auto [end, _] = std::mismatch(b.begin(), b.end(), a.begin(), a.end());
+  return end == b.end();
+}
+
+// Refuses an existing directory that holds anything but the files of `files` (regular files
+// by those names): replacing it would destroy what krc did not write.
+void refuse_foreign_directory(const std::string& path, const std::vector<DirectoryFile>& files) {
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(path, ec)) {
+    const std::string name = entry.path().filename().string();
+    const bool ours =
+        entry.is_regular_file(ec) && !entry.is_symlink(ec) &&
+        std::any_of(files.begin(), files.end(), [&](const auto& f) { return f.first == name; });
+    if (!ours)
+      throw InputError(path, "",
+                       "is a directory holding \"" + name +
+                           "\", which this output does not write; krc replaces only a new, "
+                           "empty or earlier output's directory (choose another path, or remove "
+                           "it)");
+  }
+  if (ec) fail(path, "cannot read the directory", ec.value());
+}
+
+void remove_directory(const std::string& dir, const std::vector<DirectoryFile>& files) {
+  for (const auto& f : files) unlink((fs::path(dir) / f.first).c_str());
+  rmdir(dir.c_str());
+}
+
+}  // namespace
+
+void refuse_output_over_inputs(const std::string& output, const std::vector<std::string>& inputs,
+                               const std::string& option) {
+  if (output == "-") return;
+  std::error_code ec;
+  const bool directory = fs::is_directory(output, ec);
+  for (const std::string& input : inputs) {
+    if (input == "-" || input.empty()) continue;
+    if ((fs::equivalent(output, input, ec) && !ec) || (directory && inside(input, output)))
+      throw InputError(output, option,
+                       directory ? "holds the input file " + input +
+                                       "; krc will not replace its input with its output"
+                                 : "is the input file; krc will not replace its input with its "
+                                   "output");
+  }
+}
+
+void write_output(const std::string& path, std::string_view contents,
+                  const OutputOptions& options) {
+  if (path.empty()) throw InputError(options.option, "", "the output path is empty");
+  if (path == "-") {
+    std::cout.flush();
+    std::fflush(stdout);
+    if (write_all(STDOUT_FILENO, contents)) return;
+    g_stdout_reported = true;
+    fail("<stdout>", "write failed", errno);
+  }
+  refuse_output_over_inputs(path, options.inputs, options.option);
+  const fs::path target = resolved(path);
+  std::error_code status_error;
+  const fs::file_status status = fs::status(target, status_error);
+  if (fs::is_directory(status)) throw InputError(path, "", "is a directory; the output is a file");
+  // A device or pipe (-o /dev/null, a FIFO) is written in place: renaming a temporary file
+  // over it would replace the device itself with a regular file.
+  if (fs::exists(status) && !fs::is_regular_file(status)) return write_in_place(path, contents);
+  const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  if (!fs::is_directory(dir)) throw InputError(path, "", "directory does not exist");
+  const std::string temp = temporary_beside(target);
+  TemporaryGuard guard({temp}, "", options.guard_signals);
+  write_new_file(temp, contents, path);
+  if (rename(temp.c_str(), target.c_str()) != 0) {
+    const int error = errno;
+    unlink(temp.c_str());
+    fail(path, "cannot replace the file", error);
+  }
+}
+
+void write_output_directory(const std::string& path, const std::vector<DirectoryFile>& files,
+                            const OutputOptions& options) {
+  if (path.empty()) throw InputError(options.option, "", "the output path is empty");
+  if (path == "-")
+    throw InputError(options.option, "", "this output is a directory; - cannot hold it");
+  for (const auto& f : files)
+    if (f.first.empty() || f.first.find('/') != std::string::npos || f.first[0] == '.')
+      throw std::logic_error("write_output_directory: bad file name \"" + f.first + "\"");
+  refuse_output_over_inputs(path, options.inputs, options.option);
+  const fs::path target = resolved(path);
+  std::error_code ec;
+  const fs::file_status status = fs::status(target, ec);
+  const bool exists = fs::exists(status);
+  if (exists && !fs::is_directory(status))
+    throw InputError(path, "", "exists and is not a directory");
+  if (exists) refuse_foreign_directory(path, files);
+  const fs::path parent = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  if (!fs::is_directory(parent)) throw InputError(path, "", "its parent directory does not exist");
+
+  const std::string temp = temporary_beside(target);
+  std::vector<std::string> temp_files;
+  for (const auto& f : files) temp_files.push_back((fs::path(temp) / f.first).string());
+  TemporaryGuard guard(temp_files, temp, options.guard_signals);
+  if (mkdir(temp.c_str(), 0777) != 0) fail(path, "cannot create the directory", errno);
+  try {
+    for (std::size_t i = 0; i < files.size(); ++i)
+      write_new_file(temp_files[i], files[i].second, path);
+  } catch (...) {
+    remove_directory(temp, files);
+    throw;
+  }
+  if (rename(temp.c_str(), target.c_str()) == 0) return;  // new, or an empty directory replaced
+  if (!exists || (errno != ENOTEMPTY && errno != EEXIST)) {
+    const int error = errno;
+    remove_directory(temp, files);
+    fail(path, "cannot create the directory", error);
+  }
+  // An earlier output's directory: exchanged with the new one in one step, then removed.
+  if (renameat2(AT_FDCWD, temp.c_str(), AT_FDCWD, target.c_str(), RENAME_EXCHANGE) != 0) {
+    // A file system without the exchange: move the old one aside first. For a moment the path
+    // is missing, but it never holds a partial directory.
+    const std::string old = temporary_beside(target);
+    if (rename(target.c_str(), old.c_str()) != 0) {
+      const int error = errno;
+      remove_directory(temp, files);
+      fail(path, "cannot replace the directory", error);
+    }
+    if (rename(temp.c_str(), target.c_str()) != 0) {
+      const int error = errno;
+      rename(old.c_str(), target.c_str());  // the earlier directory back where it was
+      remove_directory(temp, files);
+      fail(path, "cannot replace the directory", error);
+    }
+    remove_directory(old, files);
+    return;
+  }
+  remove_directory(temp, files);  // now the earlier directory
+}
+
+void guard_standard_streams() {
+  for (int fd = 0; fd <= 2; ++fd) {
+    if (fcntl(fd, F_GETFD) != -1 || errno != EBADF) continue;
+    // The opposite direction: reading stdin or writing stdout/stderr then fails (EBADF).
+    const int opened = open("/dev/null", fd == 0 ? O_WRONLY : O_RDONLY);
+    if (opened >= 0 && opened != fd) {
+      dup2(opened, fd);
+      close(opened);
+    }
+  }
+}
+
+void finish_standard_output() {
+  errno = 0;
+  std::cout.flush();  // with stdio in sync, this flushes stdout, and the error shows here
+  int error = errno;
+  bool failed = !std::cout || std::fflush(stdout) != 0 || std::ferror(stdout);
+  if (error == 0) error = errno;
+  if (std::fclose(stdout) != 0) {
+    failed = true;
+    if (error == 0) error = errno;
+  }
+  if (failed && !g_stdout_reported)
+    throw InputError("<stdout>", "",
+                     std::string("write failed") +
+                         (error ? ": " + std::string(std::strerror(error)) : " (output lost)"));
+}
+
+}  // namespace krc::front_door
