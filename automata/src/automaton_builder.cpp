@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "krc/automata/memory_budget.hpp"
 #include "krc/automata/subset_construction.hpp"
 
 namespace krc {
@@ -86,6 +87,18 @@ void AutomatonBuilder::set_initial(StateId q, const std::string& place) {
   initial_ = q;
 }
 
+void AutomatonBuilder::add_initial(StateId q, const std::string& place) {
+  if (!initial_) {
+    initial_ = q;
+    return;
+  }
+  if (*initial_ == q ||
+      std::find(also_initial_.begin(), also_initial_.end(), q) != also_initial_.end())
+    return;
+  also_initial_.push_back(q);
+  if (second_initial_place_.empty()) second_initial_place_ = place.empty() ? "?" : place;
+}
+
 // The file's start marker, else the first state listed (the Automata Wiki's and LearnLib's
 // convention for files without one, said through options.note); --initial overrides both.
 StateId AutomatonBuilder::initial_state(const BuildOptions& options) const {
@@ -106,10 +119,17 @@ Automaton AutomatonBuilder::build(const BuildOptions& options) const {
   if (states_.empty()) fail("", "the automaton has no states");
   // No letters (no edges, or epsilon edges only) builds an automaton that reads only the
   // empty word: after the subset construction, the initial state's epsilon closure alone.
-  const bool nondeterministic = first_nondeterminism_ || !first_epsilon_place_.empty();
+  // --initial names one initial state, which overrides the file's several.
+  const bool several_initial = !also_initial_.empty() && options.initial.empty();
+  const bool nondeterministic =
+      first_nondeterminism_ || !first_epsilon_place_.empty() || several_initial;
   if (!nondeterministic) return build_deterministic(options);
   if (!options.determinise) {
     if (first_nondeterminism_) fail(first_nondeterminism_->first, first_nondeterminism_->second);
+    if (several_initial)
+      fail(second_initial_place_, "a second initial state '" + states_.at(also_initial_.front()) +
+                                      "' (besides '" + states_.at(*initial_) +
+                                      "'): with --no-determinise krc reads one initial state");
     fail(first_epsilon_place_,
          "an epsilon transition (an empty input): with --no-determinise krc reads one letter "
          "per transition");
@@ -126,6 +146,12 @@ bool AutomatonBuilder::is_acceptor() const {
 }
 
 Automaton AutomatonBuilder::build_deterministic(const BuildOptions& options) const {
+  // A description whose alphabet is not spelled out letter by letter (HOA's 2^AP valuations,
+  // a declared state count) can ask for a table far larger than its text: checked first.
+  check_memory(
+      "the transition table of '" + name_ + "' (" + std::to_string(states_.size() + 1) +
+          " states, " + std::to_string(letters_.size()) + " letters)",
+      saturating_mul(saturating_mul(states_.size() + 1, letters_.size()), 2 * sizeof(StateId)));
   std::vector<std::string> states = states_;
   std::vector<std::vector<StateId>> delta(letters_.size(), std::vector<StateId>(states_.size(), 0));
   std::optional<StateId> sink;
@@ -195,6 +221,7 @@ Automaton AutomatonBuilder::build_determinised(const BuildOptions& options) cons
   nfa.states = states_;
   nfa.letters = letters_;
   nfa.initial = initial_state(options);
+  if (options.initial.empty()) nfa.also_initial = also_initial_;
   nfa.accepting = accepting_;
   nfa.targets.assign(letters_.size(), std::vector<std::vector<StateId>>(states_.size()));
   for (const auto& [key, targets] : transitions_)
@@ -207,12 +234,15 @@ Automaton AutomatonBuilder::build_determinised(const BuildOptions& options) cons
     options.note(file_ +
                  ": the NFA's Mealy and Moore outputs are dropped (the subset "
                  "automaton keeps its accepting states)");
+  std::string from = "'" + states_[nfa.initial] + "'";
+  for (StateId q : nfa.also_initial) from += ", '" + states_[q] + "'";
   if (options.note)
     options.note(file_ + ": nondeterministic (" +
-                 (first_nondeterminism_ ? "several targets for one state and letter"
-                                        : "epsilon transitions") +
-                 "): determinised by the subset construction from '" + states_[nfa.initial] +
-                 "' into " + std::to_string(dfa.state_count()) + " subset states (" +
+                 (first_nondeterminism_           ? "several targets for one state and letter"
+                  : !first_epsilon_place_.empty() ? "epsilon transitions"
+                                                  : "several initial states") +
+                 "): determinised by the subset construction from " + from + " into " +
+                 std::to_string(dfa.state_count()) + " subset states (" +
                  std::to_string(states_.size()) + " NFA states; --no-determinise refuses NFAs)");
   return dfa;
 }

@@ -48,7 +48,9 @@ std::string read_bounded(std::istream& in, const std::string& file, const ReadLi
     in.read(text.data() + before, static_cast<std::streamsize>(want));
     text.resize(before + static_cast<std::size_t>(in.gcount()));
     if (in.bad()) throw InputError(file, "", "read error");
-    if (limit.text) check_text(file, text, before);
+    // A gzip stream (magic 1f 8b) is binary; its text is checked once decompressed.
+    const bool gzip = text.size() >= 2 && text[0] == '\x1f' && text[1] == '\x8b';
+    if (limit.text && !gzip) check_text(file, text, before);
     if (text.size() > limit.max_bytes) over_limit(file, "", limit);
   }
   return text;

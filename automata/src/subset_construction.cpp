@@ -71,7 +71,9 @@ std::string subset_name(const Nfa& nfa, const Subset& s) {
 Automaton determinise(const Nfa& nfa, std::size_t max_states) {
   std::vector<char> mark(nfa.states.size(), 0);
   SubsetTable table(nfa, max_states);
-  table.id_of(closure(nfa, {nfa.initial}, mark));
+  Subset seeds{nfa.initial};
+  seeds.insert(seeds.end(), nfa.also_initial.begin(), nfa.also_initial.end());
+  table.id_of(closure(nfa, std::move(seeds), mark));
   std::vector<std::vector<StateId>> delta(nfa.letters.size());
   // Breadth first: subset i's row is filled when i is reached, making new subsets as it goes.
   for (StateId i = 0; i < table.size(); ++i)

@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include "frontend_test_helpers.hpp"
+#include "krc/automata/memory_budget.hpp"
 
 using namespace krc;
 using test::contains;
@@ -113,10 +114,16 @@ TEST_CASE("dot: no start marker: the first state mentioned is initial") {
             .initial() == 0);
 }
 
-TEST_CASE("dot: an edge without a label") {
-  auto e =
-      load_error("unlabelled.dot", "digraph g {\n  __start0 -> s0;\n  s0 -> s0;\n}\n", "line 3");
-  CHECK(contains(e.problem(), "no label"));
+TEST_CASE("dot: an edge without a label is an epsilon move (a lexer generator's NFA)") {
+  const std::string text =
+      "digraph g {\n  __start0 -> s0;\n  s0 -> s1;\n  s1 -> s2 [label=\"a\"];\n"
+      "  s2 [shape=doublecircle];\n}\n";
+  Automaton a = load_text("unlabelled.dot", text);
+  CHECK(a.state_name(a.initial()) == "{s0,s1}");
+  CHECK(a.state_name(a.step(a.initial(), 0)) == "{s2}");
+  LoadOptions strict;
+  strict.completion.determinise = false;
+  CHECK(contains(load_error("unlabelled.dot", text, "line 3", strict).problem(), "epsilon"));
 }
 
 TEST_CASE("dot: a partial DFA names the state and letter, and is completed on request") {
@@ -135,11 +142,14 @@ TEST_CASE("dot: a partial DFA names the state and letter, and is completed on re
   CHECK(a.transitions() == Delta{{1, 0, 2}, {0, 2, 2}});
 }
 
-TEST_CASE("dot: a second initial state") {
+TEST_CASE("dot: several start markers: an NFA with every initial state") {
   std::string text =
       "digraph g {\n  s0 -> s0 [label=\"a\"];\n  s1 -> s1 [label=\"a\"];\n  __start0 -> s0;\n"
       "  __start1 -> s1;\n}\n";
-  auto e = load_error("two_starts.dot", text, "line 5");
+  CHECK(load_text("two_starts.dot", text).state_name(0) == "{s0,s1}");
+  LoadOptions strict;
+  strict.completion.determinise = false;
+  auto e = load_error("two_starts.dot", text, "line 5", strict);
   CHECK(contains(e.problem(), "second initial state"));
 }
 
@@ -170,4 +180,100 @@ TEST_CASE("dot: one state without edges reads as an automaton with no letters") 
   CHECK(a.state_count() == 1);
   CHECK(a.letter_count() == 0);
   CHECK(a.state_name(a.initial()) == "s0");
+}
+
+TEST_CASE("dot: the empty node id \"\" is a state (an RPNI learner's empty prefix)") {
+  Automaton a = load_text("rpni.dot",
+                          "digraph g {\n  __start0 -> \"\";\n  \"\" -> \"a\" [label=\"a\"];\n"
+                          "  \"a\" -> \"\" [label=\"a\"];\n}\n");
+  CHECK(a.states() == std::vector<std::string>{"\"\"", "a"});
+  CHECK(a.initial() == 0);
+}
+
+TEST_CASE("dot: MONA's bit vectors with don't-cares expand into every vector") {
+  // As MONA and LTLf2DFA (through MONA) write DFAs: an `init` marker, tracks as bits.
+  const std::string text =
+      "digraph MONA_DFA {\n rankdir = LR;\n node [shape = doublecircle]; 3;\n"
+      " node [shape = circle]; 1; 2;\n init [shape = plaintext, label = \"\"];\n init -> 1;\n"
+      " 1 -> 2 [label=\"XX\"];\n 2 -> 3 [label=\"1X\"];\n 2 -> 2 [label=\"0X\"];\n"
+      " 3 -> 3 [label=\"X0,01\"];\n 3 -> 2 [label=\"11\"];\n}\n";
+  Automaton a = load_text("mona.dot", text);
+  CHECK(a.letters() == std::vector<std::string>{"00", "01", "10", "11"});
+  const auto s = [&](const char* name) { return static_cast<StateId>(a.find_state(name)); };
+  for (LetterId l = 0; l < 4; ++l) CHECK(a.step(s("1"), l) == s("2"));
+  CHECK(a.step(s("2"), 0) == s("2"));
+  CHECK(a.step(s("2"), 1) == s("2"));
+  CHECK(a.step(s("2"), 2) == s("3"));
+  CHECK(a.step(s("2"), 3) == s("3"));
+  CHECK(a.step(s("3"), 0) == s("3"));  // X0
+  CHECK(a.step(s("3"), 1) == s("3"));  // 01
+  CHECK(a.step(s("3"), 2) == s("3"));  // X0
+  CHECK(a.step(s("3"), 3) == s("2"));  // 11
+  // Labels of 0s and 1s alone stay letters.
+  CHECK(load_text("bits.dot",
+                  "digraph g {\n  __start0 -> a;\n  a -> a [label=\"0\"];\n"
+                  "  a -> a [label=\"1\"];\n}\n")
+            .letters() == std::vector<std::string>{"0", "1"});
+}
+
+TEST_CASE("dot: Spot's and LTLf2DFA's guards expand into valuations") {
+  const std::string text =
+      "digraph \"F(a & X b)\" {\n  I [label=\"\", style=invis, width=0];\n  I -> 0;\n"
+      "  0 -> 0 [label=\"!a\"];\n  0 -> 1 [label=\"a\"];\n  1 -> 2 [label=\"b\"];\n"
+      "  1 -> 1 [label=\"a & !b\"];\n  1 -> 0 [label=\"!a & !b\"];\n  2 -> 2 [label=\"1\"];\n"
+      "  2 [shape=doublecircle];\n}\n";
+  Automaton a = load_text("spot.dot", text);
+  CHECK(a.letters() == std::vector<std::string>{"!a&!b", "a&!b", "!a&b", "a&b"});
+  const auto s = [&](const char* name) { return static_cast<StateId>(a.find_state(name)); };
+  CHECK(a.step(s("0"), 0) == s("0"));
+  CHECK(a.step(s("0"), 2) == s("0"));
+  CHECK(a.step(s("0"), 1) == s("1"));
+  CHECK(a.step(s("1"), 2) == s("2"));
+  CHECK(a.step(s("1"), 3) == s("2"));
+  CHECK(a.step(s("1"), 1) == s("1"));
+  CHECK(a.step(s("1"), 0) == s("0"));
+  for (LetterId l = 0; l < 4; ++l) CHECK(a.step(s("2"), l) == s("2"));
+  // LTLf2DFA's spelling: ~ for not, true.
+  Automaton l = load_text("ltlf.dot",
+                          "digraph MONA_DFA {\n init -> 1;\n 1 -> 1 [label=\"~a\"];\n"
+                          " 1 -> 2 [label=\"a\"];\n 2 -> 2 [label=\"true\"];\n}\n");
+  CHECK(l.letters() == std::vector<std::string>{"!a", "a"});
+  CHECK(l.step(l.initial(), 1) != l.initial());
+}
+
+TEST_CASE("dot: Spot's print_dot output: guards, the I marker, peripheries=2 accepting") {
+  // Spot's DOT for the Büchi automaton of F dest, as a public repository embeds it (its
+  // header, the invisible I marker, peripheries=2 on the accepting state, guard labels).
+  const std::string text =
+      "digraph \"Fdest\" {\n  rankdir=LR\n  label=\"\\n[Büchi]\"\n  labelloc=\"t\"\n"
+      "  node [shape=\"circle\"]\n  I [label=\"\", style=invis, width=0]\n  I -> 1\n"
+      "  0 [label=\"0\", peripheries=2]\n  0 -> 0 [label=\"1\"]\n  1 [label=\"1\"]\n"
+      "  1 -> 0 [label=\"dest\"]\n  1 -> 1 [label=\"!dest\"]\n}\n";
+  Automaton a = load_text("fdest.dot", text);
+  CHECK(a.letters() == std::vector<std::string>{"!dest", "dest"});
+  CHECK(a.state_name(a.initial()) == "1");
+  CHECK(a.accepting() == std::vector<StateId>{static_cast<StateId>(a.find_state("0"))});
+  // Accepted: the words with a letter where dest holds.
+  CHECK(a.step(a.initial(), 0) == a.initial());
+  CHECK(a.state_name(a.step(a.initial(), 1)) == "0");
+  CHECK(a.state_name(a.step(a.step(a.initial(), 1), 0)) == "0");
+}
+
+TEST_CASE("dot: guards that stand for many transitions are counted before they are added") {
+  // One label names 12 propositions (4,096 letters); 50,000 edges labelled "1" then stand for
+  // 200 million transitions from a 1 MB file.
+  std::string text = "digraph g {\n  __start0 -> s0;\n  s0 -> s0 [label=\"p0";
+  for (int j = 1; j < 12; ++j) text += " & p" + std::to_string(j);
+  text += "\"];\n";
+  for (int i = 0; i < 50000; ++i)
+    text += "  s" + std::to_string(i % 100) + " -> s" + std::to_string((i + 1) % 100) +
+            " [label=\"1\"];\n";
+  text += "}\n";
+  const std::uint64_t budget = memory_budget();
+  set_memory_budget(std::uint64_t{64} << 20);
+  test::TempDir dir;
+  const std::string path = test::write_file(dir, "flood.dot", text);
+  CHECK_THROWS_WITH_AS(load_automaton(path), doctest::Contains("transitions the guards stand for"),
+                       LimitError);
+  set_memory_budget(budget);
 }

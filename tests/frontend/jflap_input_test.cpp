@@ -193,3 +193,14 @@ TEST_CASE("jflap: a moore file's state <output>, answered at every position") {
             .state_count() == 1);
   CHECK(outputs.moore.empty());
 }
+
+TEST_CASE("jflap: several <initial/> states make an NFA from all of them") {
+  const std::string text = jflap(state(0, "<initial/>") + state(1, "<initial/><final/>") +
+                                 transition(0, 0, "a") + transition(1, 0, "b"));
+  Automaton a = load_text("two.jff", text);
+  CHECK(a.state_name(a.initial()) == "{q0,q1}");
+  CHECK(a.accepting() == std::vector<StateId>{a.initial()});
+  LoadOptions strict;
+  strict.completion.determinise = false;
+  CHECK(contains(load_error("two.jff", text, "", strict).problem(), "second initial state 'q1'"));
+}

@@ -1,5 +1,5 @@
 #pragma once
-// The shared body of the three description-format fuzz targets: any bytes must either give an
+// The shared body of the description-format fuzz targets: any bytes must either give an
 // automaton or fail as bad input (InputError) or over a limit (LimitError). Anything else that
 // escapes (another exception, a crash, a sanitizer report) is a bug libFuzzer reports.
 #include <cstddef>

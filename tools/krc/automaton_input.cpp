@@ -25,8 +25,8 @@ void add_automaton_input_options(CLI::App& sub, LoadOptions& load, CLI::Option* 
   });
   sub.add_option("--input-format", load.format,
                  "Format of the automaton file when its extension does not say (default: from "
-                 "the extension .json, .dot/.gv, .jff, else from the content)")
-      ->check(CLI::IsMember({"json", "dot", "jff"}));
+                 "the extension .json, .dot/.gv, .jff, .hoa, .aut, else from the content)")
+      ->check(CLI::IsMember({"json", "dot", "jff", "hoa", "aut"}));
   sub.add_flag("--complete", load.completion.add_sink,
                "Complete a partial DFA with a sink state instead of failing (a partial "
                "acceptor, with accepting states and no outputs, is completed without it)");

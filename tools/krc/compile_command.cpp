@@ -165,14 +165,14 @@ int run_compile(const CompileArguments& a) {
 
 const RegisterCommand compile_registration{{
     "compile",
-    "Compile an automaton (.json, .dot, .jff) into transformer weights (.safetensors)",
+    "Compile an automaton (.json, .dot, .jff, .hoa) into transformer weights (.safetensors)",
     10,
     [](CLI::App& sub) -> std::function<int()> {
       auto a = std::make_shared<CompileArguments>();
       CLI::Option* file =
           sub.add_option(
                  "automaton", a->input,
-                 "Description file: krc JSON, Graphviz DOT (AALpy, LearnLib) or JFLAP .jff; - "
+                 "Description file: krc JSON, Graphviz DOT (AALpy, LearnLib), JFLAP .jff or HOA; - "
                  "for stdin")
               ->required();
       sub.add_option("-o,--output", a->output, "Weights file to write (safetensors); - for stdout")

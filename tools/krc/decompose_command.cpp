@@ -82,12 +82,11 @@ const RegisterCommand decompose_registration{
     {"decompose", "Krohn-Rhodes (holonomy) decomposition: levels, holonomy groups, skeleton", 40,
      [](CLI::App& sub) -> std::function<int()> {
        auto a = std::make_shared<DecomposeArguments>();
-       CLI::Option* file =
-           sub.add_option(
-                  "automaton", a->input,
-                  "Description file: krc JSON, Graphviz DOT (AALpy, LearnLib) or JFLAP .jff; - "
-                  "for stdin")
-               ->required();
+       CLI::Option* file = sub.add_option("automaton", a->input,
+                                          "Description file: krc JSON, Graphviz DOT (AALpy, "
+                                          "LearnLib), JFLAP .jff or HOA; - "
+                                          "for stdin")
+                               ->required();
        sub.add_option(
               "--format", a->format,
               "text: one line per level, like SgpDec; json: the summary other programs read;\n"

@@ -51,7 +51,8 @@ bool looks_like_safetensors(const std::string& path) {
   std::string extension = std::filesystem::path(path).extension().string();
   for (auto& c : extension) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   if (extension == ".safetensors") return true;
-  if (extension == ".json" || extension == ".dot" || extension == ".gv" || extension == ".jff")
+  if (extension == ".json" || extension == ".dot" || extension == ".gv" || extension == ".jff" ||
+      extension == ".hoa" || extension == ".aut")
     return false;
   std::ifstream in(path, std::ios::binary);
   unsigned char head[9] = {};

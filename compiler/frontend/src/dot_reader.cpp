@@ -9,10 +9,12 @@
 #include <optional>
 #include <set>
 
+#include "dot_guards.hpp"
 #include "dot_labels.hpp"
 #include "dot_scanner.hpp"
 #include "dot_syntax.hpp"
 #include "krc/automata/input_error.hpp"
+#include "krc/automata/memory_budget.hpp"
 #include "source_lines.hpp"
 #include "text.hpp"
 #include "utf8.hpp"
@@ -22,7 +24,7 @@ namespace krc {
 namespace {
 
 struct DotNode {
-  std::string id, label, shape;
+  std::string id, label, shape, peripheries;
 };
 struct DotEdge {
   std::string label;
@@ -117,6 +119,7 @@ void parse_with_boost(const std::string& input, ParsedDot& parsed) {
   properties.property("node_id", boost::get(&DotNode::id, parsed.graph));
   properties.property("label", boost::get(&DotNode::label, parsed.graph));
   properties.property("shape", boost::get(&DotNode::shape, parsed.graph));
+  properties.property("peripheries", boost::get(&DotNode::peripheries, parsed.graph));
   properties.property("label", boost::get(&DotEdge::label, parsed.graph));
   properties.property(kOrderAttribute, EdgeOrderRecorder{&parsed.edges_in_order});
   boost::read_graphviz(input, parsed.graph, properties, "node_id");
@@ -182,7 +185,9 @@ class DotAutomatonReader {
   }
 
   void add_states();
-  void add_transitions();
+  // Returns how the labels were read when they stand for sets of letters ("guards over 2
+  // atomic propositions"), else "".
+  std::string add_transitions();
 
  private:
   void parse(const std::string& text) {
@@ -260,20 +265,27 @@ void DotAutomatonReader::add_states() {
     const DotNode& node = g[v];
     const auto moore_state =
         moore ? frontend::moore_label(label_of(node), node.shape) : std::nullopt;
-    const std::string state_name = moore_state  ? moore_state->first
-                                   : use_labels ? label_of(node)
-                                                : node.id;
+    std::string state_name = moore_state  ? moore_state->first
+                             : use_labels ? label_of(node)
+                                          : node.id;
+    if (state_name.empty()) state_name = "\"\"";  // node "" (an RPNI learner's empty prefix)
     if (auto problem = frontend::invalid_utf8_problem(state_name, "state name"))
       b_.fail(node_place(node), *problem);
     StateId q = b_.add_state(state_name, node_place(node));
     state_of_[v] = q;
     if (moore_state) b_.set_state_output(q, moore_state->second);
-    if (frontend::lowercase(node.shape) == "doublecircle") b_.add_accepting(q);
+    // Accepting: a double circle, or two rings as Spot draws them (peripheries=2).
+    const std::string rings = frontend::trim(node.peripheries);
+    if (frontend::lowercase(node.shape) == "doublecircle" ||
+        (!rings.empty() && rings.find_first_not_of("0123456789") == std::string::npos &&
+         rings.size() < 4 && std::stoi(rings) >= 2))
+      b_.add_accepting(q);
   }
 }
 
-// Transitions: every edge but the start marker's, in file order; each input of its label.
-void DotAutomatonReader::add_transitions() {
+// Transitions: every edge but the start marker's, in file order; each input of its label, or
+// each letter its bit vectors or guard stands for; an edge without a label is an epsilon move.
+std::string DotAutomatonReader::add_transitions() {
   const DotGraph& g = parsed_.graph;
   std::vector<DotEdgeId> edges;
   std::vector<std::string> labels, places;
@@ -285,7 +297,7 @@ void DotAutomatonReader::add_transitions() {
     if (marker_[boost::source(e, g)]) {
       if (marker_[boost::target(e, g)])
         b_.fail(place, "an edge between two start markers ('" + from.id + "' -> '" + to.id + "')");
-      b_.set_initial(*state_of_[boost::target(e, g)], place);
+      b_.add_initial(*state_of_[boost::target(e, g)], place);  // several: an NFA
       continue;
     }
     if (marker_[boost::target(e, g)])
@@ -295,13 +307,59 @@ void DotAutomatonReader::add_transitions() {
     places.push_back(std::move(place));
   }
   refuse_probabilistic(b_, labels, places);
+  auto unlabelled = [&](std::size_t i) {
+    return html_.count(labels[i]) == 0 && frontend::trim(labels[i]).empty();
+  };
+  // MONA's bit vectors and Spot's guards: every label read so, the alphabet every valuation.
+  std::optional<frontend::LabelExpansion> expansion;
+  std::vector<std::size_t> expanded_index(edges.size(), 0);
+  if (std::none_of(labels.begin(), labels.end(), [&](const auto& l) { return html_.count(l); })) {
+    std::vector<std::string> labelled;
+    std::vector<std::size_t> edge_of;
+    for (std::size_t i = 0; i < edges.size(); ++i)
+      if (!unlabelled(i)) {
+        expanded_index[i] = labelled.size();
+        labelled.push_back(labels[i]);
+        edge_of.push_back(i);
+      }
+    if (!labelled.empty()) {
+      expansion = frontend::expand_bit_vectors(labelled);
+      if (!expansion) expansion = frontend::expand_guards(labelled);
+    }
+    if (expansion && !expansion->problem.empty())
+      b_.fail(places[edge_of[expansion->problem_label]], expansion->problem);
+    if (expansion) {
+      // A label of a few bytes ("1") can stand for 4,096 transitions: counted first.
+      std::uint64_t transitions = 0;
+      for (const auto& table : expansion->letters)
+        for (std::uint64_t word : table)
+          transitions += static_cast<std::uint64_t>(__builtin_popcountll(word));
+      check_memory("the " + std::to_string(transitions) + " transitions the " + expansion->kind +
+                       " stand for",
+                   saturating_mul(transitions, 160));
+      for (const auto& letter : expansion->alphabet) b_.letter(letter, places[edge_of[0]]);
+    }
+  }
   for (std::size_t i = 0; i < edges.size(); ++i) {
     const std::size_t from = boost::source(edges[i], g), to = boost::target(edges[i], g);
     const bool is_html = html_.count(labels[i]) > 0;
+    if (unlabelled(i)) {  // a lexer generator's epsilon move
+      b_.add_epsilon(*state_of_[from], *state_of_[to], places[i]);
+      continue;
+    }
+    if (expansion) {
+      const auto& table = expansion->letters[expanded_index[i]];
+      for (std::size_t letter = 0; letter < expansion->alphabet.size(); ++letter)
+        if (table[letter / 64] >> (letter % 64) & 1)
+          b_.add_transition(*state_of_[from], static_cast<LetterId>(letter), *state_of_[to],
+                            places[i]);
+      continue;
+    }
     for (const std::string& letter : frontend::edge_inputs(labels[i], is_html)) {
       if (letter.empty())
         b_.fail(places[i], "the edge '" + g[from].id + "' -> '" + g[to].id + "' has " +
-                               (is_html ? "an empty input in its label" : "no label") +
+                               (is_html ? "an empty input in its label"
+                                        : "an empty input in its label '" + labels[i] + "'") +
                                ": which letter does it read?");
       if (auto problem = frontend::invalid_utf8_problem(letter, "letter"))
         b_.fail(places[i], *problem);
@@ -311,6 +369,9 @@ void DotAutomatonReader::add_transitions() {
         b_.add_output(*state_of_[from], l, *output);
     }
   }
+  if (!expansion) return "";
+  return expansion->kind + " (" + std::to_string(expansion->alphabet.size()) +
+         " letters, every valuation: '" + expansion->alphabet.front() + "', ...)";
 }
 
 }  // namespace
@@ -321,7 +382,9 @@ Automaton read_dot_automaton(const std::string& text, const std::string& file,
   b.set_name(name);
   DotAutomatonReader reader(b, text);
   reader.add_states();
-  reader.add_transitions();  // without a start marker the first state listed is initial
+  // Without a start marker the first state listed is initial.
+  const std::string expanded = reader.add_transitions();
+  if (!expanded.empty() && options.note) options.note(file + ": the edge labels are " + expanded);
   return b.build(options);
 }
 

@@ -39,7 +39,7 @@ Automaton build(AutomatonBuilder& b, const frontend::JflapMachine& m,
       b.fail(s.place, *problem);
     StateId q = b.add_state(state_name, s.place);
     by_id.emplace(s.id, q);
-    if (s.initial) b.set_initial(q, s.place);
+    if (s.initial) b.add_initial(q, s.place);  // several: an NFA from all of them
     if (s.final) b.add_accepting(q);
     if (m.outputs == frontend::JflapMachine::Outputs::Moore)
       b.set_state_output(q, output_name(s.output));

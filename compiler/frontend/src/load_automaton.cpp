@@ -5,10 +5,14 @@
 #include <filesystem>
 #include <sstream>
 
+#include "foreign_formats.hpp"
+#include "gzip_input.hpp"
 #include "krc/automata/bounded_read.hpp"
 #include "krc/automata/input_error.hpp"
 #include "krc/automata/memory_budget.hpp"
+#include "krc/frontend/aut_reader.hpp"
 #include "krc/frontend/dot_reader.hpp"
+#include "krc/frontend/hoa_reader.hpp"
 #include "krc/frontend/jflap_reader.hpp"
 #include "krc/frontend/json_reader.hpp"
 #include "krc/frontend/regex_reader.hpp"
@@ -20,10 +24,15 @@ namespace krc {
 namespace {
 
 std::string format_from_extension(const std::string& file) {
-  std::string extension = frontend::lowercase(std::filesystem::path(file).extension().string());
+  std::filesystem::path path(file);
+  // "model.dot.gz": the extension under ".gz" names the format of the compressed text.
+  if (frontend::lowercase(path.extension().string()) == ".gz") path = path.stem();
+  std::string extension = frontend::lowercase(path.extension().string());
   if (extension == ".json") return "json";
   if (extension == ".dot" || extension == ".gv") return "dot";
   if (extension == ".jff") return "jff";
+  if (extension == ".hoa") return "hoa";
+  if (extension == ".aut") return "aut";
   return "";
 }
 
@@ -35,11 +44,13 @@ std::string format_from_content(const std::string& text) {
   char c = text[i];
   if (c == '{' || c == '[') return "json";
   if (c == '<') return "jff";
+  if (text.compare(i, 4, "HOA:") == 0) return "hoa";
   if (text.compare(i, 2, "//") == 0 || text.compare(i, 2, "/*") == 0 || c == '#') return "dot";
   std::size_t end = i;
   while (end < text.size() && std::isalpha(static_cast<unsigned char>(text[end]))) ++end;
   std::string word = frontend::lowercase(text.substr(i, end - i));
   if (word == "digraph" || word == "graph" || word == "strict") return "dot";
+  if (word == "des" && end < text.size() && (text[end] == '(' || text[end] == ' ')) return "aut";
   return "";
 }
 
@@ -82,6 +93,12 @@ Automaton parse_automaton(const std::string& text, const std::string& file,
   if (format.empty()) format = detect_format(file, text);
   if (text.find_first_not_of(" \t\r\n") == std::string::npos)
     throw InputError(file, "", "the file is empty");
+  if (frontend::is_gzip(text)) {
+    std::string plain = frontend::gunzip(text, file, description_limit());
+    if (frontend::is_gzip(plain))
+      throw InputError(file, "", "a gzip stream inside a gzip stream: krc decompresses one layer");
+    return parse_automaton(plain, file, options);
+  }
   // A UTF-8 byte order mark (Windows editors write one) is not part of any of the formats.
   if (text.compare(0, 3, "\xEF\xBB\xBF") == 0) {
     LoadOptions rest = options;
@@ -90,13 +107,31 @@ Automaton parse_automaton(const std::string& text, const std::string& file,
   }
   bool standard_input = file == "-" || file == "<stdin>" || file.empty();
   // A file name need not be UTF-8, but the automaton's name must be (it goes into JSON).
+  std::filesystem::path path(file);
+  if (frontend::lowercase(path.extension().string()) == ".gz") path = path.stem();  // x.dot.gz
   std::string name =
-      standard_input ? "stdin"
-                     : frontend::replace_invalid_utf8(std::filesystem::path(file).stem().string());
+      standard_input ? "stdin" : frontend::replace_invalid_utf8(path.stem().string());
+  // A format krc does not read is named, whatever the extension says, unless asked for.
+  if (options.format.empty())
+    if (auto foreign = frontend::foreign_format(text))
+      throw InputError(file, "", frontend::foreign_format_problem(*foreign));
   try {
-    if (format == "json") return read_json_automaton(text, file, name, options.completion);
+    if (format == "json") {
+      try {
+        return read_json_automaton(text, file, name, options.completion);
+      } catch (const InputError&) {
+        if (frontend::is_flexfringe_json(text))
+          throw InputError(file, "",
+                           frontend::foreign_format_problem(
+                               "FlexFringe's JSON output (members \"nodes\" and \"edges\"; its "
+                               "DOT output reads)"));
+        throw;
+      }
+    }
     if (format == "dot") return read_dot_automaton(text, file, name, options.completion);
     if (format == "jff") return read_jflap_automaton(text, file, name, options.completion);
+    if (format == "hoa") return read_hoa_automaton(text, file, name, options.completion);
+    if (format == "aut") return read_aut_automaton(text, file, name, options.completion);
   } catch (const InputError&) {
     throw;
   } catch (const LimitError&) {  // the subset construction's bound: the option that lifts it
@@ -107,16 +142,18 @@ Automaton parse_automaton(const std::string& text, const std::string& file,
     throw InputError(file, "", std::string("cannot read the automaton: ") + e.what());
   }
   if (!options.format.empty())
-    throw InputError(file, "",
-                     "unknown format '" + options.format + "' (krc reads json, dot and jff)");
+    throw InputError(
+        file, "",
+        "unknown format '" + options.format + "' (krc reads json, dot, jff, hoa and aut)");
   if (looks_like_weights(text))
     throw InputError(file, "",
                      "this is a weights file (safetensors), not an automaton description; "
                      "krc info, verify and run read weights files");
   throw InputError(
       file, "line 1",
-      "cannot tell the format: expected native JSON ('{'), Graphviz DOT ('digraph') or "
-      "JFLAP XML ('<'); name it with a .json, .dot or .jff extension or --input-format");
+      "cannot tell the format: expected native JSON ('{'), Graphviz DOT ('digraph'), "
+      "JFLAP XML ('<'), HOA ('HOA:') or Aldebaran ('des ('); name it with a .json, .dot, .jff, "
+      ".hoa or .aut extension or --input-format");
 }
 
 Automaton load_automaton(const std::string& path, const LoadOptions& options) {

@@ -23,9 +23,10 @@ LoadOptions load_options(const std::optional<std::string>& input_format, bool co
   LoadOptions options;
   options.format = input_format.value_or("");
   if (!options.format.empty() && options.format != "json" && options.format != "dot" &&
-      options.format != "jff")
-    throw py::value_error("input_format must be None, \"json\", \"dot\" or \"jff\", not \"" +
-                          options.format + "\"");
+      options.format != "jff" && options.format != "hoa" && options.format != "aut")
+    throw py::value_error(
+        "input_format must be None, \"json\", \"dot\", \"jff\", \"hoa\" or \"aut\", not \"" +
+        options.format + "\"");
   options.completion.add_sink = complete;
   options.completion.initial = initial.value_or("");
   options.completion.determinise = !no_determinise;

@@ -71,6 +71,9 @@ class AutomatonBuilder {
   // An epsilon (JFLAP's lambda) transition: build() determinises, or refuses it.
   void add_epsilon(StateId from, StateId to, const std::string& place);
   void set_initial(StateId q, const std::string& place);
+  // One more initial state (HOA's several Start: items, DOT's several __start markers): with
+  // more than one the automaton is an NFA, determinised from all of them (or refused).
+  void add_initial(StateId q, const std::string& place);
   void add_accepting(StateId q) { accepting_.push_back(q); }
   // Where a state was declared, for "state X has no transition on Y" messages.
   void set_state_place(StateId q, std::string place) { state_places_.at(q) = std::move(place); }
@@ -86,6 +89,7 @@ class AutomatonBuilder {
   bool has_initial() const { return initial_.has_value(); }
   // Some state accepts, and there are no Mealy outputs nor a Moore output for every state.
   bool is_acceptor() const;
+  std::size_t initial_count() const { return initial_ ? 1 + also_initial_.size() : 0; }
 
   const std::string& file() const { return file_; }
   [[noreturn]] void fail(const std::string& place, const std::string& problem) const {
@@ -116,6 +120,8 @@ class AutomatonBuilder {
   // The first nondeterminism met, for --no-determinise: its place and problem.
   std::optional<std::pair<std::string, std::string>> first_nondeterminism_;
   std::optional<StateId> initial_;
+  std::vector<StateId> also_initial_;  // further initial states, after initial_
+  std::string second_initial_place_;
   std::vector<StateId> accepting_;
 };
 

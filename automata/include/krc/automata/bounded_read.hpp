@@ -15,7 +15,8 @@ struct ReadLimit {
   // may have (1/32 of the memory budget, --max-memory 12 GiB: ...)".
   std::string reason;
   // Text formats have no NUL byte: stop at the first one (binary files, /dev/zero) with an
-  // InputError at its line instead of reading on.
+  // InputError at its line instead of reading on. A gzip stream (it begins with the bytes
+  // 1f 8b) is read whole: its reader checks the text it decompresses.
   bool text = false;
 };
 

@@ -1,7 +1,7 @@
 #pragma once
 // Determinising an NFA (several targets for one state and letter, epsilon transitions) by the
 // subset construction from its initial state, as JFLAP and every textbook do it. Only subsets
-// reachable from the initial state's epsilon closure are made; the empty subset, when reached,
+// reachable from the initial states' epsilon closure are made; the empty subset, when reached,
 // is the dead state "{}". A subset is accepting when it holds an accepting state.
 //
 // Hostile input: the construction can make 2^n subsets. It stops with a LimitError before it
@@ -20,6 +20,8 @@ struct Nfa {
   std::vector<std::vector<std::vector<StateId>>> targets;  // [letter][state]: every target
   std::vector<std::vector<StateId>> epsilon;               // [state]: epsilon targets
   StateId initial = 0;
+  std::vector<StateId> also_initial;  // further initial states (HOA's several Start:, DOT's
+                                      // several __start markers): the first subset holds all
   std::vector<StateId> accepting;
 };
 

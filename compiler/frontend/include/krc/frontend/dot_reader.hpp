@@ -12,8 +12,11 @@
 // error and bounds brace nesting at 100. States are named by their labels when those are all
 // present and distinct, else by their node ids, and listed in order of first appearance;
 // letters in order of first appearance. No start marker: options.initial names the initial
-// state. Probabilistic files (AALpy MDPs "d:0.9", Markov chains) are refused. Errors name the
-// line.
+// state; several make an NFA from all of them, as an edge without a label (an epsilon move)
+// does. MONA's bit vectors ("X0X") and Spot's or LTLf2DFA's guards ("a & !b", "~a") read as
+// every valuation they stand for (dot_guards.hpp); peripheries=2 (Spot) accepts, as
+// doublecircle does. Probabilistic files (AALpy MDPs "d:0.9", Markov chains) are refused.
+// Errors name the line.
 #include <string>
 
 #include "krc/automata/automaton.hpp"

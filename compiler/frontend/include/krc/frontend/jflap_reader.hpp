@@ -4,12 +4,12 @@
 // output) and <type>moore</type> (each state's <output> its Moore output), an empty output
 // read as "λ", as JFLAP shows it (BuildOptions::outputs receives them); and JFLAP 8's nested
 // <structure type="fsa"> (also "mealy_machine" and "moore_machine", read for their inputs), parsed
-// by Boost.PropertyTree's XML reader after a check that elements nest at most 100 deep. The
-// automaton must be a DFA: an empty <read/> or <input/> (epsilon) or two targets for one state and
-// letter are errors. Each <read> is one letter, whatever its length (JFLAP would read "10" as two
-// symbols; files that use such labels mean one). States are named by their "name" attributes when
-// those are distinct, else by their ids; letters are listed in order of first appearance. Errors
-// name the line.
+// by Boost.PropertyTree's XML reader after a check that elements nest at most 100 deep. An empty
+// <read/> or <input/> (epsilon), two targets for one state and letter, and several <initial/>
+// states make an NFA, determinised (or refused with --no-determinise). Each <read> is one letter,
+// whatever its length (JFLAP would read "10" as two symbols; files that use such labels mean one).
+// States are named by their "name" attributes when those are distinct, else by their ids; letters
+// are listed in order of first appearance. Errors name the line.
 #include <string>
 
 #include "krc/automata/automaton.hpp"

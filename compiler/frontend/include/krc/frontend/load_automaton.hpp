@@ -2,7 +2,9 @@
 // Reading description files: krc's native JSON, Graphviz DOT as AALpy, LearnLib/AutomataLib,
 // FlexFringe and the Automata Wiki write it, and JFLAP .jff 4-8 (see README, "Input formats").
 // Every problem is an InputError naming the file, the place (line and column, line, or JSON
-// pointer) and what is wrong; a weights file is refused as one.
+// pointer) and what is wrong; a weights file is refused as one, and a format krc does not read
+// (RABIT, GOAL, mata, TAF, FSM, ETF, FlexFringe JSON) by its name. gzip input of any format is
+// decompressed under the same cap as plain text.
 #include <optional>
 #include <string>
 
@@ -15,14 +17,15 @@ struct LoadOptions {
   // add_sink: complete a partial DFA with a sink state (--complete); initial: the initial
   // state by name (--initial), for files without a start marker or to override theirs.
   CompletionOptions completion;
-  std::string format;  // "", "json", "dot" or "jff" (--input-format); "" = extension, content
+  std::string format;  // "", "json", "dot", "jff" or "hoa" (--input-format); "" = extension,
+                       // else content
   // --regex PATTERN: the automaton is the pattern's minimal DFA (regex_reader.hpp) and the
   // path is not read; --alphabet: its letters, comma-separated (nullopt: the pattern's own).
   std::optional<std::string> regex = std::nullopt, alphabet = std::nullopt;
 };
 
 // Reads `path` ("-" = standard input). The format comes from options.format, else the
-// extension (.json; .dot or .gv; .jff), else the content (its first character or keyword).
+// extension (.json; .dot or .gv; .jff; .hoa), else the content (its first character or keyword).
 // The automaton is named after the file's stem unless the file names it (JSON "name").
 // With options.regex, the pattern's minimal DFA instead (an acceptor: outputs->acceptor).
 Automaton load_automaton(const std::string& path, const LoadOptions& options = {});
@@ -32,7 +35,7 @@ Automaton load_automaton(const std::string& path, const LoadOptions& options = {
 Automaton parse_automaton(const std::string& text, const std::string& file,
                           const LoadOptions& options = {});
 
-// "json", "dot" or "jff" for the text of `file`, or "" when neither the extension nor the
+// "json", "dot", "jff" or "hoa" for the text of `file`, or "" when neither the extension nor the
 // content tells.
 std::string detect_format(const std::string& file, const std::string& text);
 

@@ -1,0 +1,119 @@
+#include "foreign_formats.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <sstream>
+#include <vector>
+
+#include "text.hpp"
+
+namespace krc::frontend {
+
+namespace {
+
+// The first `count` non-empty lines, trimmed (at most the first 64 KiB are looked at).
+std::vector<std::string> first_lines(const std::string& text, std::size_t count) {
+  std::vector<std::string> lines;
+  std::istringstream in(text.substr(0, std::size_t{1} << 16));
+  std::string line;
+  while (lines.size() < count && std::getline(in, line))
+    if (!trim(line).empty()) lines.push_back(trim(line));
+  return lines;
+}
+
+// A RABIT state: "[x]" (a bracketed name without commas) or a bare name ("0", "q1").
+bool rabit_state(const std::string& line) {
+  if (line.size() >= 2 && line.front() == '[' && line.back() == ']')
+    return line.find_first_of("],", 1) == line.size() - 1;
+  return std::all_of(line.begin(), line.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+  });
+}
+
+// A RABIT transition: "label,from->to" ("a,[1]->[2]", "1,0->1"), no spaces.
+bool rabit_edge(const std::string& line) {
+  const auto comma = line.find(',');
+  const auto arrow = line.find("->");
+  return comma != std::string::npos && comma > 0 && arrow != std::string::npos &&
+         arrow > comma + 1 && arrow + 2 < line.size() &&
+         line.find_first_of(" \t") == std::string::npos;
+}
+
+// "dfa {" or "mealy {" (AutomataLib's TAF).
+bool taf_header(const std::string& line) {
+  for (const std::string keyword : {"dfa", "mealy"})
+    if (line.rfind(keyword, 0) == 0) {
+      const auto brace = line.find_first_not_of(" \t", keyword.size());
+      return brace != std::string::npos && brace > 0 && line[brace] == '{';
+    }
+  return false;
+}
+
+// "name(N) ..." (an LTSmin FSM state vector declaration).
+bool fsm_declaration(const std::string& line) {
+  std::size_t i = 0;
+  while (i < line.size() &&
+         (std::isalnum(static_cast<unsigned char>(line[i])) || line[i] == '_' || line[i] == '.'))
+    ++i;
+  if (i == 0 || i >= line.size() || line[i] != '(') return false;
+  const std::size_t digits = i + 1;
+  for (++i; i < line.size() && std::isdigit(static_cast<unsigned char>(line[i])); ++i) {
+  }
+  return i > digits && i < line.size() && line[i] == ')';
+}
+
+bool all_numbers(const std::string& line) {
+  return !line.empty() && line.find_first_not_of("0123456789 \t") == std::string::npos;
+}
+
+}  // namespace
+
+std::optional<std::string> foreign_format(const std::string& text) {
+  const std::vector<std::string> lines = first_lines(text, 8);
+  if (lines.empty()) return std::nullopt;
+  const std::string& first = lines[0];
+  const std::string head = lowercase(text.substr(0, 4096));
+  // RABIT (languageinclusion.org): "[init]", then "label,[from]->[to]", then accepting "[q]".
+  if ((rabit_state(first) || rabit_edge(first)) &&
+      std::any_of(lines.begin(), lines.end(), rabit_edge))
+    return "a RABIT BA file (.ba: an initial state, 'label,[from]->[to]' transitions, then the "
+           "accepting states)";
+  // GOAL's GFF: <Structure label-on="Transition" type="FiniteStateAutomaton">.
+  if (head.find("<structure") != std::string::npos &&
+      (head.find("label-on=") != std::string::npos ||
+       head.find("type=\"finitestateautomaton\"") != std::string::npos ||
+       head.find("<structure type=\"fa\"") != std::string::npos))
+    return "a GOAL file (.gff, <Structure type=\"FiniteStateAutomaton\">)";
+  // mata's VTF: "@NFA-explicit", "%Initial q0", "%Final q1", "q0 a q1".
+  if (first[0] == '@' && first.size() > 1 && std::isalpha(static_cast<unsigned char>(first[1])))
+    return "a mata VTF file (.mata, '" + first.substr(0, first.find_first_of(" \t")) + "')";
+  // AutomataLib's TAF: "dfa {a, b} {" or "mealy {a} {".
+  if (taf_header(first))
+    return "an AutomataLib TAF file (.taf, '" + first.substr(0, first.find('{')) + "{...}')";
+  // LTSmin: FSM ("name(N) type" declarations, then "---" sections) and ETF ("begin state").
+  if (first == "---" && lines.size() > 1) return "an LTSmin/mCRL2 FSM file (.fsm, '---' sections)";
+  if (fsm_declaration(first))
+    for (const auto& line : lines)
+      if (line == "---") return "an LTSmin/mCRL2 FSM file (.fsm: state parameters, '---')";
+  if (first == "begin state" || first.rfind("begin state ", 0) == 0)
+    return "an LTSmin ETF file (.etf, 'begin state')";
+  // Stamina's ADL: numbers only (states and transitions as integers).
+  if (lines.size() >= 2 && std::all_of(lines.begin(), lines.end(), all_numbers))
+    return "a file of numbers only, as Stamina's ADL format (.adl) writes automata";
+  return std::nullopt;
+}
+
+bool is_flexfringe_json(const std::string& text) {
+  const std::string head = text.substr(0, std::size_t{1} << 16);
+  return head.find("\"nodes\"") != std::string::npos &&
+         head.find("\"edges\"") != std::string::npos &&
+         head.find("\"transitions\"") == std::string::npos;
+}
+
+std::string foreign_format_problem(const std::string& format) {
+  return "this is " + format +
+         ", which krc does not read (yet); krc reads native JSON, Graphviz DOT, JFLAP (.jff), "
+         "HOA (.hoa) and Aldebaran (.aut), gzip-compressed or not";
+}
+
+}  // namespace krc::frontend

@@ -1,0 +1,166 @@
+// Formats krc does not read are refused by name, whatever they resemble (a RABIT file's "[0]"
+// opens like JSON, GOAL's XML like JFLAP's); gzip-compressed input of any format is read,
+// within the description cap, so that a decompression bomb stops there.
+#include <doctest/doctest.h>
+#include <zlib.h>
+
+#include <fstream>
+#include <random>
+#include <sstream>
+
+#include "frontend_test_helpers.hpp"
+#include "krc/automata/memory_budget.hpp"
+
+using namespace krc;
+using test::contains;
+
+namespace {
+
+std::string gzip(const std::string& text) {
+  z_stream zs{};
+  REQUIRE(deflateInit2(&zs, Z_BEST_COMPRESSION, Z_DEFLATED, 16 + MAX_WBITS, 8,
+                       Z_DEFAULT_STRATEGY) == Z_OK);
+  std::string out(deflateBound(&zs, static_cast<uLong>(text.size())), '\0');
+  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
+  zs.avail_in = static_cast<uInt>(text.size());
+  zs.next_out = reinterpret_cast<Bytef*>(out.data());
+  zs.avail_out = static_cast<uInt>(out.size());
+  REQUIRE(deflate(&zs, Z_FINISH) == Z_STREAM_END);
+  out.resize(zs.total_out);
+  deflateEnd(&zs);
+  return out;
+}
+
+const std::string kDot =
+    "digraph g {\n  s0 [shape=doublecircle];\n  s0 -> s1 [label=\"a\"];\n"
+    "  s1 -> s0 [label=\"a\"];\n  __start0 -> s0;\n}\n";
+
+}  // namespace
+
+TEST_CASE("Foreign formats are refused by name") {
+  struct Case {
+    std::string name, text, says;
+  };
+  const std::vector<Case> cases{
+      // ondrik/automata-benchmarks, omega/advanced-automata-for-termination/ba/ (RABIT's BA)
+      {"rabit.ba", "0\n1,0->1\n3,1->2\n0\n1\n2\n", "RABIT BA"},
+      {"rabit2", "[0]\na,[0]->[1]\nb,[1]->[0]\n[1]\n", "RABIT BA"},
+      // GOAL (goal.im.ntu.edu.tw): .gff
+      {"goal.gff",
+       "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n"
+       "<Structure label-on=\"Transition\" type=\"FiniteStateAutomaton\">\n<Name/>\n</Structure>\n",
+       "GOAL"},
+      {"goal.jff", "<structure type=\"fa\"><alphabet/></structure>\n", "GOAL"},
+      // mata (VeriFIT): @NFA-explicit
+      {"nfa.mata", "@NFA-explicit\n%Alphabet-auto\n%Initial q0\n%Final q1\nq0 a q1\n", "mata VTF"},
+      // AutomataLib TAF
+      {"a.taf", "dfa {a, b} {\n  s0 [initial, accept] {\n    a -> s1\n  }\n}\n", "AutomataLib TAF"},
+      // mCRL2's and LTSmin's FSM (mCRL2 user manual, "The FSM file format")
+      {"x.fsm", "b(2) Bool \"F\" \"T\"\n---\n0\n1\n---\n1 2 \"on\"\n", "FSM"},
+      {"x2.fsm", "---\n---\n1 2 \"on\"\n", "FSM"},
+      {"x.etf", "begin state\nx:int\nend state\n", "LTSmin ETF"},
+      {"x.adl", "3 2\n0 1\n1 0\n", "Stamina's ADL"},
+      // FlexFringe's JSON output
+      {"ff.json", "{\"types\": [], \"nodes\": [{\"id\": 0}], \"edges\": []}\n", "FlexFringe"},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.name);
+    const std::string problem = test::load_error(c.name, c.text).problem();
+    CHECK(contains(problem, c.says));
+    CHECK(contains(problem, "which krc does not read (yet)"));
+  }
+  // Asked for by name, a format is read as that format (and fails as it does).
+  LoadOptions as_json;
+  as_json.format = "json";
+  CHECK(!contains(test::load_error("r.ba", "[0]\na,[0]->[1]\n[1]\n", "", as_json).problem(),
+                  "RABIT"));
+}
+
+TEST_CASE("gzip-compressed input of any format") {
+  const Automaton plain = test::load_text("m.dot", kDot);
+  const Automaton by_extension = test::load_text("m.dot.gz", gzip(kDot));
+  CHECK(by_extension.transitions() == plain.transitions());
+  CHECK(by_extension.name() == "m");
+  CHECK(test::load_text("m.gz", gzip(kDot)).transitions() == plain.transitions());  // by content
+  CHECK(test::load_text("noext", gzip(kDot)).state_count() == 2);
+  // Two members, as `cat a.gz b.gz` makes: one text.
+  const std::string half = kDot.substr(0, 20);
+  CHECK(test::load_text("two.dot.gz", gzip(half) + gzip(kDot.substr(20))).state_count() == 2);
+  CHECK(contains(test::load_error("cut.dot.gz", gzip(kDot).substr(0, 30)).problem(), "cut short"));
+  CHECK(contains(
+      test::load_error("bad.gz", std::string("\x1f\x8b\x08\x00garbage-garbage", 19)).problem(),
+      "gzip"));
+  CHECK(contains(test::load_error("nested.gz", gzip(gzip(kDot))).problem(), "inside a gzip"));
+  CHECK(contains(
+      test::load_error("nul.gz", gzip(std::string("digraph g {\0}", 13)), "line 1").problem(),
+      "NUL"));
+  // A bomb: 64 MiB of spaces in a few KiB stop at the cap (1/32 of the budget: 1 MiB here).
+  const std::uint64_t budget = memory_budget();
+  set_memory_budget(32u << 20);
+  const std::string bomb = gzip(std::string(64u << 20, ' '));
+  CHECK(bomb.size() < 100000);
+  test::TempDir dir;
+  const std::string path = test::write_file(dir, "bomb.dot.gz", bomb);
+  CHECK_THROWS_WITH_AS(load_automaton(path), doctest::Contains("decompresses to more than"),
+                       LimitError);
+  set_memory_budget(budget);
+}
+
+TEST_CASE("HOA, Aldebaran and sniffed input: mutated files fail only as bad input") {
+  // A stand-in for tools/fuzz.sh where clang is missing: the fuzz targets' seeds, each byte
+  // mutated, deleted, duplicated or replaced by a token; anything but an automaton, an
+  // InputError or a LimitError escapes and fails the test.
+  const std::vector<std::pair<std::string, std::string>> seeds{
+      {"hoa", "hoa/spec_aut7.hoa"},     {"hoa", "hoa/spec_aut2.hoa"},
+      {"hoa", "hoa/spec_aut4.hoa"},     {"hoa", "hoa/tela_out_230.hoa"},
+      {"aut", "aut/mcrl2_dining2.aut"}, {"", "hoa/owl_ltl2dra_FaGb.hoa"}};
+  const std::vector<std::string> tokens{"&",      "|",   "!",          "(",      ")",  "[",  "]",
+                                        "{",      "}",   "/*",         "*/",     "\"", "@a", "t",
+                                        "Inf(0)", "0&1", "2147483647", "State:", ",",  "i"};
+  std::mt19937 rng(34);
+  std::size_t read = 0, refused = 0;
+  for (const auto& [format, name] : seeds) {
+    std::ifstream in(test::frontend_data(name));
+    std::stringstream buffer;
+    buffer << in.rdbuf();
+    const std::string seed = buffer.str();
+    for (int k = 0; k < 5000; ++k) {
+      std::string text = seed;
+      const int edits = std::uniform_int_distribution<int>(1, 4)(rng);
+      for (int e = 0; e < edits && !text.empty(); ++e) {
+        const std::size_t at = std::uniform_int_distribution<std::size_t>(0, text.size() - 1)(rng);
+        switch (std::uniform_int_distribution<int>(0, 3)(rng)) {
+          case 0:
+            text[at] = static_cast<char>(std::uniform_int_distribution<int>(0, 255)(rng));
+            break;
+          case 1:
+            text.erase(at, std::uniform_int_distribution<std::size_t>(1, 8)(rng));
+            break;
+          case 2:
+            text.insert(at,
+                        text.substr(at, std::uniform_int_distribution<std::size_t>(1, 40)(rng)));
+            break;
+          default:
+            text.insert(
+                at, tokens[std::uniform_int_distribution<std::size_t>(0, tokens.size() - 1)(rng)]);
+        }
+      }
+      LoadOptions options;
+      options.format = format;
+      options.completion.add_sink = k % 2 == 1;
+      try {
+        const Automaton a =
+            parse_automaton(text, "mutant." + (format.empty() ? "x" : format), options);
+        CHECK(a.state_count() > 0);
+        ++read;
+      } catch (const InputError&) {
+        ++refused;
+      } catch (const LimitError&) {
+        ++refused;
+      }
+    }
+  }
+  MESSAGE(read << " mutants read, " << refused << " refused");
+  CHECK(read > 0);
+  CHECK(refused > 0);
+}
