@@ -157,9 +157,10 @@ void plan(const ForwardPass& pass, std::size_t letters, const VerifyOptions& opt
         narrow || letters < 2 ? length + 1.0 : static_cast<double>(letters) / (letters - 1.0);
     return static_cast<double>(power(letters, length)) * new_rows * per_row;
   };
-  // The default length is also kept to half the time budget: 100,000 short words of a large
-  // network in bf16 (a 55-state protocol model: milliseconds a row) would take many minutes.
-  if (!options.exhaustive_length)
+  // In bf16 and fp16 the default length is also kept to half the time budget: 100,000 short
+  // words of a large network (a 55-state protocol model: milliseconds a row, every row run)
+  // would take many minutes. The other arithmetics reuse rows and keep their plan.
+  if (!options.exhaustive_length && narrow)
     while (report.exhaustive_length > 1 && exhaustive_cost(report.exhaustive_length) >
                                                0.5 * options.budget_seconds * report.threads)
       --report.exhaustive_length;
