@@ -80,6 +80,18 @@ py::object with_outputs(Automaton automaton, const MachineOutputs& outputs) {
   return object;
 }
 
+// Reads an automaton by `read` without the GIL, the file's outputs kept on the result.
+template <typename Read>
+py::object read_with_outputs(LoadOptions options, Read read) {
+  MachineOutputs outputs;
+  options.completion.outputs = &outputs;
+  Automaton automaton = [&] {
+    py::gil_scoped_release unlocked;
+    return read(options);
+  }();
+  return with_outputs(std::move(automaton), outputs);
+}
+
 void bind_zoo(py::module_& m) {
   py::class_<ZooFamily>(m, "ZooFamily", "A family of the built-in zoo (`krc zoo` lists them).")
       .def_readonly("name", &ZooFamily::name)
@@ -160,15 +172,9 @@ void bind_automaton(py::module_& m) {
       [](const std::string& path, const std::optional<std::string>& input_format, bool complete,
          const std::optional<std::string>& initial, bool no_determinise,
          long long max_subset_states) {
-        LoadOptions options =
-            load_options(input_format, complete, initial, no_determinise, max_subset_states);
-        MachineOutputs outputs;
-        options.completion.outputs = &outputs;
-        Automaton automaton = [&] {
-          py::gil_scoped_release unlocked;
-          return load_automaton(path, options);
-        }();
-        return with_outputs(std::move(automaton), outputs);
+        return read_with_outputs(
+            load_options(input_format, complete, initial, no_determinise, max_subset_states),
+            [&](const LoadOptions& options) { return load_automaton(path, options); });
       },
       py::arg("path"), py::arg("input_format") = py::none(), py::arg("complete") = false,
       py::arg("initial") = py::none(), py::arg("no_determinise") = false,
@@ -179,15 +185,9 @@ void bind_automaton(py::module_& m) {
          const std::optional<std::string>& input_format, bool complete,
          const std::optional<std::string>& initial, bool no_determinise,
          long long max_subset_states) {
-        LoadOptions options =
-            load_options(input_format, complete, initial, no_determinise, max_subset_states);
-        MachineOutputs outputs;
-        options.completion.outputs = &outputs;
-        Automaton automaton = [&] {
-          py::gil_scoped_release unlocked;
-          return parse_automaton(text, file, options);
-        }();
-        return with_outputs(std::move(automaton), outputs);
+        return read_with_outputs(
+            load_options(input_format, complete, initial, no_determinise, max_subset_states),
+            [&](const LoadOptions& options) { return parse_automaton(text, file, options); });
       },
       py::arg("text"), py::arg("file") = "<string>", py::arg("input_format") = py::none(),
       py::arg("complete") = false, py::arg("initial") = py::none(),
