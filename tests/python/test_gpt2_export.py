@@ -21,6 +21,7 @@ import subprocess
 import pytest
 
 torch = pytest.importorskip("torch")
+safe_open = pytest.importorskip("safetensors").safe_open
 transformers = pytest.importorskip("transformers")
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -111,6 +112,15 @@ def check_words(model, automaton, weights, directory, words, forward=None):
             theirs = torch.tensor(theirs, dtype=torch.float64)
             assert (row[:, first_state:].double() - theirs).abs().max().item() < 2.0**-100
     return sum(len(w) + 1 for w in words)
+
+
+def certified_in_fp16(weights):
+    """Whether the file's compiler metadata certifies it in fp16 at its max-len: its GPT-2
+    export then uses fp16's gamma 2^15 (epsilon 4^15) instead of 2^30."""
+    with safe_open(str(weights), "np") as f:
+        metadata = f.metadata()
+    longest = json.loads(metadata["compiler"])["precision"]["exact_in"].get("fp16")
+    return longest is not None and longest >= json.loads(metadata["config"])["max_len"]
 
 
 def check_layernorm(module, inputs, output, k=K):
@@ -345,7 +355,7 @@ def test_layernorm_value_sets_prove_scan(tmp_path, name):
     automaton, weights, out = compile_and_export(tmp_path, name, "scan", 1024, norm="layernorm")
     side = json.loads((out / "krc_gpt2.json").read_text())
     assert side["exactness"]["exact"] is True, side["exactness"]["reason"]
-    assert side["layout"]["layer_norm_epsilon_log4"] == K
+    assert side["layout"]["layer_norm_epsilon_log4"] == (15 if certified_in_fp16(weights) else K)
     rng = random.Random(29)
     model = load(out)
     checked = 0
@@ -359,7 +369,9 @@ def test_layernorm_value_sets_prove_scan(tmp_path, name):
 def test_every_zoo_scan_with_layernorm_export_and_verify(tmp_path, name):
     """Every zoo automaton, scan, --norm layernorm, max-len 1024: `krc verify` passes in float32
     (every word up to its exhaustive length, 50 random words of 1,024 letters), and every one
-    exports without --allow-inexact at epsilon 4^30 (measured 2026-11-26)."""
+    exports without --allow-inexact (measured 2026-11-26): at epsilon 4^15 where the network
+    is also certified in fp16 at 1,024 (fp16's gamma; the checkpoint then keeps float16), at
+    4^30 elsewhere."""
     source, weights = tmp_path / "a.json", tmp_path / "a.safetensors"
     source.write_text(krc_ok("zoo", name))
     krc_ok("compile", source, "--strategy", "scan", "--max-len", 1024, "--norm", "layernorm",
@@ -367,7 +379,9 @@ def test_every_zoo_scan_with_layernorm_export_and_verify(tmp_path, name):
     exported = krc("export", weights, "--format", "gpt2", "-o", tmp_path / "out")
     assert exported.returncode == 0, exported.stderr
     side = json.loads((tmp_path / "out" / "krc_gpt2.json").read_text())
-    assert side["layout"]["layer_norm_epsilon_log4"] == K
+    fp16 = certified_in_fp16(weights)
+    assert side["layout"]["layer_norm_epsilon_log4"] == (15 if fp16 else K)
+    assert side["formats"]["float16"]["kept"] == fp16
     verified = krc("verify", weights, "--arithmetic", "float32", "--random", 50, "--threads", 2)
     assert verified.returncode == 0, verified.stdout + verified.stderr
 
@@ -394,3 +408,104 @@ def test_python_compile_norm_layernorm(tmp_path):
         plain.to_hf(tmp_path / "plain")
     with pytest.raises(ValueError, match="norm"):
         api.compile(automaton, strategy="scan", max_len=64, norm="rmsnorm")
+
+
+def dtype_logits(directory, dtype, words):
+    """transformers' logits (as float32) for <bos> + each word, the model loaded in `dtype`."""
+    vocab = json.loads((directory / "krc_vocab.json").read_text())
+    model = transformers.AutoModelForCausalLM.from_pretrained(
+        directory, dtype=getattr(torch, dtype), attn_implementation="eager").eval()
+    assert next(model.parameters()).dtype == getattr(torch, dtype)
+    ids = torch.tensor([[vocab["bos"]] + [vocab["letters"][a] for a in w] for w in words])
+    with torch.no_grad():
+        return model(ids).logits.float()
+
+
+@pytest.mark.parametrize("name,precision", [("parity", "fp16"), ("gridworld", "bf16"),
+                                            ("quaternion", "fp16")])
+def test_checkpoint_of_a_narrow_network_is_exact_in_bf16_and_fp16(tmp_path, name, precision):
+    """A scan network compiled --precision bf16|fp16 --norm layernorm (certified in both
+    formats) exports with epsilon 4^15 and gamma 2^15, a gamma fp16 holds (4^30's 2^30 is past
+    65,504: every fp16 checkpoint was NaN at every position). krc_gpt2.json says it keeps
+    float32, bfloat16 and float16, and in transformers loaded in each (CPU, eager) every
+    position of random words is the automaton's state; the state logits equal krc's forward in
+    that arithmetic (`krc run --arithmetic`) bit for bit in float32 and fp16, and within 2^-24
+    in bf16, where the CPU kernels' summation order differs from krc's ascending running sum in
+    sums that are not exact (measured: at most 1.7e-8, on logits krc computes as 0)."""
+    source, weights, out = tmp_path / "a.json", tmp_path / "a.safetensors", tmp_path / "gpt2"
+    source.write_text(krc_ok("zoo", name))
+    automaton = json.loads(source.read_text())
+    krc_ok("compile", source, "--strategy", "scan", "--max-len", 128, "--precision", precision,
+           "--norm", "layernorm", "-o", weights)
+    summary = json.loads(krc_ok("export", weights, "--format", "gpt2", "-o", out, "--json"))
+    side = json.loads((out / "krc_gpt2.json").read_text())
+    assert side["formats"] == summary["formats"]
+    assert {f: v["kept"] for f, v in side["formats"].items()} == {
+        "float32": True, "bfloat16": True, "float16": True}
+    assert side["layout"]["layer_norm_epsilon_log4"] == 15
+    config = json.loads((out / "config.json").read_text())
+    assert config["layer_norm_epsilon"] == 4.0**15
+    vocab = json.loads((out / "krc_vocab.json").read_text())
+    by_id = {i: s for s, i in vocab["states"].items()}
+    first_state = min(vocab["states"].values())
+    rng = random.Random(11)
+    words = [[rng.choice(automaton["alphabet"]) for _ in range(128)] for _ in range(3)]
+    for dtype, arithmetic in [("float32", "float32"), ("bfloat16", "bf16"), ("float16", "fp16")]:
+        logits = dtype_logits(out, dtype, words)
+        assert not torch.isnan(logits).any(), dtype
+        for w, row in zip(words, logits):
+            assert [by_id.get(i, "<letter>") for i in row.argmax(-1).tolist()] == \
+                simulate(automaton, w), dtype
+            theirs = json.loads(krc_ok("run", weights, ",".join(w), "--arithmetic", arithmetic,
+                                       "--json"))["logits"]
+            difference = (row[:, first_state:] - torch.tensor(theirs)).abs().max().item()
+            assert difference <= (2.0**-24 if dtype == "bfloat16" else 0.0), (dtype, difference)
+
+
+def test_checkpoint_says_which_formats_it_does_not_keep(tmp_path):
+    """A float32 network's checkpoint keeps float32 only, and says why not the others (the
+    network is not certified there); cast to float16 in transformers it is indeed NaN, the
+    failure the statement warns of. The same network compiled for fp16 keeps fp16."""
+    source, weights, out = tmp_path / "p.json", tmp_path / "p.safetensors", tmp_path / "gpt2"
+    source.write_text(krc_ok("zoo", "parity"))
+    krc_ok("compile", source, "--strategy", "kr", "--max-len", 64, "-o", weights)
+    printed = krc_ok("export", weights, "--format", "gpt2", "-o", out)
+    formats = json.loads((out / "krc_gpt2.json").read_text())["formats"]
+    assert formats["float32"] == {"kept": True, "network_certified": True, "why": ""}
+    for name, krc_name in [("bfloat16", "bf16"), ("float16", "fp16")]:
+        assert not formats[name]["kept"] and not formats[name]["network_certified"]
+        assert f"not certified in {krc_name}" in formats[name]["why"]
+        assert f"{name}: not kept, the network is not certified in {krc_name}" in printed
+    assert torch.isnan(dtype_logits(out, "float16", [["0", "1", "1"]])).any()
+
+
+def test_a_certified_format_the_checkpoint_loses_is_warned_of(tmp_path):
+    """A file that says it is certified in fp16 but whose LayerNorms cannot be proved with
+    fp16's gamma 2^15 (here parity's kr network at max-len 1024, whose counter reaches 1,024,
+    so the residual's variance is past 2^5, with the claim written into its metadata) exports
+    with the float32 gamma: the checkpoint keeps float32 only, says why float16 is lost, and
+    both doors warn."""
+    api = pytest.importorskip("krc")
+    safetensors_numpy = pytest.importorskip("safetensors.numpy")
+    source, weights, claimed = tmp_path / "s.json", tmp_path / "s.safetensors", tmp_path / "c.safetensors"
+    source.write_text(krc_ok("zoo", "parity"))
+    krc_ok("compile", source, "--strategy", "kr", "--max-len", 1024, "-o", weights)
+    with safe_open(str(weights), "np") as f:
+        metadata, tensors = f.metadata(), {k: f.get_tensor(k) for k in f.keys()}
+    compiler = json.loads(metadata["compiler"])
+    assert compiler["precision"]["exact_in"]["fp16"] is None
+    compiler["precision"]["exact_in"]["fp16"] = 1024
+    metadata["compiler"] = json.dumps(compiler)
+    safetensors_numpy.save_file(tensors, str(claimed), metadata=metadata)
+    result = krc("export", claimed, "--format", "gpt2", "-o", tmp_path / "cli")
+    assert result.returncode == 0, result.stderr
+    assert "is not exact in float16, though the network is: with epsilon 4^15 and gamma 2^15" \
+        in result.stderr and "variance" in result.stderr
+    formats = json.loads((tmp_path / "cli" / "krc_gpt2.json").read_text())["formats"]
+    assert formats["float16"]["network_certified"] and not formats["float16"]["kept"]
+    assert formats["float32"]["kept"]
+    network = api.load(str(claimed))
+    with pytest.warns(api.certified.UncertifiedFormatWarning, match="float16, though"):
+        network.to_hf(tmp_path / "py")
+    assert (tmp_path / "py" / "model.safetensors").read_bytes() == \
+        (tmp_path / "cli" / "model.safetensors").read_bytes()

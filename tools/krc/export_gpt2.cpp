@@ -24,6 +24,10 @@ void print_summary(const Gpt2ExportArguments& a, const Network& network, const G
             << " (d_model " << s.d << " + a constant, mirrored, padded to a power of two), n_head "
             << s.n_head << " x " << s.head_dim << ", n_inner " << s.inner << ", vocab " << s.vocab()
             << ", n_positions " << network.max_len + 1 << "\n";
+  std::cout << "formats (torch dtype the checkpoint is exact in):";
+  for (const Gpt2Format& f : c.formats)
+    std::cout << "\n  " << f.name << ": " << (f.kept ? "kept" : "not kept, " + f.why);
+  std::cout << "\n";
   std::cout << "wrote " << a.output << "/{config.json, model.safetensors, krc_vocab.json, "
             << "krc_gpt2.json} (" << with_thousands(c.tensor_bytes) << " bytes of tensors) in "
             << std::fixed;
@@ -47,12 +51,21 @@ int run_export_gpt2(const Gpt2ExportArguments& a) {
   if (!c.exactness.exact)
     std::cerr << "krc: warning: " << a.output
               << " is not provably exact (--allow-inexact): " << c.exactness.reason << "\n";
+  // A format the network is certified in but the checkpoint is not: the surprise to warn of.
+  for (const Gpt2Format& f : c.formats)
+    if (f.certified && !f.kept && c.exactness.exact)
+      std::cerr << "krc: warning: " << a.output << " is not exact in " << f.name
+                << ", though the network is: " << f.why << "\n";
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (a.json) {
-    std::cout << json{{"input", a.input},           {"output", a.output},
-                      {"bytes", c.tensor_bytes},    {"config", c.config},
-                      {"exact", c.exactness.exact}, {"inexact_reason", c.exactness.reason},
+    std::cout << json{{"input", a.input},
+                      {"output", a.output},
+                      {"bytes", c.tensor_bytes},
+                      {"config", c.config},
+                      {"exact", c.exactness.exact},
+                      {"inexact_reason", c.exactness.reason},
+                      {"formats", gpt2_formats_json(c.formats)},
                       {"seconds", seconds}}
                      .dump(1, ' ', false, json::error_handler_t::replace)
               << "\n";

@@ -352,16 +352,17 @@ Gpt2Exactness prove(const Network& n, const std::vector<NormFacts>& norms, int k
 
 }  // namespace
 
-// The smallest k from 30 that proves it (30 unless the residual's bounds are large); when none
-// does, k = 30 with its reason, and the reason at k = 63 where a larger k was the hope.
-Gpt2Exactness gpt2_exactness(const Network& n, long long n_embd) {
+// The smallest k from `lowest` that proves it (lowest unless the residual's bounds are large);
+// when none does, k = lowest with its reason, and the reason at `highest` where a larger k was
+// the hope.
+Gpt2Exactness gpt2_exactness(const Network& n, long long n_embd, int lowest, int highest) {
   const std::vector<NormFacts> norms = norm_facts(n, n_embd);
-  const Gpt2Exactness first = prove(n, norms, kDefaultNormExponent);
+  const Gpt2Exactness first = prove(n, norms, lowest);
   if (first.exact || first.reason.find("variance") == std::string::npos) return first;
-  for (int k = kDefaultNormExponent + 1; k <= kLargestNormExponent; ++k) {
+  for (int k = lowest + 1; k <= highest; ++k) {
     Gpt2Exactness e = prove(n, norms, k);
     if (e.exact) return e;
-    if (k == kLargestNormExponent) {
+    if (k == highest) {
       Gpt2Exactness refused = first;
       refused.reason += "; with epsilon 4^" + std::to_string(k) + ": " + e.reason;
       return refused;

@@ -15,6 +15,7 @@
 
 #include <bit>
 #include <cmath>
+#include <optional>
 
 #include "krc/automata/input_error.hpp"
 #include "krc/automata/thousands.hpp"
@@ -268,6 +269,47 @@ void check_exportable(const Network& n, const std::string& file) {
                          "exactly");
 }
 
+// The longest max-len the network is certified for in `format` ("fp32", "bf16", "fp16"), from
+// its compiler metadata; none when it says nothing or null.
+std::optional<long long> certified_length(const Network& n, const std::string& format) {
+  try {
+    const json& exact_in = n.compiler.at("precision").at("exact_in");
+    if (!exact_in.contains(format) || !exact_in.at(format).is_number_integer()) return {};
+    return exact_in.at(format).get<long long>();
+  } catch (const json::exception&) {
+    return {};  // a file compiled before the precision metadata, or one that fills it oddly
+  }
+}
+
+std::vector<Gpt2Format> kept_formats(const Network& n, const Gpt2Exactness& e,
+                                     const std::string& fp16_why) {
+  std::vector<Gpt2Format> formats;
+  const std::string max_len = std::to_string(n.max_len);
+  auto format = [&](const char* name, const char* krc_name) {
+    Gpt2Format f{name, false, false, ""};
+    const std::optional<long long> longest = certified_length(n, krc_name);
+    f.certified = longest ? *longest >= n.max_len : std::string(krc_name) == "fp32";
+    if (!e.exact)
+      f.why = "the LayerNorms are not proved the identity (" + e.reason + ")";
+    else if (std::string(krc_name) != "fp32" && !longest)
+      f.why = std::string("the network is not certified in ") + krc_name +
+              " (compile with --precision " + krc_name + ")";
+    else if (longest && *longest < n.max_len)
+      f.why = std::string("the network is certified in ") + krc_name + " up to max-len " +
+              std::to_string(*longest) + ", below its " + max_len;
+    else if (std::string(krc_name) == "fp16" && e.norm_exponent > kLargestFp16NormExponent)
+      f.why = fp16_why.empty() ? "gamma 2^" + std::to_string(e.norm_exponent) +
+                                     " is past fp16's largest number, 65,504"
+                               : fp16_why;
+    f.kept = f.why.empty();
+    formats.push_back(f);
+  };
+  format("float32", "fp32");
+  format("bfloat16", "bf16");
+  format("float16", "fp16");
+  return formats;
+}
+
 json exactness_json(const Gpt2Exactness& e) {
   return {{"exact", e.exact}, {"reason", e.reason}, {"largest", e.largest}};
 }
@@ -300,8 +342,24 @@ Gpt2Checkpoint gpt2_checkpoint(const Network& n, const std::string& source,
                      " bytes of tensors, more than --max-bytes " +
                      with_thousands(options.max_bytes) +
                      "; raise --max-bytes (the export is built in memory, about twice its size)");
-  c.exactness = gpt2_exactness(n, c.shape.n_embd);
+  const std::optional<long long> fp16 = certified_length(n, "fp16");
+  std::string fp16_why;
+  if (fp16 && *fp16 >= n.max_len) {
+    // fp16's gamma first; the float32 search only where it cannot prove the identity.
+    c.exactness =
+        gpt2_exactness(n, c.shape.n_embd, kLargestFp16NormExponent, kLargestFp16NormExponent);
+    if (!c.exactness.exact) {
+      fp16_why =
+          "with epsilon 4^15 and gamma 2^15 (fp16 holds no larger power of two) the "
+          "LayerNorms are not proved the identity: " +
+          c.exactness.reason;
+      c.exactness = gpt2_exactness(n, c.shape.n_embd);
+    }
+  } else {
+    c.exactness = gpt2_exactness(n, c.shape.n_embd);
+  }
   c.shape.norm_exponent = c.exactness.norm_exponent;
+  c.formats = kept_formats(n, c.exactness, fp16_why);
   if (!c.exactness.exact && !options.allow_inexact)
     throw InputError(source, "gpt2 export",
                      "not provably exact: " + c.exactness.reason +
@@ -310,6 +368,7 @@ Gpt2Checkpoint gpt2_checkpoint(const Network& n, const std::string& source,
   c.config = gpt2_config(n, c.shape);
   json side = side_file(n, c.shape);
   side["exactness"] = exactness_json(c.exactness);
+  side["formats"] = gpt2_formats_json(c.formats);
   c.files.emplace_back("model.safetensors", write_safetensors(checkpoint(n, c.shape)));
   c.tensor_bytes = static_cast<long long>(c.files.back().second.size());
   c.files.emplace_back("krc_vocab.json", vocabulary(n, c.shape).dump(1) + "\n");
@@ -317,6 +376,13 @@ Gpt2Checkpoint gpt2_checkpoint(const Network& n, const std::string& source,
                        side.dump(-1, ' ', false, json::error_handler_t::replace) + "\n");
   c.files.emplace_back("config.json", c.config.dump(1) + "\n");
   return c;
+}
+
+json gpt2_formats_json(const std::vector<Gpt2Format>& formats) {
+  json out = json::object();
+  for (const Gpt2Format& f : formats)
+    out[f.name] = {{"kept", f.kept}, {"network_certified", f.certified}, {"why", f.why}};
+  return out;
 }
 
 }  // namespace krc

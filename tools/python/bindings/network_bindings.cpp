@@ -103,7 +103,7 @@ py::bytes to_safetensors(const CompiledNetwork& c, bool dense_storage) {
 }
 
 // The files of krc::gpt2_checkpoint, the one GPT-2 export (krc.Network.to_hf writes them):
-// ([(name, bytes)] in writing order, {"exact", "reason", "largest"}).
+// ([(name, bytes)] in writing order, {"exact", "reason", "largest", "formats"}).
 py::tuple to_gpt2(const CompiledNetwork& c, bool allow_inexact, long long max_bytes) {
   Gpt2Checkpoint checkpoint;
   {
@@ -122,6 +122,15 @@ py::tuple to_gpt2(const CompiledNetwork& c, bool allow_inexact, long long max_by
   exactness["exact"] = checkpoint.exactness.exact;
   exactness["reason"] = checkpoint.exactness.reason;
   exactness["largest"] = checkpoint.exactness.largest;
+  py::dict formats;  // krc_gpt2.json's "formats"
+  for (const Gpt2Format& f : checkpoint.formats) {
+    py::dict one;
+    one["kept"] = f.kept;
+    one["network_certified"] = f.certified;
+    one["why"] = f.why;
+    formats[py::str(f.name)] = one;
+  }
+  exactness["formats"] = formats;
   return py::make_tuple(files, exactness);
 }
 

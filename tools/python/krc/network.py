@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from typing import Any, Callable, Iterator, List, Optional, Sequence, Union
 
 from . import _core
+from .certified import UncertifiedFormatWarning
 from .errors import InputError, require
 
 Word = Union[str, Sequence[str]]
@@ -181,8 +182,13 @@ class Network:
                 path, attn_implementation="eager")   # float32; argmax per position = state
 
         Every LayerNorm is the identity bit for bit on PyTorch's CPU (compiler/README.md §7), so
-        the state logits equal ``run``'s float32 logits. A network for which krc cannot prove
-        that (a softmax leak that may fall below 2^-96) raises krc.InputError naming the reason,
+        the state logits equal ``run``'s float32 logits. krc_gpt2.json's "formats" says which
+        torch dtypes the checkpoint is exact in (float32; bfloat16 and float16 where the
+        network is certified in them, as ``--precision bf16|fp16`` networks are: their
+        LayerNorms then use gamma 2^15, which float16 holds); a format the network is certified
+        in but the checkpoint is not raises krc.certified.UncertifiedFormatWarning. A network
+        for which krc cannot prove the identity (a softmax leak that may fall below 2^-96)
+        raises krc.InputError naming the reason,
         unless allow_inexact=True: then it is written, a RuntimeWarning says why, and each value
         such a LayerNorm rounds moves by at most 2^-120. krc.LimitError past max_bytes of
         tensors.
@@ -197,6 +203,12 @@ class Network:
         if not exactness["exact"]:
             warnings.warn("%s is not provably exact: %s" % (directory, exactness["reason"]),
                           RuntimeWarning, stacklevel=2)
+            return directory
+        for name, f in exactness["formats"].items():
+            if f["network_certified"] and not f["kept"]:
+                warnings.warn("%s is not exact in %s, though the network is: %s"
+                              % (directory, name, f["why"]), UncertifiedFormatWarning,
+                              stacklevel=2)
         return directory
 
     @contextmanager

@@ -28,9 +28,24 @@ struct Gpt2Shape {
 };
 
 // LayerNorm's epsilon is 4^k and gamma 2^k: k = 30 by default, larger (up to 63) where a
-// network's residual may be too large for 30 (compiler/README.md §7).
+// network's residual may be too large for 30 (compiler/README.md §7). fp16 holds gamma only up
+// to 65,504, so a network certified in fp16 is first tried with k from 15 down: then its
+// checkpoint cast to float16 computes the same identity (epsilon is a Python float in the
+// config, never cast).
 inline constexpr int kDefaultNormExponent = 30;
 inline constexpr int kLargestNormExponent = 63;
+inline constexpr int kLargestFp16NormExponent = 15;
+
+// The formats a checkpoint keeps (compiler/README.md §7, "In bf16 and fp16"): float32 when
+// every LayerNorm is proved the identity; bfloat16 and float16 when, besides, the network is
+// certified in that format at its max-len (its compiler metadata, `precision.exact_in`) and
+// gamma 2^k is a finite number of the format. `why` says what is missing, "" when kept.
+struct Gpt2Format {
+  std::string name;        // "float32", "bfloat16", "float16": torch's dtype names
+  bool certified = false;  // the network is (krc verify --arithmetic), at its max-len
+  bool kept = false;       // and so is the checkpoint
+  std::string why;
+};
 
 // Whether every LayerNorm of the export is provably the identity on every value its next
 // sublayer reads, for every word up to max_len (compiler/README.md §7, "When it is exact").
@@ -42,12 +57,15 @@ struct Gpt2Exactness {
 };
 
 // Derived from the weights alone (intervals and binary grids of every residual coordinate),
-// for the export's width n_embd (Gpt2Shape).
-Gpt2Exactness gpt2_exactness(const Network& n, long long n_embd);
+// for the export's width n_embd (Gpt2Shape), with k searched in [lowest, highest] (the
+// smallest that proves it; k = lowest with its reason when none does).
+Gpt2Exactness gpt2_exactness(const Network& n, long long n_embd, int lowest = kDefaultNormExponent,
+                             int highest = kLargestNormExponent);
 
 struct Gpt2Checkpoint {
   Gpt2Shape shape;
   Gpt2Exactness exactness;
+  std::vector<Gpt2Format> formats;  // float32, bfloat16, float16, in that order
   nlohmann::json config;
   long long tensor_bytes = 0;
   // {file name, contents} in the order to write them: config.json last, so that a directory
@@ -60,5 +78,8 @@ struct Gpt2Checkpoint {
 // one gpt2_exactness cannot prove; LimitError past max_bytes.
 Gpt2Checkpoint gpt2_checkpoint(const Network& n, const std::string& source,
                                const Gpt2Options& options);
+
+// {name: {"kept", "network_certified", "why"}}: krc_gpt2.json's "formats", and `--json`'s.
+nlohmann::json gpt2_formats_json(const std::vector<Gpt2Format>& formats);
 
 }  // namespace krc
