@@ -14,6 +14,7 @@
 
 #include "chamber.hpp"
 #include "krc/automata/integer_math.hpp"
+#include "krc/automata/memory_budget.hpp"
 #include "primitives/attention_heads.hpp"
 #include "primitives/integer_compose.hpp"
 
@@ -484,4 +485,34 @@ TEST_CASE("planner: under binary_form the chosen form is the least dense of thos
     if (element.plan.form == ScanForm::ElementOneHot)
       CHECK(size <= built_parameters(spec, element));
   }
+}
+
+TEST_CASE("primitives: the element form's table is held to the memory budget") {
+  // S6 acting on the first 6 of 400 states (the rest fixed): 720 elements, within the
+  // enumeration's limit (the state maps' 400^3 + 2 * 400^2 units allow ~8,000 elements), but its
+  // product table is 720^2 integers (2 MB) and its elements 720 x 400 states (1.15 MB). Under a
+  // 2 MiB budget it is not taken, and the planner falls back to the state maps instead of
+  // allocating it (a 10,000-state prefix-tree acceptor's table asked 40 GB that way).
+  PrefixScanSpec spec;
+  spec.name = "scan";
+  const int n = 400;
+  for (int q = 0; q < n; ++q) spec.set_labels.push_back(std::to_string(q));
+  spec.symbol_labels = {"swap", "cycle"};
+  Transformation swap(n), cycle(n);
+  for (int q = 0; q < n; ++q) swap[q] = cycle[q] = static_cast<StateId>(q);
+  std::swap(swap[0], swap[1]);
+  for (int q = 0; q < 6; ++q) cycle[q] = static_cast<StateId>((q + 1) % 6);
+  spec.symbols = {swap, cycle};
+  spec.integer_form = false;
+  spec.max_units_per_step = 100'000'000;
+  const ScanChoice roomy = plan_prefix_scan(spec, 64);
+  CHECK(roomy.plan.form == ScanForm::ElementOneHot);
+  CHECK(roomy.plan.monoid_size == 720u);
+  const std::uint64_t previous = memory_budget();
+  set_memory_budget(2u << 20);
+  ScanChoice tight;
+  CHECK_NOTHROW(tight = plan_prefix_scan(spec, 64));
+  set_memory_budget(previous);
+  CHECK(tight.plan.form == ScanForm::StateMapOneHot);
+  CHECK(tight.plan.units == 400LL * 400 * 400 + 2 * 400 * 400);
 }
