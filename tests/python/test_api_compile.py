@@ -3,6 +3,7 @@ automaton read from its JSON by Python, and tools/reference_forward.py's numpy f
 on the saved file."""
 
 import os
+import pickle
 
 import numpy as np
 import pytest
@@ -34,6 +35,30 @@ def test_gridworld_runs_as_the_automaton(gridworld):
     # A string is split on spaces and commas; "RRL" spells one-character letters.
     assert gridworld.run("R R,L").states == oracle.run(["R", "R", "L"])
     assert gridworld.run("RRL").states == oracle.run(["R", "R", "L"])
+
+
+def test_run_prepares_each_arithmetic_once_and_keeps_it():
+    """Network.run keeps the forward pass it prepared (one per attention and arithmetic), so a
+    second call does not prepare again; the answers stay the automaton's and the logits equal
+    a fresh network's (loaded from the same bytes, nothing prepared) in every arithmetic,
+    interleaved."""
+    oracle = Oracle.zoo("symmetric_3")
+    network = krc.compile(krc.zoo("symmetric_3"), max_len=32, precision="bf16")
+    fresh = lambda: pickle.loads(pickle.dumps(network))  # the file's bytes, loaded anew
+    assert network._core._prepared_passes() == 0
+    words = [random_word(oracle.letters, n, seed) for seed, n in enumerate([32, 7, 0, 19])]
+    for arithmetic in ["float32", "bf16", "float32", "float64", "bf16"]:
+        for word in words:
+            result = network.run(word, arithmetic=arithmetic)
+            assert result.states == oracle.run(word) and result.ok
+            np.testing.assert_array_equal(result.logits,
+                                          fresh().run(word, arithmetic=arithmetic).logits)
+    assert network._core._prepared_passes() == 3  # float32, bf16, float64
+    network.run(words[0], attention="hard")
+    assert network._core._prepared_passes() == 4
+    with pytest.raises(krc.InputError, match="more than the network's max_len"):
+        network.run([oracle.letters[0]] * 33)
+    assert network._core._prepared_passes() == 4
 
 
 def test_letters_with_commas_are_read_as_krc_run_reads_them():

@@ -79,13 +79,22 @@ bool WordRun::right() const {
 
 WordRun run_word(const Network& network, const Automaton& automaton, std::vector<LetterId> word,
                  const ForwardOptions& options, const std::string& place) {
-  if (static_cast<long long>(word.size()) > network.max_len)
+  if (static_cast<long long>(word.size()) > network.max_len)  // before preparing anything
     throw InputError(place, "letters",
                      std::to_string(word.size()) + " letters, more than the network's max_len " +
                          std::to_string(network.max_len));
+  return run_word(ForwardPass(network, options), automaton, std::move(word), place);
+}
+
+WordRun run_word(const ForwardPass& pass, const Automaton& automaton, std::vector<LetterId> word,
+                 const std::string& place) {
+  if (static_cast<long long>(word.size()) > pass.network().max_len)
+    throw InputError(place, "letters",
+                     std::to_string(word.size()) + " letters, more than the network's max_len " +
+                         std::to_string(pass.network().max_len));
   WordRun r;
-  r.options = options;
-  r.logits = ForwardPass(network, options).run(word);
+  r.options = pass.options();
+  r.logits = pass.run(word);
   r.expected = automaton.run(word);
   r.word = std::move(word);
   for (Eigen::Index t = 0; t < r.logits.rows(); ++t) {

@@ -18,11 +18,17 @@ namespace py = pybind11;
 
 // What `krc.compile` and `krc.load` give Python: the network, the automaton it computes, and,
 // when it was compiled in this process, the strategy, the reason and the plans.
+struct ForwardPasses;  // run_bindings.cpp: the prepared forward passes Network.run reuses
+
 struct CompiledNetwork {
   std::shared_ptr<const Network> network;
   Automaton automaton;
   std::string source;                     // the file it was loaded from; "" when compiled here
   std::optional<CompileResult> compiled;  // its network moved out into `network`
+  // Prepared once per (attention, arithmetic) on the first Network.run and kept with the
+  // network (a 127-state scan took 0.1 s to prepare on every call). Shared by copies, which
+  // share the network it points into.
+  std::shared_ptr<ForwardPasses> passes = nullptr;
 };
 
 void bind_errors(py::module_& m);

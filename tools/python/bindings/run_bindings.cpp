@@ -3,11 +3,31 @@
 #include <pybind11/eigen.h>
 #include <pybind11/stl.h>
 
+#include <map>
+#include <memory>
+#include <mutex>
+#include <utility>
+
 #include "bindings.hpp"
+#include "krc/automata/input_error.hpp"
 #include "krc/runtime/forward.hpp"
 #include "krc/runtime/word_run.hpp"
 
 namespace krc::python {
+
+// One prepared pass per (attention, arithmetic), made on first use. The mutex guards the map
+// only: a pass is thread-safe once made (ForwardPass::run), and is never removed while the
+// network lives.
+struct ForwardPasses {
+  std::mutex mutex;
+  std::map<std::pair<AttentionKind, Arithmetic>, std::unique_ptr<ForwardPass>> made;
+  const ForwardPass& get(const Network& network, const ForwardOptions& options) {
+    const std::lock_guard<std::mutex> lock(mutex);
+    auto& pass = made[{options.attention, options.arithmetic}];
+    if (!pass) pass = std::make_unique<ForwardPass>(network, options);
+    return *pass;
+  }
+};
 
 namespace {
 
@@ -19,7 +39,7 @@ struct RunResult {
   bool ok = false;  // WordRun::right
 };
 
-RunResult run(const CompiledNetwork& c, const std::vector<std::string>& tokens,
+RunResult run(CompiledNetwork& c, const std::vector<std::string>& tokens,
               const std::optional<std::string>& attention, const std::string& arithmetic) {
   const Network& network = *c.network;
   const Automaton& automaton = c.automaton;
@@ -27,10 +47,16 @@ RunResult run(const CompiledNetwork& c, const std::vector<std::string>& tokens,
   options.attention = attention ? attention_kind_from_string(*attention) : network.attention;
   options.arithmetic = arithmetic_from_string(arithmetic);
   std::vector<LetterId> word = parse_word(tokens, automaton, "word");
+  if (static_cast<long long>(word.size()) > network.max_len)  // before preparing anything
+    throw InputError("word", "letters",
+                     std::to_string(word.size()) + " letters, more than the network's max_len " +
+                         std::to_string(network.max_len));
+  if (!c.passes) c.passes = std::make_shared<ForwardPasses>();  // under the GIL
+  const std::shared_ptr<ForwardPasses> passes = c.passes;
   WordRun ran;
   {
     py::gil_scoped_release unlocked;
-    ran = run_word(network, automaton, std::move(word), options, "word");
+    ran = run_word(passes->get(network, options), automaton, std::move(word), "word");
   }
   RunResult r;
   r.logits = std::move(ran.logits);
@@ -63,6 +89,12 @@ void bind_run(py::module_& m) {
       py::reinterpret_borrow<py::class_<CompiledNetwork>>(m.attr("Network"));
   network.def("run", &run, py::arg("tokens"), py::arg("attention") = py::none(),
               py::arg("arithmetic") = to_string(kDefaultArithmetic));
+  // How many forward passes run has prepared and kept (tests: one per attention and arithmetic).
+  network.def("_prepared_passes", [](const CompiledNetwork& c) -> std::size_t {
+    if (!c.passes) return 0;
+    const std::lock_guard<std::mutex> lock(c.passes->mutex);
+    return c.passes->made.size();
+  });
 }
 
 }  // namespace krc::python

@@ -224,7 +224,9 @@ class Network:
         """The network's state after every prefix of `word` (letters as a list, or one string
         split as `krc run` splits it: tabs, else spaces and commas outside brackets), with the margins and the automaton's states beside them.
         attention: "softmax", "hard" or "hardmax" (default: what it was compiled for);
-        arithmetic: "float32" (a plain float32 framework), "float64-accumulate" or "float64"."""
+        arithmetic: "float32" (a plain float32 framework), "float64-accumulate" or "float64".
+        The forward pass is prepared on the first call for each attention and arithmetic and kept
+        with the network, so later calls only run the word."""
         return self._core.run(_tokens(word), attention, arithmetic)
 
     def verify(self, exhaustive: Optional[int] = None, random: Optional[int] = None,

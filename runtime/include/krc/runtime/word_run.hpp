@@ -32,5 +32,8 @@ struct WordRun {
 // Runs `word` (at most the network's max_len letters, else InputError at `place`).
 WordRun run_word(const Network& network, const Automaton& automaton, std::vector<LetterId> word,
                  const ForwardOptions& options, const std::string& place);
+// The same through a pass already prepared (its network and options).
+WordRun run_word(const ForwardPass& pass, const Automaton& automaton, std::vector<LetterId> word,
+                 const std::string& place);
 
 }  // namespace krc
