@@ -5,6 +5,7 @@ Automaton is made. The oracle for "same network" is the command line's own file,
 byte."""
 
 import inspect
+import json
 import os
 import pickle
 import re
@@ -135,3 +136,59 @@ def test_automaton_and_network_pickle(tmp_path):
     network.save(tmp_path / "a")
     copy.save(tmp_path / "b")
     assert (tmp_path / "a").read_bytes() == (tmp_path / "b").read_bytes()
+
+
+def keywords(function):
+    """A function's keywords: from its signature, or from a pybind11 method's docstring."""
+    try:
+        return set(inspect.signature(function).parameters) - {"self"}
+    except (TypeError, ValueError):
+        head = function.__doc__.splitlines()[0]
+        return set(re.findall(r"(\w+): [^,)]+", head.split("(", 1)[1])) - {"self"}
+
+
+@pytest.mark.frameworks
+def test_verify_run_export_and_decompose_options_are_keywords():
+    """Every option of `krc verify`, `run`, `export` and `decompose` is a keyword of the Python
+    call that does the same, and every keyword of those calls is an option (issue 33: one door's
+    options, the other's keywords). The options that live elsewhere say where."""
+    shared = {"--help", "--json", "--float64"}  # help(); the result's attributes; arithmetic=
+    as_keywords = lambda command, skip: {o[2:].replace("-", "_")
+                                         for o in command_options(command) if o not in skip}
+    assert as_keywords("verify", shared) == keywords(krc.Network.verify)
+    assert as_keywords("run", shared) == keywords(krc.Network.run) - {"word"}
+    # export: --format gpt2 is Network.to_hf (--format transformer-lens: to_transformer_lens).
+    assert as_keywords("export", shared | {"--output", "--format"}) == \
+        keywords(krc.Network.to_hf) - {"directory"}
+    # decompose: the reading options are load_automaton's, the limits decompose's, the outputs
+    # the Decomposition's methods (text, to_json, to_dot).
+    decomposition = krc.decompose(krc.zoo("flipflop_2"))
+    where = {"max_elements": [decomposition.text, decomposition.to_json],
+             "max_drawn_sets": [decomposition.to_dot]}
+    elsewhere = {"--help", "--output", "--format", "--quiet", "--regex", "--alphabet",
+                 "--no-tables"}
+    reading = keywords(krc.load_automaton) - {"path"}
+    limits = keywords(krc.decompose) - {"automaton", "tables"}
+    options = as_keywords("decompose", elsewhere)
+    assert options == reading | limits | set(where)
+    assert "max_elements" in keywords(decomposition.text)
+    assert "max_elements" in keywords(decomposition.to_json)
+    assert "max_sets" in keywords(decomposition.to_dot)
+
+
+def test_decomposition_outputs_are_the_command_lines(tmp_path):
+    """Decomposition.text(), to_json() and to_dot() are what `krc decompose` prints in its three
+    formats for the same file, with the same limits."""
+    path = os.path.join(ZOO, "gridworld_4.json")
+    decomposition = krc.decompose(krc.load_automaton(path))
+    printed = lambda *args: subprocess.run([krc_binary(), "decompose", path, *args],
+                                           capture_output=True, text=True, check=True).stdout
+    assert decomposition.text() == printed()
+    assert decomposition.to_json() == json.loads(printed("--format", "json"))
+    assert decomposition.to_dot() == printed("--format", "dot")
+    assert decomposition.to_json(max_elements=3) == \
+        json.loads(printed("--format", "json", "--max-elements", "3"))
+    with pytest.raises(krc.LimitError, match="max_sets"):
+        decomposition.to_dot(max_sets=1)
+    with pytest.raises(ValueError):
+        decomposition.to_dot(max_sets=0)

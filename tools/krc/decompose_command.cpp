@@ -32,7 +32,7 @@ struct DecomposeArguments {
   std::size_t max_tuples = DecomposeOptions{}.max_tuples;
   std::size_t max_table_cells = DecomposeOptions{}.max_table_cells;
   std::size_t max_elements = kDefaultReportElements;
-  std::size_t max_drawn_sets = 20'000;
+  std::size_t max_drawn_sets = kDefaultDrawnSets;
 };
 
 int run_decompose(const DecomposeArguments& a) {

@@ -85,11 +85,31 @@ Decomposition decompose(const Automaton& automaton, bool tables, std::size_t max
   }
 }
 
-// The text `krc decompose` prints, the semigroup's facts included (computed within their limit).
-std::string text_of(const Decomposition& d) {
+// The summary `krc decompose --format json` prints, the semigroup's facts included (computed
+// within max_elements, the command's --max-elements).
+nlohmann::json summary_of(const Decomposition& d, std::size_t max_elements) {
+  if (max_elements < 1) throw py::value_error("max_elements must be at least 1");
+  py::gil_scoped_release unlocked;
   nlohmann::json summary = decomposition_to_json(*d.holonomy);
-  add_semigroup_facts(summary, *d.holonomy);
-  return decomposition_text(summary);
+  add_semigroup_facts(summary, *d.holonomy, max_elements);
+  return summary;
+}
+
+// The text `krc decompose` prints.
+std::string text_of(const Decomposition& d, std::size_t max_elements) {
+  return decomposition_text(summary_of(d, max_elements));
+}
+
+// The Graphviz text `krc decompose --format dot` prints (--max-drawn-sets: max_sets).
+std::string dot_of(const Decomposition& d, std::size_t max_sets) {
+  if (max_sets < 1) throw py::value_error("max_sets must be at least 1");
+  try {
+    return decomposition_to_dot(*d.holonomy, max_sets);
+  } catch (const LimitError& e) {
+    throw OptionLimitError(std::string(e.what()) + "; max_sets (now " + std::to_string(max_sets) +
+                               ") raises the limit",
+                           "max_sets");
+  }
 }
 
 void bind_skeleton(py::module_& m) {
@@ -179,8 +199,21 @@ void bind_decompose(py::module_& m) {
             return d.holonomy->apply(c, static_cast<LetterId>(a));
           },
           py::arg("coordinates"), py::arg("letter"), "One step of the cascade")
-      .def("text", &text_of, "One line per level, as `krc decompose` prints (like SgpDec)")
-      .def("__str__", &text_of);
+      .def("text", &text_of, py::arg("max_elements") = kDefaultReportElements,
+           "One line per level, as `krc decompose` prints (like SgpDec); the semigroup's size "
+           "is counted up to max_elements (--max-elements)")
+      .def(
+          "to_json",
+          [](const Decomposition& d, std::size_t max_elements) {
+            const std::string text = summary_of(d, max_elements).dump();
+            return py::module_::import("json").attr("loads")(text);
+          },
+          py::arg("max_elements") = kDefaultReportElements,
+          "The summary `krc decompose --format json` prints, as Python values (dict)")
+      .def("to_dot", &dot_of, py::arg("max_sets") = kDefaultDrawnSets,
+           "The Graphviz text `krc decompose --format dot` prints; max_sets (--max-drawn-sets) "
+           "bounds the sets drawn")
+      .def("__str__", [](const Decomposition& d) { return text_of(d, kDefaultReportElements); });
   const DecomposeOptions defaults;
   m.def("decompose", &decompose, py::arg("automaton"), py::arg("tables") = true,
         py::arg("max_images") = defaults.max_images,

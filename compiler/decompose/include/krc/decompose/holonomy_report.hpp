@@ -47,7 +47,8 @@ std::string decomposition_to_text(const HolonomyDecomposition& decomposition);
 // The skeleton for Graphviz: sets of E as nodes, clustered by depth and subduction class
 // (representatives drawn bold), with an edge from each image to each of its tiles.
 // Throws krc::LimitError for skeletons too large to draw (more than max_sets sets).
+inline constexpr std::size_t kDefaultDrawnSets = 20'000;
 std::string decomposition_to_dot(const HolonomyDecomposition& decomposition,
-                                 std::size_t max_sets = 20'000);
+                                 std::size_t max_sets = kDefaultDrawnSets);
 
 }  // namespace krc
