@@ -25,8 +25,8 @@ void print_summary(const Gpt2ExportArguments& a, const Network& network, const G
             << s.n_head << " x " << s.head_dim << ", n_inner " << s.inner << ", vocab " << s.vocab()
             << ", n_positions " << network.max_len + 1 << "\n";
   std::cout << "wrote " << a.output << "/{config.json, model.safetensors, krc_vocab.json, "
-            << "krc_gpt2.json} (" << with_thousands(c.tensor_bytes) << " bytes of tensors) in "
-            << std::fixed;
+            << "krc_gpt2.json, krc_circuit.json} (" << with_thousands(c.tensor_bytes)
+            << " bytes of tensors) in " << std::fixed;
   std::cout.precision(2);
   std::cout << seconds << " s\n";
 }

@@ -18,6 +18,7 @@
 
 #include "krc/automata/input_error.hpp"
 #include "krc/automata/thousands.hpp"
+#include "krc/runtime/circuit.hpp"
 #include "krc/runtime/role.hpp"
 #include "krc/runtime/safetensors.hpp"
 
@@ -287,6 +288,30 @@ std::string suggestion(const Network& n, const std::string& reason) {
          ": compiler/README.md, \"When it is exact\")";
 }
 
+// The circuit file (circuit.hpp) of the network, with where each node lives in the
+// checkpoint: krc's layer L is GPT-2's block L, head H its head H (columns H * head_dim of
+// c_attn's q, k, v parts and rows of c_proj), and a residual dimension c < d_model the same
+// dimension there (writes are mirrored at mirror_offset + c, reads see c).
+json gpt2_circuit(const Network& n, const Gpt2Shape& s) {
+  json circuit = circuit_json(n, CircuitGranularity::Head);
+  json where = json::object();
+  where["input"] = {{"modules", {"transformer.wte", "transformer.wpe"}}};
+  for (std::size_t i = 0; i < n.layers.size(); ++i) {
+    const std::string p = "transformer.h." + std::to_string(i) + ".";
+    for (std::size_t h = 0; h < n.layers[i].heads.size(); ++h)
+      where["a" + std::to_string(i) + ".h" + std::to_string(h)] = {
+          {"module", p + "attn"},
+          {"head", h},
+          {"head_dim", s.head_dim},
+          {"c_proj_input_columns",
+           {static_cast<long long>(h) * s.head_dim, static_cast<long long>(h + 1) * s.head_dim}}};
+    if (n.layers[i].mlp) where["m" + std::to_string(i)] = {{"module", p + "mlp"}};
+  }
+  where["logits"] = {{"module", "lm_head"}, {"first_state_token", 1 + s.letters}};
+  circuit["gpt2"] = {{"nodes", where}, {"mirror_offset", s.half}};
+  return circuit;
+}
+
 }  // namespace
 
 Gpt2Checkpoint gpt2_checkpoint(const Network& n, const std::string& source,
@@ -315,6 +340,7 @@ Gpt2Checkpoint gpt2_checkpoint(const Network& n, const std::string& source,
   c.files.emplace_back("krc_vocab.json", vocabulary(n, c.shape).dump(1) + "\n");
   c.files.emplace_back("krc_gpt2.json",
                        side.dump(-1, ' ', false, json::error_handler_t::replace) + "\n");
+  c.files.emplace_back("krc_circuit.json", gpt2_circuit(n, c.shape).dump(1) + "\n");
   c.files.emplace_back("config.json", c.config.dump(1) + "\n");
   return c;
 }
