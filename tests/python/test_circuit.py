@@ -9,12 +9,13 @@ import json
 import os
 import re
 import subprocess
+import warnings
 
 import numpy as np
 import pytest
 
 import krc
-from conftest import ZOO, Oracle
+from conftest import REPO, ZOO, Oracle
 
 # (zoo file, strategy, max_len): a scan, kr with a memory unit, a Z_3 counter, the gridworld
 # walk and a symmetric group, and a one-layer network.
@@ -41,6 +42,10 @@ class NumpyAblation:
         self.config = json.loads(meta["config"])
 
     def run(self, units, tokens, skip=None):
+        return self.run_outputs(units, tokens, skip)["logits"]
+
+    def run_outputs(self, units, tokens, skip=None):
+        """Every writer's output [n, d_model] by node name, and "logits"."""
         t, config = self.t, self.config
         n = len(tokens)
         d = config["d_model"]
@@ -72,7 +77,8 @@ class NumpyAblation:
                 x = read(("m%d" % i, None))
                 hidden = np.maximum(x @ t[p + "mlp.in.weight"].T + t[p + "mlp.in.bias"], 0)
                 out["m%d" % i] = hidden @ t[p + "mlp.out.weight"].T + t[p + "mlp.out.bias"]
-        return read(("logits", None)) @ t["unembed"]
+        out["logits"] = read(("logits", None)) @ t["unembed"]
+        return out
 
 
 def units_of(circuit, d_model):
@@ -214,11 +220,10 @@ def test_subspace_granularity_splits_edges_by_subspace(tmp_path):
 
 
 def test_cli_writes_the_same_circuit_and_refuses_bad_requests(tmp_path):
-    from frameworks_support import krc_binary
-
-    binary = krc_binary()
-    if binary is None:
-        pytest.skip("no krc binary")
+    # As frameworks_support.krc_binary finds it, without importing torch.
+    binary = os.environ.get("KRC_BINARY") or os.path.join(REPO, "build", "krc")
+    if not os.access(binary, os.X_OK):
+        pytest.skip("no krc binary (build/krc or $KRC_BINARY)")
     net, path = compiled(tmp_path, "cyclic_3", "kr", 6)
     out = tmp_path / "circuit.json"
     r = subprocess.run([binary, "circuit", path, "-o", str(out), "--check",
@@ -233,3 +238,68 @@ def test_cli_writes_the_same_circuit_and_refuses_bad_requests(tmp_path):
     assert bad.returncode == 2
     with pytest.raises(krc.InputError):
         net.circuit(granularity="neuron")
+
+
+def test_gpt2_export_circuit_names_nnsight_and_transformer_lens(tmp_path, reference_forward):
+    """The checkpoint's krc_circuit.json through nnsight (0.8) on the stock GPT2LMHeadModel:
+    each head's output read at the module and columns the file names equals the numpy
+    forward's head output, and zeroing one head's columns there (a patch) gives the states
+    the numpy forward gives with that head's output removed from every reader. The bridge's
+    hook names the file gives all exist in a TransformerLens 4 TransformerBridge of it."""
+    nnsight = pytest.importorskip("nnsight")
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    net, path = compiled(tmp_path, "cyclic_3", "kr", 6)
+    with warnings.catch_warnings():  # whether a counter's softmax is provably exact: not here
+        warnings.simplefilter("ignore", RuntimeWarning)
+        directory = net.to_hf(tmp_path / "hf", allow_inexact=True)
+    circuit = json.loads(open(os.path.join(directory, "krc_circuit.json")).read())
+    assert {k: v for k, v in circuit.items() if k != "gpt2"} == net.circuit()
+    where = circuit["gpt2"]["nodes"]
+    heads = [n for n in circuit["nodes"] if n.startswith("a")]
+    assert heads and set(heads) <= set(where)
+    d = net.d_model
+
+    oracle = Oracle.of_file(path)
+    forward = NumpyAblation(path, reference_forward)
+    units = units_of(circuit, d)
+    hf = transformers.AutoModelForCausalLM.from_pretrained(directory,
+                                                           attn_implementation="eager")
+    model = nnsight.NNsight(hf)
+    word = ["1", "1", "0", "1", "1", "1"]
+    tokens = tokens_of(oracle, word)
+    ids = torch.tensor([tokens])
+
+    def module(name):
+        m = model
+        for part in name.split("."):
+            m = m[int(part)] if part.isdigit() else getattr(m, part)
+        return m
+
+    for head in heads:
+        first, last = where[head]["nnsight"]["columns"]
+        proj = module(where[head]["nnsight"]["output"])
+        with torch.no_grad(), model.trace(ids):
+            z = proj.input.save()
+        weight = hf.get_submodule(where[head]["nnsight"]["output"]).weight.detach().numpy()
+        written = z.detach().numpy()[0, :, first:last] @ weight[first:last, :d]
+        reference = forward.run_outputs(units, tokens)[head][:, :d]
+        assert np.allclose(written, reference, atol=1e-4 * max(1, np.abs(reference).max())), head
+
+        # The patch: that head's output zeroed in nnsight, and removed from every reader in numpy.
+        with torch.no_grad(), model.trace(ids):
+            proj.input[:, :, first:last] = 0
+            logits = model.lm_head.output.save()
+        states_first = circuit["gpt2"]["nodes"]["logits"]["first_state_token"]
+        patched = logits.detach().numpy()[0, :, states_first:]
+        without = {r: {k: u for k, u in us.items() if u[0] != head} for r, us in units.items()}
+        assert states(patched, oracle) == states(forward.run(without, tokens), oracle), head
+
+    bridge_module = pytest.importorskip("transformer_lens.model_bridge")
+    bridge = bridge_module.TransformerBridge.boot_transformers(str(directory), device="cpu")
+    hooks = set(bridge.hook_dict)
+    for node in where.values():
+        tl = node["transformer_lens"]
+        for name in (tl if isinstance(tl, list) else
+                     [v for k, v in tl.items() if k != "head"]):
+            assert name in hooks, name

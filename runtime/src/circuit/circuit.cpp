@@ -675,6 +675,7 @@ bool check_circuit(const Network& net, const Automaton& automaton, nlohmann::jso
     const auto& w = words[witness_word[u]];
     const int t = witness_position[u];
     target["necessary"] = true;
+    target["redundant"] = false;
     target["witness"] = {
         {"word", word_json(net, w)},
         {"position", t},

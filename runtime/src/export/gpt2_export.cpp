@@ -289,26 +289,41 @@ std::string suggestion(const Network& n, const std::string& reason) {
 }
 
 // The circuit file (circuit.hpp) of the network, with where each node lives in the
-// checkpoint: krc's layer L is GPT-2's block L, head H its head H (columns H * head_dim of
-// c_attn's q, k, v parts and rows of c_proj), and a residual dimension c < d_model the same
-// dimension there (writes are mirrored at mirror_offset + c, reads see c).
+// checkpoint, by nnsight's module paths (GPT2LMHeadModel's) and the TransformerLens 4 bridge's
+// hook names (MIB's: a head's q, k, v inputs and its per-head output): krc's layer L is GPT-2's
+// block L, head H its head H (columns H * head_dim of c_proj's input), and a residual dimension
+// c < d_model the same dimension there (writes are mirrored at mirror_offset + c, reads see c).
 json gpt2_circuit(const Network& n, const Gpt2Shape& s) {
   json circuit = circuit_json(n, CircuitGranularity::Head);
   json where = json::object();
-  where["input"] = {{"modules", {"transformer.wte", "transformer.wpe"}}};
+  where["input"] = {{"nnsight", {"transformer.wte", "transformer.wpe"}},
+                    {"transformer_lens", {"hook_embed", "hook_pos_embed"}}};
   for (std::size_t i = 0; i < n.layers.size(); ++i) {
     const std::string p = "transformer.h." + std::to_string(i) + ".";
-    for (std::size_t h = 0; h < n.layers[i].heads.size(); ++h)
+    const std::string b = "blocks." + std::to_string(i) + ".";
+    for (std::size_t h = 0; h < n.layers[i].heads.size(); ++h) {
+      const long long first = static_cast<long long>(h) * s.head_dim;
       where["a" + std::to_string(i) + ".h" + std::to_string(h)] = {
-          {"module", p + "attn"},
-          {"head", h},
-          {"head_dim", s.head_dim},
-          {"c_proj_input_columns",
-           {static_cast<long long>(h) * s.head_dim, static_cast<long long>(h + 1) * s.head_dim}}};
-    if (n.layers[i].mlp) where["m" + std::to_string(i)] = {{"module", p + "mlp"}};
+          {"nnsight",
+           {{"output", p + "attn.c_proj"},
+            {"output_of", "input"},
+            {"columns", {first, first + s.head_dim}}}},
+          {"transformer_lens",
+           {{"output", b + "attn.hook_z"},
+            {"head", h},
+            {"q", b + "hook_q_input"},
+            {"k", b + "hook_k_input"},
+            {"v", b + "hook_v_input"}}}};
+    }
+    if (n.layers[i].mlp)
+      where["m" + std::to_string(i)] = {
+          {"nnsight", {{"output", p + "mlp"}, {"output_of", "output"}}},
+          {"transformer_lens", {{"output", b + "hook_mlp_out"}, {"input", b + "hook_mlp_in"}}}};
   }
-  where["logits"] = {{"module", "lm_head"}, {"first_state_token", 1 + s.letters}};
-  circuit["gpt2"] = {{"nodes", where}, {"mirror_offset", s.half}};
+  where["logits"] = {{"nnsight", {{"output", "lm_head"}, {"output_of", "output"}}},
+                     {"transformer_lens", {{"input", "ln_final.hook_in"}}},
+                     {"first_state_token", 1 + s.letters}};
+  circuit["gpt2"] = {{"nodes", where}, {"head_dim", s.head_dim}, {"mirror_offset", s.half}};
   return circuit;
 }
 
