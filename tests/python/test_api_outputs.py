@@ -65,7 +65,7 @@ def test_save_through_a_link_replaces_the_file_and_keeps_the_link(tmp_path, pari
     assert krc.load(real).states == parity.states
 
 
-CHECKPOINT = ["config.json", "krc_gpt2.json", "krc_vocab.json", "model.safetensors"]
+CHECKPOINT = ["config.json", "krc_circuit.json", "krc_gpt2.json", "krc_vocab.json", "model.safetensors"]
 
 
 def test_to_hf_appears_whole_and_replaces_only_a_checkpoint(tmp_path, parity):

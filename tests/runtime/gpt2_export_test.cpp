@@ -92,8 +92,9 @@ TEST_CASE("gpt2 export: an unprovable network is refused unless allowed, config.
   CHECK_THROWS_AS(krc::gpt2_checkpoint(n, "leak", {}), krc::InputError);
   const krc::Gpt2Checkpoint c = krc::gpt2_checkpoint(n, "leak", {2LL << 30, true});
   CHECK_FALSE(c.exactness.exact);
-  REQUIRE(c.files.size() == 4);
+  REQUIRE(c.files.size() == 5);
   CHECK(c.files.back().first == "config.json");
+  CHECK(c.files[c.files.size() - 2].first == "krc_circuit.json");
   CHECK(c.files.front().first == "model.safetensors");
   CHECK(c.shape.n_embd == 512);
   CHECK(krc::gpt2_checkpoint(leaking(1, 2), "exact", {}).exactness.exact);

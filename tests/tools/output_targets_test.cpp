@@ -125,8 +125,8 @@ TEST_CASE("output: a checkpoint directory appears whole, and replaces only a che
   test::TempDir dir;
   const std::string model = compiled_parity(dir);
   const fs::path ck = dir / "ck";
-  const std::vector<std::string> files = {"config.json", "krc_gpt2.json", "krc_vocab.json",
-                                          "model.safetensors"};
+  const std::vector<std::string> files = {"config.json", "krc_circuit.json", "krc_gpt2.json",
+                                          "krc_vocab.json", "model.safetensors"};
   auto listing = [](const fs::path& d) {
     std::vector<std::string> names;
     for (const auto& e : fs::directory_iterator(d)) names.push_back(e.path().filename().string());

@@ -29,8 +29,8 @@ void print_summary(const Gpt2ExportArguments& a, const Network& network, const G
     std::cout << "\n  " << f.name << ": " << (f.kept ? "kept" : "not kept, " + f.why);
   std::cout << "\n";
   std::cout << "wrote " << a.output << "/{config.json, model.safetensors, krc_vocab.json, "
-            << "krc_gpt2.json} (" << with_thousands(c.tensor_bytes) << " bytes of tensors) in "
-            << std::fixed;
+            << "krc_gpt2.json, krc_circuit.json} (" << with_thousands(c.tensor_bytes)
+            << " bytes of tensors) in " << std::fixed;
   std::cout.precision(2);
   std::cout << seconds << " s\n";
 }

@@ -19,6 +19,7 @@
 
 #include "krc/automata/input_error.hpp"
 #include "krc/automata/thousands.hpp"
+#include "krc/runtime/circuit.hpp"
 #include "krc/runtime/role.hpp"
 #include "krc/runtime/safetensors.hpp"
 
@@ -329,6 +330,45 @@ std::string suggestion(const Network& n, const std::string& reason) {
          ": compiler/README.md, \"When it is exact\")";
 }
 
+// The circuit file (circuit.hpp) of the network, with where each node lives in the
+// checkpoint, by nnsight's module paths (GPT2LMHeadModel's) and the TransformerLens 4 bridge's
+// hook names (MIB's: a head's q, k, v inputs and its per-head output): krc's layer L is GPT-2's
+// block L, head H its head H (columns H * head_dim of c_proj's input), and a residual dimension
+// c < d_model the same dimension there (writes are mirrored at mirror_offset + c, reads see c).
+json gpt2_circuit(const Network& n, const Gpt2Shape& s) {
+  json circuit = circuit_json(n, CircuitGranularity::Head);
+  json where = json::object();
+  where["input"] = {{"nnsight", {"transformer.wte", "transformer.wpe"}},
+                    {"transformer_lens", {"hook_embed", "hook_pos_embed"}}};
+  for (std::size_t i = 0; i < n.layers.size(); ++i) {
+    const std::string p = "transformer.h." + std::to_string(i) + ".";
+    const std::string b = "blocks." + std::to_string(i) + ".";
+    for (std::size_t h = 0; h < n.layers[i].heads.size(); ++h) {
+      const long long first = static_cast<long long>(h) * s.head_dim;
+      where["a" + std::to_string(i) + ".h" + std::to_string(h)] = {
+          {"nnsight",
+           {{"output", p + "attn.c_proj"},
+            {"output_of", "input"},
+            {"columns", {first, first + s.head_dim}}}},
+          {"transformer_lens",
+           {{"output", b + "attn.hook_z"},
+            {"head", h},
+            {"q", b + "hook_q_input"},
+            {"k", b + "hook_k_input"},
+            {"v", b + "hook_v_input"}}}};
+    }
+    if (n.layers[i].mlp)
+      where["m" + std::to_string(i)] = {
+          {"nnsight", {{"output", p + "mlp"}, {"output_of", "output"}}},
+          {"transformer_lens", {{"output", b + "hook_mlp_out"}, {"input", b + "hook_mlp_in"}}}};
+  }
+  where["logits"] = {{"nnsight", {{"output", "lm_head"}, {"output_of", "output"}}},
+                     {"transformer_lens", {{"input", "ln_final.hook_in"}}},
+                     {"first_state_token", 1 + s.letters}};
+  circuit["gpt2"] = {{"nodes", where}, {"head_dim", s.head_dim}, {"mirror_offset", s.half}};
+  return circuit;
+}
+
 }  // namespace
 
 Gpt2Checkpoint gpt2_checkpoint(const Network& n, const std::string& source,
@@ -374,6 +414,7 @@ Gpt2Checkpoint gpt2_checkpoint(const Network& n, const std::string& source,
   c.files.emplace_back("krc_vocab.json", vocabulary(n, c.shape).dump(1) + "\n");
   c.files.emplace_back("krc_gpt2.json",
                        side.dump(-1, ' ', false, json::error_handler_t::replace) + "\n");
+  c.files.emplace_back("krc_circuit.json", gpt2_circuit(n, c.shape).dump(1) + "\n");
   c.files.emplace_back("config.json", c.config.dump(1) + "\n");
   return c;
 }

@@ -6,6 +6,7 @@
 #include "bindings.hpp"
 #include "errors.hpp"
 #include "krc/automata/automaton_json.hpp"
+#include "krc/runtime/circuit.hpp"
 #include "krc/runtime/gpt2_export.hpp"
 #include "krc/runtime/network_summary.hpp"
 #include "krc/runtime/safetensors.hpp"
@@ -134,6 +135,29 @@ py::tuple to_gpt2(const CompiledNetwork& c, bool allow_inexact, long long max_by
   return py::make_tuple(files, exactness);
 }
 
+// The circuit file as JSON text (krc.Network.circuit parses it), checked when `check`.
+std::string circuit(const CompiledNetwork& c, const std::string& granularity, bool check,
+                    long long max_exhaustive_words, long long random_words, int random_length,
+                    std::uint64_t seed) {
+  const std::string file = c.source.empty() ? std::string("network") : c.source;
+  CircuitGranularity g;
+  try {
+    g = circuit_granularity_from_string(granularity);
+  } catch (const std::invalid_argument& e) {
+    throw InputError(file, "granularity", e.what());
+  }
+  if (max_exhaustive_words < 1 || max_exhaustive_words > 1'000'000 || random_words < 0 ||
+      random_words > 1'000'000 || random_length < 0)
+    throw py::value_error(
+        "max_exhaustive_words must be 1 to 1,000,000, random 0 to 1,000,000, length at least 0");
+  py::gil_scoped_release unlocked;
+  nlohmann::json out = circuit_json(*c.network, g);
+  if (check)
+    check_circuit(*c.network, c.automaton, out,
+                  {max_exhaustive_words, random_words, random_length, seed});
+  return out.dump();
+}
+
 CompiledNetwork load(const std::string& path) {
   py::gil_scoped_release unlocked;
   auto network = std::make_shared<const Network>(load_network(path));
@@ -176,7 +200,10 @@ void bind_network(py::module_& m) {
       .def("to_safetensors", &to_safetensors, py::arg("dense") = false,
            "The weights file's bytes (README: runtime/README.md, weights file format)")
       .def("to_gpt2", &to_gpt2, py::arg("allow_inexact") = false, py::arg("max_bytes") = 2LL << 30,
-           "The GPT-2 checkpoint's files and whether it is provably exact (krc.Network.to_hf)");
+           "The GPT-2 checkpoint's files and whether it is provably exact (krc.Network.to_hf)")
+      .def("circuit", &circuit, py::arg("granularity") = "head", py::arg("check") = false,
+           py::arg("max_exhaustive_words") = 512, py::arg("random") = 32, py::arg("length") = 0,
+           py::arg("seed") = 1, "The circuit file as JSON text (krc.Network.circuit)");
   m.def("load", &load, py::arg("path"), "Reads a weights file; every field is validated.");
   m.def(
       "load_bytes",

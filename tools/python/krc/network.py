@@ -5,12 +5,13 @@ Python users expect: a file written whole or not at all, word arguments as strin
 on stderr, and the hand-over to PyTorch, TransformerLens and ONNX through a weights file.
 """
 
+import json
 import os
 import sys
 import tempfile
 import warnings
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator, List, Optional, Sequence, Union
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Union
 
 from . import _core
 from .certified import UncertifiedFormatWarning
@@ -174,7 +175,8 @@ class Network:
         The directory (created if missing, or an earlier checkpoint's, replaced whole; a
         directory holding other files is refused) receives config.json (GPT2LMHeadModel, float32),
         model.safetensors, krc_vocab.json ({"bos": id, "letters": {letter: id}, "states":
-        {state: id}}) and krc_gpt2.json (krc's residual labels and head roles); the files are
+        {state: id}}), krc_gpt2.json (krc's residual labels and head roles) and krc_circuit.json
+        (the circuit file, Network.circuit(), with each node's GPT-2 module); the files are
         the ones ``krc export --format gpt2`` writes, the directory appearing whole. Load it with
         no custom code::
 
@@ -247,6 +249,23 @@ class Network:
         finally:
             if line:
                 line.clear()
+
+    # ---- the circuit
+    def circuit(self, granularity: str = "head", check: bool = False,
+                max_exhaustive_words: int = 512, random: int = 32, length: int = 0,
+                seed: int = 1) -> Dict[str, Any]:
+        """The network's circuit as the dict `krc circuit` writes (runtime/README.md, "The
+        circuit file"): MIB's circuit JSON (cfg, nodes ``input``, ``a{L}.h{H}``, ``m{L}``,
+        ``logits``, edges ``a0.h1->m2``, ``input->a1.h0<q>``) with krc's typed roles and
+        meanings beside, edges derived from the weights' supports. granularity: "head" (one
+        unit of ablation per edge) or "subspace" (one per edge and residual subspace).
+        check=True runs the zero-ablation check in krc's runtime (float64): everything outside
+        the circuit ablated must leave every position right (result["check"]["circuit_only"]),
+        and each unit alone ablated gets a witness word or is marked redundant. Tested words:
+        all words of the longest length with at most `max_exhaustive_words` words, and `random`
+        seeded random words of length `length` (0: min(max_len, 24))."""
+        return dict(json.loads(self._core.circuit(granularity, check, max_exhaustive_words,
+                                                  random, length, seed)))
 
     # ---- other frameworks (their modules import torch, onnx... only when called)
     def to_torch(self, device: Any = None, dtype: Any = None, **options: Any) -> Any:
