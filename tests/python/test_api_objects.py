@@ -231,6 +231,10 @@ def test_hostile_objects_are_refused_with_the_reason():
     u.transitions["a"] = v
     with pytest.raises(krc.InputError, match=r"not among model.states"):
         krc.from_aalpy(Dfa(u, [u]))
+    # A state listed twice in model.states is one state (a Moore output each, not two).
+    moore = generate_random_moore_machine(3, ["x"], ["o1", "o2"])
+    twice = MooreMachine(moore.initial_state, moore.states + [moore.states[0]])
+    assert len(krc.from_aalpy(twice).states) == 3
     # An empty alphabet: only the empty word.
     lone = DfaState("lone", is_accepting=True)
     automaton = krc.from_aalpy(Dfa(lone, [lone]))

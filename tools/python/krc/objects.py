@@ -173,7 +173,7 @@ def from_aalpy(model, complete: bool = False,
     if not isinstance(model, (Dfa, MooreMachine, MealyMachine)):
         raise TypeError("krc.from_aalpy takes AALpy's Dfa, MooreMachine or MealyMachine, not %s"
                         % type(model).__name__)
-    states = list(model.states)
+    states = list({id(s): s for s in model.states}.values())  # a state listed twice is one
     transitions = sum(len(s.transitions) for s in states)
     _check_budget(source, len(states), transitions)
     d = _Description(source, getattr(model, "name", None) or "aalpy_" + kind.lower())
