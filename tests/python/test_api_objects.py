@@ -253,6 +253,13 @@ def test_hostile_objects_are_refused_with_the_reason():
     moore = generate_random_moore_machine(3, ["x"], ["o1", "o2"])
     twice = MooreMachine(moore.initial_state, moore.states + [moore.states[0]])
     assert len(krc.from_aalpy(twice).states) == 3
+    # No accepting state, partial: the empty language, still answered as acceptance.
+    none = DfaState("none")
+    none.transitions["a"] = none
+    empty = Dfa(none, [none, DfaState("other")])
+    empty.states[1].transitions["b"] = none
+    assert set(krc.compile(krc.from_aalpy(empty), max_len=3, strategy="scan")
+               .run(["a", "b", "a"]).states) == {"reject"}
     # An empty alphabet: only the empty word.
     lone = DfaState("lone", is_accepting=True)
     automaton = krc.from_aalpy(Dfa(lone, [lone]))

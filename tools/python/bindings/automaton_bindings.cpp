@@ -84,9 +84,10 @@ py::object with_outputs(Automaton automaton, const MachineOutputs& outputs) {
 
 // Reads an automaton by `read` without the GIL, the file's outputs kept on the result, and
 // the notes the command line prints (`krc: note: ...`) as `_notes`, which the Python wrappers
-// raise as krc.ReadingNote warnings.
+// raise as krc.ReadingNote warnings. acceptor: the description is an acceptor whatever its
+// states (an object's Dfa with no accepting state answers acceptance, the empty language).
 template <typename Read>
-py::object read_with_outputs(LoadOptions options, Read read) {
+py::object read_with_outputs(LoadOptions options, Read read, bool acceptor = false) {
   MachineOutputs outputs;
   std::vector<std::string> notes;
   options.completion.outputs = &outputs;
@@ -95,6 +96,7 @@ py::object read_with_outputs(LoadOptions options, Read read) {
     py::gil_scoped_release unlocked;
     return read(options);
   }();
+  if (acceptor && outputs.mealy.empty() && outputs.moore.empty()) outputs.acceptor = true;
   py::object object = with_outputs(std::move(automaton), outputs);
   object.attr("_notes") = notes;
   return object;
@@ -283,19 +285,9 @@ void bind_automaton(py::module_& m) {
          long long max_subset_states) {
         LoadOptions options =
             load_options(std::nullopt, complete, std::nullopt, false, max_subset_states);
-        py::object object = read_with_outputs(
-            options, [&](const LoadOptions& o) { return build_object(description, o.completion); });
-        if (acceptor) {  // answers acceptance even where no state accepts (the empty language)
-          auto [mealy, moore, ignored] =
-              py::hasattr(object, "_outputs")
-                  ? object.attr("_outputs")
-                        .cast<std::tuple<std::vector<std::vector<std::string>>,
-                                         std::vector<std::string>, bool>>()
-                  : std::tuple<std::vector<std::vector<std::string>>, std::vector<std::string>,
-                               bool>{};
-          object.attr("_outputs") = py::make_tuple(mealy, moore, true);
-        }
-        return object;
+        return read_with_outputs(
+            options, [&](const LoadOptions& o) { return build_object(description, o.completion); },
+            acceptor);
       },
       py::arg("description"), py::arg("complete") = false, py::arg("acceptor") = false,
       py::arg("max_subset_states") = CompletionOptions{}.max_subset_states,
