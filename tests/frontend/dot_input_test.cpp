@@ -1,5 +1,11 @@
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <fstream>
+#include <regex>
+#include <set>
+#include <tuple>
+
 #include "frontend_test_helpers.hpp"
 #include "krc/automata/memory_budget.hpp"
 
@@ -276,4 +282,59 @@ TEST_CASE("dot: guards that stand for many transitions are counted before they a
   CHECK_THROWS_WITH_AS(load_automaton(path), doctest::Contains("transitions the guards stand for"),
                        LimitError);
   set_memory_budget(budget);
+}
+
+// FlexFringe's model of PAutomaC set 1 (data/flexfringe/SOURCES.md): every edge label is the
+// symbol, a line break and the count of traces. The oracle is the file's own text, read here
+// with a regular expression: each edge `from -> to [label="symbol<newline>count"]` must be a
+// transition on the letter `symbol`, and the letters are exactly the symbols (53, where
+// reading the labels whole made 93 letters).
+TEST_CASE("dot: FlexFringe's PAutomaC labels read as their symbols") {
+  const auto path = test::frontend_data("flexfringe/1.pautomac.train.ff.final.dot");
+  std::ifstream in(path);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::regex edge(R"((\d+) -> (\d+) \[label="(\d+)\n(\d+)\")");
+  std::set<std::string> symbols;
+  std::vector<std::tuple<std::string, std::string, std::string>> edges;
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), edge); it != std::sregex_iterator();
+       ++it) {
+    symbols.insert((*it)[3]);
+    edges.emplace_back((*it)[1], (*it)[3], (*it)[2]);
+  }
+  REQUIRE(edges.size() == 97);  // every edge but the start marker I -> 0 (98 arrows)
+  LoadOptions options;
+  options.completion.add_sink = true;  // no accepting states: a semiautomaton, partial
+  std::vector<std::string> notes;
+  options.completion.note = [&](const std::string& note) { notes.push_back(note); };
+  Automaton a = load_automaton(path.string(), options);
+  CHECK(a.letter_count() == 53);
+  CHECK(std::set<std::string>(a.letters().begin(), a.letters().end()) == symbols);
+  // The states are named by their (last) labels, "0:#90788\n" and "1:#10233\n": found by the
+  // number before the colon, as FlexFringe writes it.
+  auto state = [&](const std::string& number) -> StateId {
+    for (StateId q = 0; q < a.state_count(); ++q)
+      if (a.state_name(q).rfind(number + ":", 0) == 0) return q;
+    FAIL("no state " << number);
+    return 0;
+  };
+  for (const auto& [from, symbol, to] : edges)
+    CHECK(a.step(state(from), static_cast<LetterId>(a.find_letter(symbol))) == state(to));
+  CHECK(a.initial() == state("0"));
+  CHECK(std::any_of(notes.begin(), notes.end(), [](const std::string& n) {
+    return contains(n, "PAutomaC labels 'symbol\\ncount': read as the symbol");
+  }));
+}
+
+TEST_CASE("dot: PAutomaC labels only when every label is one") {
+  // DOT's escape \n works as the literal line break does.
+  Automaton escaped = load_text("p.dot",
+                                "digraph g { __start0 -> a; a -> b [label=\"x\\n12\"];\n"
+                                "b -> a [label=\"y\\n3\"]; a -> a [label=\"y\\n7\"];\n"
+                                "b -> b [label=\"x\\n1\"]; }\n");
+  CHECK(escaped.letters() == std::vector<std::string>{"x", "y"});
+  // One label without a count: every label is read whole, as before.
+  Automaton mixed = load_text("m.dot",
+                              "digraph g { __start0 -> a; a -> a [label=\"x\\n12\"];\n"
+                              "a -> a [label=\"y\"]; }\n");
+  CHECK(mixed.letters() == std::vector<std::string>{"x\\n12", "y"});
 }

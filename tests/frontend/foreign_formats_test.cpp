@@ -6,7 +6,9 @@
 
 #include <fstream>
 #include <random>
+#include <regex>
 #include <sstream>
+#include <tuple>
 
 #include "frontend_test_helpers.hpp"
 #include "krc/automata/memory_budget.hpp"
@@ -60,8 +62,6 @@ TEST_CASE("Foreign formats are refused by name") {
       {"x2.fsm", "---\n---\n1 2 \"on\"\n", "FSM"},
       {"x.etf", "begin state\nx:int\nend state\n", "LTSmin ETF"},
       {"x.adl", "3 2\n0 1\n1 0\n", "Stamina's ADL"},
-      // FlexFringe's JSON output
-      {"ff.json", "{\"types\": [], \"nodes\": [{\"id\": 0}], \"edges\": []}\n", "FlexFringe"},
   };
   for (const Case& c : cases) {
     CAPTURE(c.name);
@@ -163,4 +163,41 @@ TEST_CASE("HOA, Aldebaran and sniffed input: mutated files fail only as bad inpu
   MESSAGE(read << " mutants read, " << refused << " refused");
   CHECK(read > 0);
   CHECK(refused > 0);
+}
+
+// FlexFringe's JSON output (data/flexfringe/SOURCES.md), against the edges its text spells,
+// read here with a regular expression: each edge's source, target and name must be a
+// transition of the automaton, the root node (source -1) initial, FlexFringe's alphabet the
+// letters in its order.
+TEST_CASE("FlexFringe's JSON output reads as its automaton") {
+  const auto path = test::frontend_data("flexfringe/simple1.final.json");
+  std::ifstream in(path);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::regex edge(R"re("source" : "(\d+)",\s*"target" : "(\d+)",\s*"name": "([^"]*)")re");
+  std::vector<std::tuple<std::string, std::string, std::string>> edges;
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), edge); it != std::sregex_iterator();
+       ++it)
+    edges.emplace_back((*it)[1], (*it)[3], (*it)[2]);
+  REQUIRE(edges.size() == 8);  // 4 nodes, complete over {1, 0}
+  const Automaton a = load_automaton(path.string());
+  CHECK(a.name() == "simple1.final");
+  CHECK(a.states() == std::vector<std::string>{"0", "1", "2", "3"});
+  CHECK(a.letters() == std::vector<std::string>{"1", "0"});
+  CHECK(a.state_name(a.initial()) == "0");
+  CHECK(a.accepting().empty());  // the counts are statistics, not acceptance
+  for (const auto& [from, symbol, to] : edges)
+    CHECK(a.state_name(a.step(static_cast<StateId>(a.find_state(from)),
+                              static_cast<LetterId>(a.find_letter(symbol)))) == to);
+  // Bad FlexFringe documents name the JSON pointer.
+  CHECK(contains(test::load_error("e.json",
+                                  "{\"nodes\": [{\"id\": 0}], \"edges\": [{\"source\": "
+                                  "\"0\", \"target\": \"9\", \"name\": \"a\"}]}",
+                                  "/edges/0/target")
+                     .problem(),
+                 "9"));
+  test::load_error("n.json", "{\"nodes\": 3, \"edges\": []}", "/nodes");
+  test::load_error("i.json", "{\"nodes\": [{\"id\": [1]}], \"edges\": []}", "/nodes/0/id");
+  test::load_error("m.json", "{\"nodes\": [{\"id\": 0}], \"edges\": [{\"source\": 0}]}",
+                   "/edges/0");
+  test::load_error("z.json", "{\"nodes\": [], \"edges\": []}", "/nodes");
 }

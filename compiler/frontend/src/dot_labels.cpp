@@ -148,4 +148,19 @@ std::string describe(ProbabilisticLabel kind) {
   return "a deterministic automaton";
 }
 
+std::optional<std::string> pautomac_symbol(const std::string& label) {
+  std::size_t cut = label.find('\n'), skip = 1;
+  const std::size_t escaped = label.find("\\n");
+  if (escaped != std::string::npos && (cut == std::string::npos || escaped < cut))
+    cut = escaped, skip = 2;
+  if (cut == std::string::npos) return std::nullopt;
+  const std::string symbol = trim(label.substr(0, cut)), count = trim(label.substr(cut + skip));
+  if (symbol.empty() || count.empty() || count.size() > 19) return std::nullopt;
+  for (char c : count)
+    if (!std::isdigit(static_cast<unsigned char>(c))) return std::nullopt;
+  for (char c : symbol)
+    if (std::isspace(static_cast<unsigned char>(c))) return std::nullopt;
+  return symbol;
+}
+
 }  // namespace krc::frontend

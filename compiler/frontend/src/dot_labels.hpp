@@ -26,6 +26,11 @@ std::optional<std::string> edge_output(const std::string& label, bool html);
 std::optional<std::pair<std::string, std::string>> moore_label(const std::string& label,
                                                                const std::string& shape);
 
+// FlexFringe's label of a PAutomaC (probabilistic) model's edge: the symbol, a line break (a
+// literal one inside the quotes, or DOT's escape \n) and the number of training traces that
+// took the edge, "4\n2263". Returns the symbol ("4"), nullopt for any other label.
+std::optional<std::string> pautomac_symbol(const std::string& label);
+
 // The text of an HTML label <...>: tags dropped, entities decoded, trimmed.
 std::string html_label_text(const std::string& label);
 

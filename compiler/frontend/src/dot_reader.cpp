@@ -310,6 +310,28 @@ std::string DotAutomatonReader::add_transitions() {
   auto unlabelled = [&](std::size_t i) {
     return html_.count(labels[i]) == 0 && frontend::trim(labels[i]).empty();
   };
+  // FlexFringe's PAutomaC models: every label "symbol\ncount" reads as its symbol.
+  std::string pautomac;
+  {
+    std::vector<std::string> symbols;
+    for (std::size_t i = 0; i < labels.size() && !html_.count(labels[i]); ++i) {
+      if (unlabelled(i)) continue;
+      auto symbol = frontend::pautomac_symbol(labels[i]);
+      if (!symbol) break;
+      symbols.push_back(*symbol);
+    }
+    const auto labelled =
+        static_cast<std::size_t>(std::count_if(labels.begin(), labels.end(), [&](const auto& l) {
+          return html_.count(l) || !frontend::trim(l).empty();
+        }));
+    if (!symbols.empty() && symbols.size() == labelled) {
+      for (std::size_t i = 0, k = 0; i < labels.size(); ++i)
+        if (!unlabelled(i)) labels[i] = symbols[k++];
+      pautomac =
+          "FlexFringe's PAutomaC labels 'symbol\\ncount': read as the symbol, the count "
+          "of traces dropped";
+    }
+  }
   // MONA's bit vectors and Spot's guards: every label read so, the alphabet every valuation.
   std::optional<frontend::LabelExpansion> expansion;
   std::vector<std::size_t> expanded_index(edges.size(), 0);
@@ -369,7 +391,7 @@ std::string DotAutomatonReader::add_transitions() {
         b_.add_output(*state_of_[from], l, *output);
     }
   }
-  if (!expansion) return "";
+  if (!expansion) return pautomac;
   return expansion->kind + " (" + std::to_string(expansion->alphabet.size()) +
          " letters, every valuation: '" + expansion->alphabet.front() + "', ...)";
 }

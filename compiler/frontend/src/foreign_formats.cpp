@@ -103,13 +103,6 @@ std::optional<std::string> foreign_format(const std::string& text) {
   return std::nullopt;
 }
 
-bool is_flexfringe_json(const std::string& text) {
-  const std::string head = text.substr(0, std::size_t{1} << 16);
-  return head.find("\"nodes\"") != std::string::npos &&
-         head.find("\"edges\"") != std::string::npos &&
-         head.find("\"transitions\"") == std::string::npos;
-}
-
 std::string foreign_format_problem(const std::string& format) {
   return "this is " + format +
          ", which krc does not read (yet); krc reads native JSON, Graphviz DOT, JFLAP (.jff), "

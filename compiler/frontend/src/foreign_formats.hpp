@@ -11,9 +11,6 @@ namespace krc::frontend {
 // What the text is ("RABIT's BA format (.ba)", ...), or nullopt when it is none of them.
 std::optional<std::string> foreign_format(const std::string& text);
 
-// FlexFringe's JSON output (members "nodes" and "edges"), told apart from krc's native JSON.
-bool is_flexfringe_json(const std::string& text);
-
 // "this is FORMAT, which krc does not read (yet); krc reads ...".
 std::string foreign_format_problem(const std::string& format);
 

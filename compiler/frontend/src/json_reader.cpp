@@ -1,8 +1,10 @@
 #include "krc/frontend/json_reader.hpp"
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 
+#include "krc/automata/automaton_builder.hpp"
 #include "krc/automata/automaton_json.hpp"
 #include "krc/automata/input_error.hpp"
 #include "krc/automata/json_depth.hpp"
@@ -95,6 +97,66 @@ struct ErrorLocator {
   }
 };
 
+// FlexFringe's JSON output: members "nodes" (objects with an integer "id"; the root, the
+// initial state, has "source" -1) and "edges" (objects with "source" and "target", node ids as
+// strings or numbers, and "name", the symbol), "alphabet" the symbols in FlexFringe's order.
+// Read as a semiautomaton: the nodes' counts ("data", "label") are statistics of the training
+// traces, not an acceptance krc can read, so they are left out (automata/README.md).
+bool is_flexfringe_document(const json& d) {
+  return d.is_object() && d.contains("nodes") && d.contains("edges") && !d.contains("transitions");
+}
+
+Automaton flexfringe_automaton(const json& d, const std::string& file, const std::string& name,
+                               const CompletionOptions& options) {
+  AutomatonBuilder b(file);
+  b.set_name(name);
+  auto id_of = [&](const json& value, const std::string& place) -> std::string {
+    if (value.is_number_integer()) return std::to_string(value.get<long long>());
+    if (value.is_string()) return value.get<std::string>();
+    b.fail(place, "a node id must be an integer or a string");
+  };
+  const json& nodes = d.at("nodes");
+  const json& edges = d.at("edges");
+  if (!nodes.is_array()) b.fail("/nodes", "FlexFringe's \"nodes\" must be an array");
+  if (!edges.is_array()) b.fail("/edges", "FlexFringe's \"edges\" must be an array");
+  if (d.contains("alphabet")) {
+    const json& alphabet = d.at("alphabet");
+    if (!alphabet.is_array()) b.fail("/alphabet", "FlexFringe's \"alphabet\" must be an array");
+    for (std::size_t i = 0; i < alphabet.size(); ++i) {
+      const std::string place = "/alphabet/" + std::to_string(i);
+      if (!alphabet[i].is_string()) b.fail(place, "a symbol must be a string");
+      b.add_letter(alphabet[i].get<std::string>(), place);
+    }
+  }
+  std::optional<StateId> root;
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    const std::string place = "/nodes/" + std::to_string(i);
+    const json& node = nodes[i];
+    if (!node.is_object() || !node.contains("id"))
+      b.fail(place, "a FlexFringe node must be an object with an \"id\"");
+    const StateId q = b.add_state(id_of(node.at("id"), place + "/id"), place);
+    if (!root && node.contains("source") && node.at("source").is_number_integer() &&
+        node.at("source").get<long long>() == -1)
+      root = q;
+  }
+  if (b.state_count() == 0) b.fail("/nodes", "FlexFringe's model has no nodes");
+  b.set_initial(root.value_or(0), root ? "the node whose source is -1" : "/nodes/0");
+  for (std::size_t i = 0; i < edges.size(); ++i) {
+    const std::string place = "/edges/" + std::to_string(i);
+    const json& edge = edges[i];
+    if (!edge.is_object() || !edge.contains("source") || !edge.contains("target") ||
+        !edge.contains("name") || !edge.at("name").is_string())
+      b.fail(place,
+             "a FlexFringe edge must be an object with \"source\", \"target\" and a string "
+             "\"name\"");
+    const StateId from = b.state(id_of(edge.at("source"), place + "/source"), place + "/source");
+    const StateId to = b.state(id_of(edge.at("target"), place + "/target"), place + "/target");
+    b.add_transition(from, b.letter(edge.at("name").get<std::string>(), place + "/name"), to,
+                     place);
+  }
+  return b.build(options);
+}
+
 }  // namespace
 
 Automaton read_json_automaton(const std::string& text, const std::string& file,
@@ -115,6 +177,8 @@ Automaton read_json_automaton(const std::string& text, const std::string& file,
     throw InputError(file, frontend::line_column_place(text, locator.offset),
                      "a number too large for krc (beyond the range of a double)");
   }
+  if (is_flexfringe_document(document))
+    return flexfringe_automaton(document, file, default_name, options);
   Automaton automaton = automaton_from_json(document, file, options);
   if (document.contains("name")) return automaton;
   return Automaton(default_name, automaton.states(), automaton.letters(), automaton.transitions(),

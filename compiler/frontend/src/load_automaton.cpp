@@ -116,18 +116,8 @@ Automaton parse_automaton(const std::string& text, const std::string& file,
     if (auto foreign = frontend::foreign_format(text))
       throw InputError(file, "", frontend::foreign_format_problem(*foreign));
   try {
-    if (format == "json") {
-      try {
-        return read_json_automaton(text, file, name, options.completion);
-      } catch (const InputError&) {
-        if (frontend::is_flexfringe_json(text))
-          throw InputError(file, "",
-                           frontend::foreign_format_problem(
-                               "FlexFringe's JSON output (members \"nodes\" and \"edges\"; its "
-                               "DOT output reads)"));
-        throw;
-      }
-    }
+    // FlexFringe's JSON output (members "nodes" and "edges") is read there too.
+    if (format == "json") return read_json_automaton(text, file, name, options.completion);
     if (format == "dot") return read_dot_automaton(text, file, name, options.completion);
     if (format == "jff") return read_jflap_automaton(text, file, name, options.completion);
     if (format == "hoa") return read_hoa_automaton(text, file, name, options.completion);

@@ -3,9 +3,11 @@
 #include <pybind11/operators.h>
 #include <pybind11/stl.h>
 
+#include <tuple>
 #include <variant>
 
 #include "bindings.hpp"
+#include "krc/automata/automaton_builder.hpp"
 #include "krc/automata/automaton_json.hpp"
 #include "krc/automata/input_error.hpp"
 #include "krc/automata/machine_outputs.hpp"
@@ -80,16 +82,86 @@ py::object with_outputs(Automaton automaton, const MachineOutputs& outputs) {
   return object;
 }
 
-// Reads an automaton by `read` without the GIL, the file's outputs kept on the result.
+// Reads an automaton by `read` without the GIL, the file's outputs kept on the result, and
+// the notes the command line prints (`krc: note: ...`) as `_notes`, which the Python wrappers
+// raise as krc.ReadingNote warnings. acceptor: the description is an acceptor whatever its
+// states (an object's Dfa with no accepting state answers acceptance, the empty language).
 template <typename Read>
-py::object read_with_outputs(LoadOptions options, Read read) {
+py::object read_with_outputs(LoadOptions options, Read read, bool acceptor = false) {
   MachineOutputs outputs;
+  std::vector<std::string> notes;
   options.completion.outputs = &outputs;
+  options.completion.note = [&notes](const std::string& note) { notes.push_back(note); };
   Automaton automaton = [&] {
     py::gil_scoped_release unlocked;
     return read(options);
   }();
-  return with_outputs(std::move(automaton), outputs);
+  if (acceptor && outputs.mealy.empty() && outputs.moore.empty()) outputs.acceptor = true;
+  py::object object = with_outputs(std::move(automaton), outputs);
+  object.attr("_notes") = notes;
+  return object;
+}
+
+// An automaton handed over as a Python object (krc.from_aalpy, from_automata_lib,
+// from_pyformlang): the wrapper has turned it into names and index triples, and the builder
+// every reader uses checks and builds it, so that partial acceptors, NFAs, epsilon moves and
+// outputs mean what they mean in a file. transitions: (from, letter, to); epsilon: (from, to);
+// mealy: (from, letter, output); moore: one output per state, or empty.
+struct ObjectDescription {
+  std::string file, name;
+  std::vector<std::string> states, letters;
+  std::vector<std::tuple<StateId, LetterId, StateId>> transitions;
+  std::vector<std::pair<StateId, StateId>> epsilon;
+  std::vector<StateId> initial, accepting;
+  std::vector<std::tuple<StateId, LetterId, std::string>> mealy;
+  std::vector<std::string> moore;
+};
+
+Automaton build_object(const ObjectDescription& d, const BuildOptions& options) {
+  AutomatonBuilder builder(d.file);
+  builder.set_name(d.name);
+  auto place = [&](StateId q) { return "state '" + d.states.at(q) + "'"; };
+  auto check = [&](std::size_t index, std::size_t count, const char* what) {
+    if (index >= count)
+      builder.fail("", std::string(what) + " index " + std::to_string(index) + " out of range");
+  };
+  for (std::size_t q = 0; q < d.states.size(); ++q)
+    builder.add_state(d.states[q], "state " + std::to_string(q));
+  for (std::size_t a = 0; a < d.letters.size(); ++a)
+    builder.add_letter(d.letters[a], "letter " + std::to_string(a));
+  for (auto [from, letter, to] : d.transitions) {
+    check(from, d.states.size(), "state");
+    check(to, d.states.size(), "state");
+    check(letter, d.letters.size(), "letter");
+    builder.add_transition(from, letter, to, place(from));
+  }
+  for (auto [from, to] : d.epsilon) {
+    check(from, d.states.size(), "state");
+    check(to, d.states.size(), "state");
+    builder.add_epsilon(from, to, place(from));
+  }
+  for (auto [from, letter, output] : d.mealy) {
+    check(from, d.states.size(), "state");
+    check(letter, d.letters.size(), "letter");
+    builder.add_output(from, letter, output);
+  }
+  if (!d.moore.empty() && d.moore.size() != d.states.size())
+    builder.fail("", "one Moore output per state is needed");
+  for (std::size_t q = 0; q < d.moore.size(); ++q)
+    builder.set_state_output(static_cast<StateId>(q), d.moore[q]);
+  for (StateId q : d.accepting) {
+    check(q, d.states.size(), "state");
+    builder.add_accepting(q);
+  }
+  if (d.initial.empty()) builder.fail("", "no initial state");
+  for (std::size_t i = 0; i < d.initial.size(); ++i) {
+    check(d.initial[i], d.states.size(), "state");
+    if (i == 0)
+      builder.set_initial(d.initial[i], place(d.initial[i]));
+    else
+      builder.add_initial(d.initial[i], place(d.initial[i]));
+  }
+  return builder.build(options);
 }
 
 void bind_zoo(py::module_& m) {
@@ -193,6 +265,34 @@ void bind_automaton(py::module_& m) {
       py::arg("complete") = false, py::arg("initial") = py::none(),
       py::arg("no_determinise") = false,
       py::arg("max_subset_states") = CompletionOptions{}.max_subset_states);
+  py::class_<ObjectDescription>(m, "ObjectDescription",
+                                "An automaton object's names and index triples (krc.from_aalpy "
+                                "and the others fill it for build_automaton).")
+      .def(py::init<>())
+      .def_readwrite("file", &ObjectDescription::file)
+      .def_readwrite("name", &ObjectDescription::name)
+      .def_readwrite("states", &ObjectDescription::states)
+      .def_readwrite("letters", &ObjectDescription::letters)
+      .def_readwrite("transitions", &ObjectDescription::transitions)
+      .def_readwrite("epsilon", &ObjectDescription::epsilon)
+      .def_readwrite("initial", &ObjectDescription::initial)
+      .def_readwrite("accepting", &ObjectDescription::accepting)
+      .def_readwrite("mealy", &ObjectDescription::mealy)
+      .def_readwrite("moore", &ObjectDescription::moore);
+  m.def(
+      "build_automaton",
+      [](const ObjectDescription& description, bool complete, bool acceptor,
+         long long max_subset_states) {
+        LoadOptions options =
+            load_options(std::nullopt, complete, std::nullopt, false, max_subset_states);
+        return read_with_outputs(
+            options, [&](const LoadOptions& o) { return build_object(description, o.completion); },
+            acceptor);
+      },
+      py::arg("description"), py::arg("complete") = false, py::arg("acceptor") = false,
+      py::arg("max_subset_states") = CompletionOptions{}.max_subset_states,
+      "Builds an automaton object's description as the readers build a file's (krc.from_aalpy "
+      "and the others): partial acceptors completed, NFAs determinised, outputs kept.");
   m.def(
       "from_regex",
       [](const std::string& pattern,

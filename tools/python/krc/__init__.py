@@ -21,17 +21,19 @@ from ._core import (Automaton, Component, Counterexample, Decomposition, Decompo
                     Group, KrPlan, Layer, OneLayerPlan, Role, RunResult, ScanPlan, Skeleton,
                     VerifyProgress, VerifyReport, ZooFamily, set_max_memory,
                     zoo_families)
-from .errors import InputError, KrcError, LimitError, MissingExtraError
+from .errors import InputError, KrcError, LimitError, MissingExtraError, ReadingNote
 from .network import Network
+from .objects import warn_notes as _warn_notes
 
 __version__ = _core.__version__
 
 __all__ = [
     "Automaton", "Component", "Counterexample", "Decomposition", "DecompositionLevel", "Group",
     "InputError", "KrPlan", "KrcError", "Layer", "LimitError", "MissingExtraError", "Network",
-    "OneLayerPlan", "Role",
+    "OneLayerPlan", "ReadingNote", "Role",
     "RunResult", "ScanPlan", "Skeleton", "VerifyProgress", "VerifyReport", "ZooFamily",
-    "compile", "decompose", "from_regex", "load", "load_automaton", "parse_automaton",
+    "compile", "decompose", "from_aalpy", "from_automata_lib", "from_pyformlang", "from_regex",
+    "load", "load_automaton", "parse_automaton",
     "set_max_memory", "zoo", "zoo_families",
 ]
 
@@ -40,18 +42,22 @@ def load_automaton(path: Union[str, "os.PathLike[str]"], input_format: Optional[
                    complete: bool = False, initial: Optional[str] = None,
                    no_determinise: bool = False,
                    max_subset_states: int = _core.DEFAULT_MAX_SUBSET_STATES) -> Automaton:
-    """Reads an automaton description: krc's JSON, Graphviz DOT (AALpy, LearnLib, FlexFringe,
-    MONA, Spot), JFLAP .jff, HOA or Aldebaran .aut, gzip-compressed or not ("-" reads standard
-    input). input_format: "json", "dot", "jff", "hoa" or "aut" when the
+    """Reads an automaton description: krc's JSON (and FlexFringe's JSON output), Graphviz DOT
+    (AALpy, LearnLib, FlexFringe, MONA, Spot), JFLAP .jff, HOA or Aldebaran .aut,
+    gzip-compressed or not ("-" reads standard input). input_format: "json", "dot", "jff", "hoa" or "aut" when the
     extension does not say; complete: complete a partial DFA with a sink state instead of
     failing (a partial acceptor, with accepting states and no outputs, is completed anyway);
     initial: the initial state by name; no_determinise: refuse an NFA instead of
     determinising it; max_subset_states: the most states the subset construction may make
     (the options of `krc compile`). A Mealy or Moore file's outputs stay on the Automaton, for
     krc.compile. A bad file raises InputError naming the file, the place (line and column,
-    JSON pointer) and the problem."""
-    return _core.load_automaton(os.fspath(path), input_format, complete, initial,
-                                no_determinise, max_subset_states)
+    JSON pointer) and the problem. What a convention decided (a partial acceptor completed
+    with a rejecting sink state, an NFA determinised, the first state taken as initial) is
+    said by a krc.ReadingNote warning, as the command line says it in a `krc: note:` line."""
+    automaton = _core.load_automaton(os.fspath(path), input_format, complete, initial,
+                                     no_determinise, max_subset_states)
+    _warn_notes(automaton)
+    return automaton
 
 
 def parse_automaton(text: str, file: str = "<string>", input_format: Optional[str] = None,
@@ -59,9 +65,53 @@ def parse_automaton(text: str, file: str = "<string>", input_format: Optional[st
                     no_determinise: bool = False,
                     max_subset_states: int = _core.DEFAULT_MAX_SUBSET_STATES) -> Automaton:
     """load_automaton for text in memory; `file` names it in messages (and, for formats that
-    do not name the automaton, gives its name)."""
-    return _core.parse_automaton(text, file, input_format, complete, initial, no_determinise,
-                                 max_subset_states)
+    do not name the automaton, gives its name). Notes as krc.ReadingNote warnings."""
+    automaton = _core.parse_automaton(text, file, input_format, complete, initial,
+                                      no_determinise, max_subset_states)
+    _warn_notes(automaton)
+    return automaton
+
+
+def from_aalpy(model, complete: bool = False,
+               max_subset_states: int = _core.DEFAULT_MAX_SUBSET_STATES) -> Automaton:
+    """The automaton of an AALpy model (`pip install 'krc[learners]'`; aalpy is imported only
+    here): a Dfa (output: acceptance), a MooreMachine (each state's output) or a MealyMachine
+    (each transition's output), kept on the Automaton so that krc.compile answers what
+    `model.execute_sequence` answers at every prefix (a Mealy network answers "-" at position
+    0, before any letter). States are named by their state_id, letters by str() of AALpy's
+    inputs, in order of first appearance over model.states. A partial Dfa is completed with a
+    rejecting sink state (a krc.ReadingNote warning says so); a partial Moore or Mealy machine
+    raises InputError unless complete=True (the added transitions output ""). Onfsm,
+    NDMooreMachine (nondeterministic outputs), Mdp, MarkovChain, StochasticMealyMachine
+    (probabilities), Sevpa and Vpa (a stack) raise InputError with the reason; too large a
+    model LimitError (krc.set_max_memory); any other object TypeError.
+    automata/README.md, "Python objects"."""
+    from . import objects
+    return objects.from_aalpy(model, complete, max_subset_states)
+
+
+def from_automata_lib(fa, complete: bool = False,
+                      max_subset_states: int = _core.DEFAULT_MAX_SUBSET_STATES) -> Automaton:
+    """The automaton of an automata-lib DFA or NFA (`pip install 'krc[learners]'`), an acceptor
+    answering `fa.accepts_input(word)` at every prefix. States and letters are named by str()
+    (a set of states as {a,b}) and listed sorted by name; an NFA (its epsilon moves, the
+    symbol "", included) is determinised by krc's subset construction (a krc.ReadingNote says
+    so), a partial DFA (allow_partial) completed with a rejecting sink state (a ReadingNote).
+    A GNFA, a pushdown or Turing machine raises InputError. automata/README.md."""
+    from . import objects
+    return objects.from_automata_lib(fa, complete, max_subset_states)
+
+
+def from_pyformlang(fa, complete: bool = False,
+                    max_subset_states: int = _core.DEFAULT_MAX_SUBSET_STATES) -> Automaton:
+    """The automaton of a pyformlang DeterministicFiniteAutomaton, NondeterministicFiniteAutomaton
+    or EpsilonNFA (`pip install 'krc[learners]'`), an acceptor answering `fa.accepts(word)` at
+    every prefix: states and symbols named by str() of their values, sorted; several start
+    states, nondeterminism and epsilon moves determinised by krc's subset construction, a
+    partial DFA completed with a rejecting sink state (each said by a krc.ReadingNote).
+    automata/README.md, "Python objects"."""
+    from . import objects
+    return objects.from_pyformlang(fa, complete, max_subset_states)
 
 
 def from_regex(pattern: str, alphabet: Union[str, Iterable[str], None] = None,

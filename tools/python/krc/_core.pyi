@@ -48,6 +48,20 @@ def load_automaton(path: str, input_format: Optional[str] = None, complete: bool
 def parse_automaton(text: str, file: str = "<string>", input_format: Optional[str] = None,
                     complete: bool = False, initial: Optional[str] = None,
                     no_determinise: bool = False, max_subset_states: int = 65536) -> Automaton: ...
+class ObjectDescription:
+    file: str
+    name: str
+    states: List[str]
+    letters: List[str]
+    transitions: List[Tuple[int, int, int]]
+    epsilon: List[Tuple[int, int]]
+    initial: List[int]
+    accepting: List[int]
+    mealy: List[Tuple[int, int, str]]
+    moore: List[str]
+    def __init__(self) -> None: ...
+def build_automaton(description: ObjectDescription, complete: bool = False,
+                    acceptor: bool = False, max_subset_states: int = 65536) -> Automaton: ...
 def zoo_families() -> List[ZooFamily]: ...
 def zoo_automaton(family: str, n: Optional[int] = None) -> Automaton: ...
 def set_max_memory(bytes: int) -> None: ...

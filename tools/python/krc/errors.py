@@ -34,6 +34,15 @@ class LimitError(KrcError):
         self.option = option
 
 
+class ReadingNote(UserWarning):
+    """What a reader decided by a convention, the command line's `krc: note: FILE: ...` lines:
+    a partial acceptor completed with a rejecting sink state, an NFA determinised, the first
+    state taken as initial, edge labels read as bit vectors or guards. krc.load_automaton,
+    parse_automaton and the from_* functions raise one warning per note;
+    ``warnings.simplefilter("ignore", krc.ReadingNote)`` silences them, and "error" turns them
+    into exceptions (to refuse, say, any automaton krc had to complete)."""
+
+
 class MissingExtraError(KrcError, ImportError):
     """A framework krc's core does not need, asked for and not installed: the message names
     the package and the extra that installs it (``pip install 'krc[torch]'``)."""

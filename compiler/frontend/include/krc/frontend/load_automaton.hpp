@@ -3,8 +3,8 @@
 // FlexFringe and the Automata Wiki write it, and JFLAP .jff 4-8 (see README, "Input formats").
 // Every problem is an InputError naming the file, the place (line and column, line, or JSON
 // pointer) and what is wrong; a weights file is refused as one, and a format krc does not read
-// (RABIT, GOAL, mata, TAF, FSM, ETF, FlexFringe JSON) by its name. gzip input of any format is
-// decompressed under the same cap as plain text.
+// (RABIT, GOAL, mata, TAF, FSM, ETF) by its name; FlexFringe's JSON output reads as JSON. gzip
+// input of any format is decompressed under the same cap as plain text.
 #include <optional>
 #include <string>
 
