@@ -83,15 +83,8 @@ def lowbit(x):
     x = np.abs(np.asarray(x, dtype=np.float64))
     m, e = np.frexp(x)
     mant = np.ldexp(m, 53).astype(np.uint64)
-    tz = np.zeros(x.shape, dtype=np.int64)
-    mm = mant.copy()
-    nz = mm != 0
-    for _ in range(64):
-        step = nz & ((mm & np.uint64(1)) == 0)
-        if not step.any():
-            break
-        tz += step
-        mm = np.where(step, mm >> np.uint64(1), mm)
+    lowest = mant & (~mant + np.uint64(1))  # the lowest set bit, a power of two
+    tz = np.frexp(lowest.astype(np.float64))[1].astype(np.int64) - 1
     return np.where(x == 0, 10 ** 6, e.astype(np.int64) - 53 + tz)
 
 

@@ -62,7 +62,7 @@ def cyclic(tmp_path_factory):
     return d, weights, cert
 
 
-@pytest.mark.parametrize("name,max_len,options", [("parity", 1024, ()), ("abab", 64, ()),
+@pytest.mark.parametrize("name,max_len,options", [("parity", 256, ()), ("abab", 64, ()),
                                                    ("gridworld_4", 64, ("--precision", "bf16"))])
 def test_certificates_of_zoo_networks_hold(tmp_path, name, max_len, options):
     weights = compile_zoo(tmp_path, name, "scan", max_len, *options)

@@ -58,9 +58,8 @@ int run_certify(const CertifyArguments& a) {
 }
 
 const RegisterCommand certify_registration{Command{
-    "certify",
-    "Prove that a scan network computes its automaton on every word up to max-len",
-    35, [](CLI::App& sub) -> std::function<int()> {
+    "certify", "Prove that a scan network computes its automaton on every word up to max-len", 35,
+    [](CLI::App& sub) -> std::function<int()> {
       auto a = std::make_shared<CertifyArguments>();
       sub.add_option("FILE", a->file, "weights file (.safetensors) written by krc compile")
           ->required();

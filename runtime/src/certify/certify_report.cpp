@@ -27,14 +27,13 @@ std::string format_certify_report(const CertifyResult& result) {
       out << "  embedding: " << o.at("positions") << " positions, " << o.at("window_dims")
           << " window dimensions, " << o.at("domain") << " letters' transformations\n";
     } else if (kind == "select") {
-      out << "  layer " << o.at("layer") << " " << o.at("head").get<std::string>()
-          << ": target " << o.at("target").get<std::string>() << " by at least "
-          << o.at("min_gap").get<double>() << " (t = " << o.at("at").at("t")
-          << ", s = " << o.at("at").at("s") << "), other keys' weight <= "
-          << o.at("leak").get<double>() << "\n";
+      out << "  layer " << o.at("layer") << " " << o.at("head").get<std::string>() << ": target "
+          << o.at("target").get<std::string>() << " by at least " << o.at("min_gap").get<double>()
+          << " (t = " << o.at("at").at("t") << ", s = " << o.at("at").at("s")
+          << "), other keys' weight <= " << o.at("leak").get<double>() << "\n";
     } else if (kind == "mlp") {
-      out << "  layer " << o.at("layer") << " MLP: " << o.at("pairs") << " (fetched, current) pairs, "
-          << o.at("domain_after") << " transformations after"
+      out << "  layer " << o.at("layer") << " MLP: " << o.at("pairs")
+          << " (fetched, current) pairs, " << o.at("domain_after") << " transformations after"
           << (o.at("encoding_checked").get<bool>() ? ", each encoded as before" : "") << "\n";
     } else if (kind == "unembedding") {
       out << "  unembedding: " << o.at("prefixes") << " prefix transformations, margin "

@@ -87,9 +87,11 @@ double round_to(Format format, double x) {
 
 Interval float32_inside(double lo, double hi) {
   auto f_lo = static_cast<double>(static_cast<float>(lo));
-  if (f_lo < lo) f_lo = std::nextafter(static_cast<float>(f_lo), std::numeric_limits<float>::infinity());
+  if (f_lo < lo)
+    f_lo = std::nextafter(static_cast<float>(f_lo), std::numeric_limits<float>::infinity());
   auto f_hi = static_cast<double>(static_cast<float>(hi));
-  if (f_hi > hi) f_hi = std::nextafter(static_cast<float>(f_hi), -std::numeric_limits<float>::infinity());
+  if (f_hi > hi)
+    f_hi = std::nextafter(static_cast<float>(f_hi), -std::numeric_limits<float>::infinity());
   if (f_lo > f_hi) return {static_cast<float>(lo), static_cast<float>(hi)};
   return {f_lo, f_hi};
 }
@@ -147,7 +149,8 @@ Interval Accumulator::result() const {
   if (grid_dominated()) {
     // G exactly when the point terms' sum G is not 0 (point_sum_ brackets it, exact on the
     // grid); else the small terms' own float32 sum.
-    if (!(point_sum_ <= 0.0 && point_sum_hi_ >= 0.0)) return float32_inside(point_sum_, point_sum_hi_);
+    if (!(point_sum_ <= 0.0 && point_sum_hi_ >= 0.0))
+      return float32_inside(point_sum_, point_sum_hi_);
     const double slack = up(small_ * (gamma + n * 0x1p-52));
     return float32_inside(down(small_lo_ - slack), up(small_hi_ + slack));
   }
@@ -164,13 +167,14 @@ Interval dominated_sum(Interval p, Interval v, double others, long long n) {
   if (!(lo == hi && target.lo == lo)) {
     lo = down(lo - std::fabs(lo) * kUnit);
     hi = up(hi + std::fabs(hi) * kUnit);
-    target = float32_inside(down(static_cast<float>(lo)) , up(static_cast<float>(hi)));
+    target = float32_inside(down(static_cast<float>(lo)), up(static_cast<float>(hi)));
     target = {std::min(target.lo, static_cast<double>(static_cast<float>(lo))),
               std::max(target.hi, static_cast<double>(static_cast<float>(hi)))};
   }
   // The small terms' computed partial sums (at most others (1 + n u)) plus one error of at
   // most the other operand at every addition that holds the target's term.
-  const double error = up(2.0 * others * (1.0 + kUnit) * (1.0 + static_cast<double>(n) * kUnit * 1.01));
+  const double error =
+      up(2.0 * others * (1.0 + kUnit) * (1.0 + static_cast<double>(n) * kUnit * 1.01));
   return float32_inside(down(target.lo - error), up(target.hi + error));
 }
 

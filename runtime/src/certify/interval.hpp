@@ -67,7 +67,7 @@ class Accumulator {
   int terms() const { return terms_; }
 
  private:
-  double lo_ = 0.0, hi_ = 0.0, magnitude_ = 0.0;        // every term
+  double lo_ = 0.0, hi_ = 0.0, magnitude_ = 0.0;          // every term
   double small_lo_ = 0.0, small_hi_ = 0.0, small_ = 0.0;  // the terms that are not points
   int terms_ = 0;
   bool points_ = true, float32_products_ = true;  // of the point terms

@@ -36,6 +36,9 @@ constexpr double kDrift = 0x1p-30;
 // Static patterns an MLP may read (distinct values of the static dimensions it reads over
 // t >= 1): the scan's read the constant only; more would multiply the enumeration.
 constexpr std::size_t kMaxPatterns = 16;
+// Interval operations one layer's MLP enumeration may take (about a minute): past it the
+// certifier says so instead of running for hours (a 55-state protocol's monoid).
+constexpr long long kMaxWork = 4'000'000'000;
 
 struct Refused {
   CertifyRefusal refusal;
@@ -73,12 +76,14 @@ Tau then(const Tau& x, const Tau& y) {
 }
 
 void round_matrix(SparseMatrix& m, Format f) {
-  for (int k = 0; k < m.nonZeros(); ++k) m.valuePtr()[k] = static_cast<float>(bounds::round_to(f, m.valuePtr()[k]));
+  for (int k = 0; k < m.nonZeros(); ++k)
+    m.valuePtr()[k] = static_cast<float>(bounds::round_to(f, m.valuePtr()[k]));
 }
 
 template <class Dense>
 void round_dense(Dense& m, Format f) {
-  for (Eigen::Index k = 0; k < m.size(); ++k) m.data()[k] = static_cast<float>(bounds::round_to(f, m.data()[k]));
+  for (Eigen::Index k = 0; k < m.size(); ++k)
+    m.data()[k] = static_cast<float>(bounds::round_to(f, m.data()[k]));
 }
 
 // The network as the arithmetic holds it: every weight rounded once (runtime/README.md,
@@ -119,8 +124,11 @@ Interval add_rounded(Interval a, Interval b, Format f) {
 class ScanCertifier {
  public:
   ScanCertifier(const Network& network, const Automaton& automaton, const CertifyOptions& o)
-      : original_(network), a_(automaton), format_(bounds::format_of(o.arithmetic)),
-        max_domain_(o.max_domain), net_(rounded(network, format_)) {
+      : original_(network),
+        a_(automaton),
+        format_(bounds::format_of(o.arithmetic)),
+        max_domain_(o.max_domain),
+        net_(rounded(network, format_)) {
     t_max_ = o.max_len.value_or(network.max_len);
     d_ = net_.d_model();
   }
@@ -133,10 +141,10 @@ class ScanCertifier {
                   {"summation", "any order"},
                   {"automaton", a_.name()},
                   {"states", a_.state_count()},
-                  {"statement", "for every word of length <= max_len and every position t, the "
-                                "argmax of the logits is the automaton's state after t letters"}};
-    c["assumptions"] = {"round to nearest, ties to even",
-                        "exp(x) within 2 ulp of e^x, exp(0) = 1",
+                  {"statement",
+                   "for every word of length <= max_len and every position t, the "
+                   "argmax of the logits is the automaton's state after t letters"}};
+    c["assumptions"] = {"round to nearest, ties to even", "exp(x) within 2 ulp of e^x, exp(0) = 1",
                         "no TF32 (float32 products of float32 factors)",
                         "fused multiply-adds allowed (the bounds hold for any summation order)"};
     c["obligations"] = nlohmann::json::array();
@@ -165,8 +173,8 @@ class ScanCertifier {
           "the network's logits are not the automaton's states (an output kind): not covered yet");
     if (t_max_ < 0 || t_max_ > net_.max_len)
       throw std::invalid_argument("--max-len " + std::to_string(t_max_) +
-                                  " is past the network's max_len " +
-                                  std::to_string(net_.max_len) + " (no position row for it)");
+                                  " is past the network's max_len " + std::to_string(net_.max_len) +
+                                  " (no position row for it)");
     if (!(net_.attention_scale > 0.0f))
       throw std::invalid_argument("attention scale " + number(net_.attention_scale) +
                                   " is not positive");
@@ -294,7 +302,8 @@ class ScanCertifier {
   void record_domain(int layer) {
     nlohmann::json taus = nlohmann::json::array();
     for (const auto& [tau, v] : domain_) taus.push_back(tau);
-    invariant_.push_back({{"after_layer", layer}, {"domain_size", domain_.size()}, {"domain", taus}});
+    invariant_.push_back(
+        {{"after_layer", layer}, {"domain_size", domain_.size()}, {"domain", taus}});
   }
 
   // The fetch head of layer l: for every t the target max(t - 2^l, 0) must outscore every
@@ -306,7 +315,8 @@ class ScanCertifier {
     auto project = [&](const SparseMatrix& m, int t) {
       std::vector<Accumulator> acc(hd);
       for (int r = 0; r < m.outerSize(); ++r)
-        for (SparseMatrix::InnerIterator it(m, r); it; ++it) acc[it.col()].add(it.value(), static_at_[t][r]);
+        for (SparseMatrix::InnerIterator it(m, r); it; ++it)
+          acc[it.col()].add(it.value(), static_at_[t][r]);
       Vec out(hd);
       for (int c = 0; c < hd; ++c) out[c] = bounds::store(format_, acc[c].result());
       return out;
@@ -322,7 +332,8 @@ class ScanCertifier {
       for (int c = 0; c < hd; ++c) acc.add(q[t][c], k[s][c]);
       Interval v = bounds::store(format_, acc.result());
       if (scale != 1.0) {
-        v = bounds::float32_inside(static_cast<float>(v.lo * scale), static_cast<float>(v.hi * scale));
+        v = bounds::float32_inside(static_cast<float>(v.lo * scale),
+                                   static_cast<float>(v.hi * scale));
         v = bounds::store(format_, v);
       }
       return v;
@@ -342,8 +353,9 @@ class ScanCertifier {
         if (gap <= 0.0)
           refuse(l, h.name,
                  "at t = " + std::to_string(t) + " the key s = " + std::to_string(s) + " scores " +
-                     interval_text(row[s]) + ", not below the target s = " + std::to_string(target) +
-                     "'s " + interval_text(row[target]) + ": the fetch may take the wrong position");
+                     interval_text(row[s]) +
+                     ", not below the target s = " + std::to_string(target) + "'s " +
+                     interval_text(row[target]) + ": the fetch may take the wrong position");
         // exp of fl32(s - m) <= e^(gap bound), within 2 ulp; plus float32's least subnormal.
         leak += std::exp(-gap) * (1.0 + 0x1p-20) + 0x1p-149;
       }
@@ -353,7 +365,8 @@ class ScanCertifier {
     // when that is below half an ulp; the target's weight R(1/S) follows (monotone).
     const double sum_hi = 1.0 + 2.0 * worst_leak * (1.0 + 0x1p-10);
     const double s_hi = bounds::float32_inside(1.0, sum_hi).hi;
-    Interval p = bounds::store(format_, bounds::float32_inside(std::nextafter(1.0 / s_hi, 0.0), 1.0));
+    Interval p =
+        bounds::store(format_, bounds::float32_inside(std::nextafter(1.0 / s_hi, 0.0), 1.0));
     // Each other weight R(w / S) <= R(w): at most 2^-7 more in bf16 and fp16 (their least
     // subnormals, 2^-133 and 2^-24, are reached only by weights that round to 0 or below 2w).
     double others = worst_leak;
@@ -373,7 +386,8 @@ class ScanCertifier {
     const int hd = static_cast<int>(h.value.cols());
     std::vector<Accumulator> acc(hd);
     for (int r = 0; r < h.value.outerSize(); ++r)
-      for (SparseMatrix::InnerIterator it(h.value, r); it; ++it) acc[it.col()].add(it.value(), x[r]);
+      for (SparseMatrix::InnerIterator it(h.value, r); it; ++it)
+        acc[it.col()].add(it.value(), x[r]);
     Vec z(hd);
     for (int c = 0; c < hd; ++c) {
       const Interval v = bounds::store(format_, acc[c].result());
@@ -381,7 +395,8 @@ class ScanCertifier {
     }
     std::vector<Accumulator> out(d_);
     for (int c = 0; c < h.output.outerSize(); ++c)
-      for (SparseMatrix::InnerIterator it(h.output, c); it; ++it) out[it.col()].add(it.value(), z[c]);
+      for (SparseMatrix::InnerIterator it(h.output, c); it; ++it)
+        out[it.col()].add(it.value(), z[c]);
     Vec o(d_);
     for (int r = 0; r < d_; ++r) o[r] = bounds::store(format_, out[r].result());
     return o;
@@ -394,7 +409,8 @@ class ScanCertifier {
     auto include = [&](const Vec& x) {
       std::vector<Accumulator> acc(h.value.cols());
       for (int r = 0; r < h.value.outerSize(); ++r)
-        for (SparseMatrix::InnerIterator it(h.value, r); it; ++it) acc[it.col()].add(it.value(), x[r]);
+        for (SparseMatrix::InnerIterator it(h.value, r); it; ++it)
+          acc[it.col()].add(it.value(), x[r]);
       for (std::size_t c = 0; c < bound.size(); ++c)
         bound[c] = std::max(bound[c], bounds::store(format_, acc[c].result()).magnitude());
     };
@@ -409,8 +425,8 @@ class ScanCertifier {
       return acc.result();
     }
     // bf16/fp16: R(R(x W) + b), as `x @ W + b` runs cast (runtime/README.md).
-    return bounds::store(format_, add_rounded(bounds::store(format_, acc.result()),
-                                               Interval::point(bias), format_));
+    return bounds::store(
+        format_, add_rounded(bounds::store(format_, acc.result()), Interval::point(bias), format_));
   }
 
   // The residual after layer l's MLP, for the pre-MLP residual `in` (static part included).
@@ -419,14 +435,16 @@ class ScanCertifier {
     Vec hidden(m.hidden());
     for (int u = 0; u < m.hidden(); ++u) {
       Accumulator acc;
-      for (SparseMatrix::InnerIterator it(m.in_weight, u); it; ++it) acc.add(it.value(), in[it.col()]);
+      for (SparseMatrix::InnerIterator it(m.in_weight, u); it; ++it)
+        acc.add(it.value(), in[it.col()]);
       hidden[u] = bounds::relu(mlp_sum(acc, m.in_bias[u]));
     }
     Vec out = in;
     for (int r = 0; r < d_; ++r) {
       if (static_[r]) continue;
       Accumulator acc;
-      for (SparseMatrix::InnerIterator it(m.out_weight, r); it; ++it) acc.add(it.value(), hidden[it.col()]);
+      for (SparseMatrix::InnerIterator it(m.out_weight, r); it; ++it)
+        acc.add(it.value(), hidden[it.col()]);
       out[r] = add_rounded(in[r], mlp_sum(acc, m.out_bias[r]), format_);
     }
     return out;
@@ -463,7 +481,8 @@ class ScanCertifier {
       std::vector<char> seen(d_, 0);
       for (int u = 0; u < m.in_weight.outerSize(); ++u)
         for (SparseMatrix::InnerIterator it(m.in_weight, u); it; ++it)
-          if (static_[it.col()] && !seen[it.col()]) seen[it.col()] = 1, static_read.push_back(it.col());
+          if (static_[it.col()] && !seen[it.col()])
+            seen[it.col()] = 1, static_read.push_back(it.col());
     }
     const std::map<std::vector<double>, int> patterns =
         static_patterns(static_read, l, m.blocks.empty() ? "mlp" : m.blocks.front().name);
@@ -474,13 +493,23 @@ class ScanCertifier {
              "the windows reach " + std::to_string(domain_.size()) +
                  " transformations, past the enumeration limit " + std::to_string(max_domain_) +
                  " (per-coordinate certification of the integer and binary forms is not built)");
+    const long long work = pairs * static_cast<long long>(patterns.size()) *
+                           (m.in_weight.nonZeros() + m.out_weight.nonZeros() + m.hidden());
+    if (work > kMaxWork)
+      refuse(l, m.blocks.empty() ? "mlp" : m.blocks.front().name,
+             "evaluating the MLP on every (fetched, current) pair of the " +
+                 std::to_string(domain_.size()) + " window transformations costs " +
+                 std::to_string(work) + " interval operations, past the limit " +
+                 std::to_string(kMaxWork) +
+                 " (per-coordinate certification of the integer and binary forms is not built)");
     std::vector<std::pair<Tau, Vec>> fetches;  // BOS's identity first, then every window
     fetches.emplace_back(identity_, fetched(l, bos_, p, others, bound));
     for (const auto& [tau, v] : domain_) fetches.emplace_back(tau, fetched(l, v, p, others, bound));
 
     auto residual_after = [&](int t, const Vec& y, const Vec& add) {
       Vec in(d_);
-      for (int c = 0; c < d_; ++c) in[c] = static_[c] ? static_at_[t][c] : add_rounded(y[c], add[c], format_);
+      for (int c = 0; c < d_; ++c)
+        in[c] = static_[c] ? static_at_[t][c] : add_rounded(y[c], add[c], format_);
       return mlp(l, in);
     };
     std::map<Tau, Vec> next;
@@ -503,7 +532,8 @@ class ScanCertifier {
     const bool last = l + 1 == static_cast<int>(net_.layers.size());
     if (!last) {
       check_encoding(l, identity_, bos_next, "BOS (t = 0)");
-      for (const auto& [tau, v] : next) check_encoding(l, tau, v, "the window " + tau_text(a_, tau));
+      for (const auto& [tau, v] : next)
+        check_encoding(l, tau, v, "the window " + tau_text(a_, tau));
     }
     bos_ = bos_next;
     domain_ = std::move(next);
@@ -530,8 +560,9 @@ class ScanCertifier {
       if (v[c].lo < r.lo - kDrift || v[c].hi > r.hi + kDrift)
         refuse(l, block_writing(l, c),
                "after composing, '" + net_.residual_labels[c] + "' of " + what + " is " +
-                   interval_text(v[c]) + (fresh ? ", not one value: the compose is not exact"
-                                                : " where its encoding is " + interval_text(r)));
+                   interval_text(v[c]) +
+                   (fresh ? ", not one value: the compose is not exact"
+                          : " where its encoding is " + interval_text(r)));
     }
   }
 
@@ -553,7 +584,8 @@ class ScanCertifier {
       const int states = static_cast<int>(net_.unembedding.cols());
       std::vector<Accumulator> acc(states);
       for (int r = 0; r < net_.unembedding.outerSize(); ++r)
-        for (SparseMatrix::InnerIterator it(net_.unembedding, r); it; ++it) acc[it.col()].add(it.value(), x[r]);
+        for (SparseMatrix::InnerIterator it(net_.unembedding, r); it; ++it)
+          acc[it.col()].add(it.value(), x[r]);
       const int answer = static_cast<int>(tau[a_.initial()]);
       const Interval right = bounds::store(format_, acc[answer].result());
       for (int s = 0; s < states; ++s) {
@@ -574,7 +606,10 @@ class ScanCertifier {
     check(identity_, bos_, 0, "the empty word (t = 0)");
     for (const auto& [key, t] : static_patterns(read, layers, "unembedding"))
       for (const auto& [tau, v] : domain_) check(tau, v, t, "the prefix " + tau_text(a_, tau));
-    obligations.push_back({{"kind", "unembedding"}, {"layer", layers}, {"margin", margin_}, {"at", at},
+    obligations.push_back({{"kind", "unembedding"},
+                           {"layer", layers},
+                           {"margin", margin_},
+                           {"at", at},
                            {"prefixes", domain_.size() + 1}});
   }
 
@@ -584,12 +619,12 @@ class ScanCertifier {
   long long max_domain_;
   Network net_;
   int t_max_ = 0, d_ = 0;
-  std::vector<char> static_;        // per residual dimension: written by no layer
-  std::vector<Vec> static_at_;      // [t]: the static part at t (data dimensions unused)
-  Vec bos_;                         // the window part at t = 0
+  std::vector<char> static_;    // per residual dimension: written by no layer
+  std::vector<Vec> static_at_;  // [t]: the static part at t (data dimensions unused)
+  Vec bos_;                     // the window part at t = 0
   Tau identity_;
-  std::map<Tau, Vec> domain_;       // window transformation -> its encoding's bounds
-  std::map<Tau, Vec> reference_;    // the encoding when each transformation was first seen
+  std::map<Tau, Vec> domain_;     // window transformation -> its encoding's bounds
+  std::map<Tau, Vec> reference_;  // the encoding when each transformation was first seen
   nlohmann::json invariant_ = nlohmann::json::array();
   double margin_ = 0.0;
 };

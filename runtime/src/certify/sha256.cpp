@@ -1,12 +1,12 @@
 // SHA-256 as FIPS 180-4 specifies it (no dependency: the project links no crypto library).
-#include "krc/runtime/certify.hpp"
-
 #include <array>
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
 #include <stdexcept>
 #include <vector>
+
+#include "krc/runtime/certify.hpp"
 
 namespace krc {
 
@@ -63,7 +63,8 @@ class Sha256 {
     for (int i = 0; i < 64; ++i) {
       const std::uint32_t t1 =
           h + (rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)) + ((e & f) ^ (~e & g)) + kRound[i] + w[i];
-      const std::uint32_t t2 = (rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
+      const std::uint32_t t2 =
+          (rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
       h = g, g = f, f = e, e = d + t1, d = c, c = b, b = a, a = t1 + t2;
     }
     const std::array<std::uint32_t, 8> add = {a, b, c, d, e, f, g, h};
@@ -85,7 +86,8 @@ std::string sha256_of_file(const std::string& path) {
   std::vector<char> buffer(1 << 16);
   while (in) {
     in.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
-    sha.update(reinterpret_cast<const unsigned char*>(buffer.data()), static_cast<std::size_t>(in.gcount()));
+    sha.update(reinterpret_cast<const unsigned char*>(buffer.data()),
+               static_cast<std::size_t>(in.gcount()));
   }
   if (in.bad()) throw std::runtime_error(path + ": read error while digesting");
   return sha.hex();
