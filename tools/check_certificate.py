@@ -427,7 +427,7 @@ def main():
     except Refuse as e:
         print(json.dumps({"holds": False, "reason": str(e)}) if args.json else f"REFUSED: {e}")
         return 1
-    except (OSError, KeyError, ValueError, TypeError) as e:
+    except (OSError, KeyError, IndexError, AttributeError, ValueError, TypeError) as e:
         print(f"check_certificate: {args.weights}: {type(e).__name__}: {e}", file=sys.stderr)
         return 2
     if args.json:
