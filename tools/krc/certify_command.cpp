@@ -75,10 +75,11 @@ const RegisterCommand certify_registration{Command{
                      "write the certificate (JSON) here when it certifies (atomically)");
       sub.add_flag("--json", a->json, "print the certificate, or the refusal, as JSON");
       sub.footer(
-          "Exit status: 0 certified, 1 not certified (the report names the layer, the head or MLP\n"
-          "block and the values), 2 bad input or a network certify does not cover yet (kr,\n"
-          "onelayer, output kinds; scan networks whose windows reach more than 4096\n"
-          "transformations). tools/check_certificate.py re-derives a certificate independently.");
+          "Exit status: 0 certified; 1 not certified: the report names the layer, the head or MLP\n"
+          "block and the values (also when the windows reach more than 4,096 transformations or\n"
+          "a layer's enumeration would pass 10^9 interval operations: undecided, said so); 2 bad\n"
+          "input or a network certify does not cover yet (kr, onelayer, output kinds).\n"
+          "tools/check_certificate.py WEIGHTS CERT re-derives a certificate independently.");
       return [a] { return run_certify(*a); };
     }}};
 

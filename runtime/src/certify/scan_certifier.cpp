@@ -36,9 +36,9 @@ constexpr double kDrift = 0x1p-30;
 // Static patterns an MLP may read (distinct values of the static dimensions it reads over
 // t >= 1): the scan's read the constant only; more would multiply the enumeration.
 constexpr std::size_t kMaxPatterns = 16;
-// Interval operations one layer's MLP enumeration may take (about a minute): past it the
-// certifier says so instead of running for hours (a 55-state protocol's monoid).
-constexpr long long kMaxWork = 4'000'000'000;
+// Interval operations one layer's MLP enumeration may take (about a minute on one core): past it
+// the certifier says so instead of running for hours (a 55-state protocol's monoid).
+constexpr long long kMaxWork = 1'000'000'000;
 
 struct Refused {
   CertifyRefusal refusal;
