@@ -1,0 +1,56 @@
+#pragma once
+// `krc certify`: a proof, not a test, that a network computes its automaton on every word up
+// to a length (compiler/certify.md). For a scan network it propagates sound bounds on every
+// residual value through the layers: the position part of the residual is a function of t
+// alone and is bounded for every t; the rest (the scan's slots) is a function of the
+// transformation of the window the layer has composed, and is bounded for every such
+// transformation, which the certifier enumerates from the automaton (the monoid, at most
+// CertifyOptions::max_domain elements). Cost: polynomial in the monoid and max-len, never
+// in the number of words.
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "krc/automata/automaton.hpp"
+#include "krc/runtime/forward.hpp"
+#include "krc/runtime/network.hpp"
+
+namespace krc {
+
+struct CertifyOptions {
+  Arithmetic arithmetic = Arithmetic::Float32;  // float32, bf16 or fp16
+  std::optional<int> max_len;                   // default: the network's
+  long long max_domain = 4096;                  // transformations per layer before refusing
+};
+
+// Why a network is not certified: the layer (-1: the embedding; n_layers: the unembedding),
+// the part (a head's or MLP's name, or "embedding"/"unembedding") and what failed, with the
+// values (t, s, the transformations).
+struct CertifyRefusal {
+  int layer = -1;
+  std::string part;
+  std::string reason;
+};
+
+struct CertifyResult {
+  std::optional<CertifyRefusal> refusal;  // empty: certified
+  nlohmann::json certificate;             // the claim and its obligations (also on refusal:
+                                          // the obligations proved before it)
+  bool certified() const { return !refusal.has_value(); }
+};
+
+// Throws std::invalid_argument when the network is not something the certifier covers (not
+// a scan network, an arithmetic it does not prove, a max-len past the network's): not a
+// refusal of the weights, a question it cannot answer.
+CertifyResult certify(const Network& network, const Automaton& automaton,
+                      const CertifyOptions& options);
+
+// Lowercase hex SHA-256 (FIPS 180-4) of a file's bytes: the certificate names the weights it
+// proves by their digest, so that a checker refuses it for any other file. Throws
+// std::runtime_error when the file cannot be read.
+std::string sha256_of_file(const std::string& path);
+
+// The text report: what is claimed and each obligation's figure, or the refusal.
+std::string format_certify_report(const CertifyResult& result);
+
+}  // namespace krc

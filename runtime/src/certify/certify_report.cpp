@@ -1,0 +1,52 @@
+// The text report of `krc certify`: the claim, then one line per obligation, or the refusal.
+#include <sstream>
+
+#include "krc/runtime/certify.hpp"
+
+namespace krc {
+
+namespace {
+
+std::string where(const CertifyRefusal& r) {
+  if (r.layer < 0) return "embedding";
+  return "layer " + std::to_string(r.layer) + " (" + r.part + ")";
+}
+
+}  // namespace
+
+std::string format_certify_report(const CertifyResult& result) {
+  std::ostringstream out;
+  const nlohmann::json& c = result.certificate;
+  const nlohmann::json& claim = c.at("claim");
+  out << "claim: every word of length <= " << claim.at("max_len").get<int>() << " over "
+      << claim.at("automaton").get<std::string>() << ", every position, in "
+      << claim.at("arithmetic").get<std::string>() << " (any summation order)\n";
+  for (const nlohmann::json& o : c.at("obligations")) {
+    const std::string kind = o.at("kind");
+    if (kind == "embedding") {
+      out << "  embedding: " << o.at("positions") << " positions, " << o.at("window_dims")
+          << " window dimensions, " << o.at("domain") << " letters' transformations\n";
+    } else if (kind == "select") {
+      out << "  layer " << o.at("layer") << " " << o.at("head").get<std::string>() << ": target "
+          << o.at("target").get<std::string>() << " by at least " << o.at("min_gap").get<double>()
+          << " (t = " << o.at("at").at("t") << ", s = " << o.at("at").at("s")
+          << "), other keys' weight <= " << o.at("leak").get<double>() << "\n";
+    } else if (kind == "mlp") {
+      out << "  layer " << o.at("layer") << " MLP: " << o.at("pairs")
+          << " (fetched, current) pairs, " << o.at("domain_after") << " transformations after"
+          << (o.at("encoding_checked").get<bool>() ? ", each encoded as before" : "") << "\n";
+    } else if (kind == "unembedding") {
+      out << "  unembedding: " << o.at("prefixes") << " prefix transformations, margin "
+          << o.at("margin").get<double>() << "\n";
+    }
+  }
+  if (result.certified()) {
+    out << "certified: margin " << claim.at("margin").get<double>() << "\n";
+  } else {
+    const CertifyRefusal& r = *result.refusal;
+    out << "NOT certified: " << where(r) << ": " << r.reason << "\n";
+  }
+  return out.str();
+}
+
+}  // namespace krc

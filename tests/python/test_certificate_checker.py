@@ -1,0 +1,142 @@
+"""krc certify's certificates and tools/check_certificate.py, the checker that shares no code
+with the C++: a certificate of a compiled scan network holds; a forged one (a min_gap or a
+margin raised, a domain element removed) and one-ulp faults planted in the weights are refused
+by both; certify and `krc verify` agree on a wrong network."""
+
+import json
+import os
+import struct
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from frameworks_support import REPO, compile_zoo, krc
+
+pytestmark = pytest.mark.frameworks
+
+CHECKER = os.path.join(REPO, "tools", "check_certificate.py")
+
+
+def check(weights, cert_path):
+    r = subprocess.run([sys.executable, CHECKER, weights, cert_path, "--json"],
+                       capture_output=True, text=True)
+    assert r.returncode in (0, 1), r.stderr
+    return r.returncode, json.loads(r.stdout)
+
+
+def certify(path, *options):
+    return krc("certify", path, "--json", *options, check=False)
+
+
+def write_json(tmp_path, name, value):
+    p = os.path.join(str(tmp_path), name)
+    with open(p, "w") as f:
+        json.dump(value, f)
+    return p
+
+
+def plant(src, dst, tensor, mutate):
+    """Copies a weights file, changing one F32 tensor in place (same header, same layout)."""
+    data = bytearray(open(src, "rb").read())
+    n = struct.unpack("<Q", data[:8])[0]
+    header = json.loads(data[8: 8 + n])
+    if tensor not in header:  # stored sparse: change its values
+        tensor += ".values"
+    begin, end = header[tensor]["data_offsets"]
+    values = np.frombuffer(bytes(data[8 + n + begin: 8 + n + end]), dtype="<f4").copy()
+    mutate(values)
+    data[8 + n + begin: 8 + n + end] = values.tobytes()
+    open(dst, "wb").write(bytes(data))
+    return dst
+
+
+@pytest.fixture(scope="module")
+def cyclic(tmp_path_factory):
+    d = tmp_path_factory.mktemp("certify")
+    weights = compile_zoo(d, "cyclic_3", "scan", 64)
+    cert = os.path.join(str(d), "cert.json")
+    r = krc("certify", weights, "-o", cert)
+    assert "certified" in r.stdout
+    return d, weights, cert
+
+
+@pytest.mark.parametrize("name,max_len,options", [("parity", 256, ()), ("abab", 64, ()),
+                                                   ("gridworld_4", 64, ("--precision", "bf16"))])
+def test_certificates_of_zoo_networks_hold(tmp_path, name, max_len, options):
+    weights = compile_zoo(tmp_path, name, "scan", max_len, *options)
+    cert = os.path.join(str(tmp_path), "cert.json")
+    arithmetic = ["--arithmetic", "bf16"] if options else []
+    krc("certify", weights, "-o", cert, *arithmetic)
+    status, out = check(weights, cert)
+    assert status == 0, out
+    claimed = json.load(open(cert))["claim"]["margin"]
+    assert out["margin"] >= claimed
+
+
+def test_forged_certificates_are_refused(cyclic, tmp_path):
+    _, weights, cert_path = cyclic
+    cert = json.load(open(cert_path))
+    assert check(weights, cert_path)[0] == 0
+    gap = json.loads(json.dumps(cert))
+    for o in gap["obligations"]:
+        if o["kind"] == "select" and o["layer"] == 1:
+            o["min_gap"] += 1.0
+    status, out = check(weights, write_json(tmp_path, "gap.json", gap))
+    assert status == 1 and "layer 1" in out["reason"] and "min_gap" in out["reason"]
+    margin = json.loads(json.dumps(cert))
+    margin["claim"]["margin"] += 0.5
+    for o in margin["obligations"]:
+        if o["kind"] == "unembedding":
+            o["margin"] += 0.5
+    status, out = check(weights, write_json(tmp_path, "margin.json", margin))
+    assert status == 1 and "margin" in out["reason"]
+    removed = json.loads(json.dumps(cert))
+    removed["invariant"][2]["domain"].pop()
+    status, out = check(weights, write_json(tmp_path, "domain.json", removed))
+    assert status == 1 and "domain after layer 1" in out["reason"]
+
+
+@pytest.mark.parametrize("tensor,layer,mutate", [
+    ("layers.2.mlp.out.weight", 2, lambda v: v.__setitem__(np.flatnonzero(v)[0], np.nextafter(
+        v[np.flatnonzero(v)[0]], np.float32(np.inf)))),
+    ("layers.2.mlp.in.bias", 2, lambda v: v.__setitem__(0, np.nextafter(v[0], np.float32(np.inf)))),
+])
+def test_one_ulp_faults_are_refused_by_both(cyclic, tmp_path, tensor, layer, mutate):
+    d, weights, cert_path = cyclic
+    faulty = plant(weights, os.path.join(str(tmp_path), "faulty.safetensors"), tensor, mutate)
+    r = certify(faulty)
+    assert r.returncode == 1
+    refusal = json.loads(r.stdout)["refusal"]
+    assert refusal["layer"] == layer
+    # The checker refuses the old certificate for the new file (its digest), and re-derives the
+    # fault when the certificate is made to name the new file.
+    assert check(faulty, cert_path)[0] == 1
+    cert = json.load(open(cert_path))
+    import hashlib
+    cert["claim"]["weights_sha256"] = hashlib.sha256(open(faulty, "rb").read()).hexdigest()
+    status, out = check(faulty, write_json(tmp_path, "renamed.json", cert))
+    assert status == 1 and f"layer {layer}" in out["reason"]
+
+
+def test_certify_agrees_with_verify_on_a_wrong_network(cyclic, tmp_path):
+    _, weights, _ = cyclic
+    # The unembedding's columns rotated: every state's logit goes to the next state.
+    def rotate(v):
+        m = v.reshape(-1, 3)
+        m[:] = np.roll(m, 1, axis=1)
+    wrong = plant(weights, os.path.join(str(tmp_path), "wrong.safetensors"), "unembed", rotate)
+    assert krc("verify", wrong, "--random", "5", check=False).returncode == 1
+    r = certify(wrong)
+    assert r.returncode == 1
+    assert json.loads(r.stdout)["refusal"]["part"] == "unembedding"
+
+
+def test_refusals_of_what_is_not_covered(tmp_path):
+    kr = compile_zoo(tmp_path, "parity", "kr", 16)
+    r = certify(kr)
+    assert r.returncode == 2 and "scan networks only" in r.stderr
+    scan = compile_zoo(tmp_path, "parity", "scan", 16)
+    r = certify(scan, "--max-len", "17")
+    assert r.returncode == 2 and "past the network's max_len" in r.stderr
