@@ -44,19 +44,8 @@ TEST_CASE("Foreign formats are refused by name") {
     std::string name, text, says;
   };
   const std::vector<Case> cases{
-      // ondrik/automata-benchmarks, omega/advanced-automata-for-termination/ba/ (RABIT's BA)
-      {"rabit.ba", "0\n1,0->1\n3,1->2\n0\n1\n2\n", "RABIT BA"},
-      {"rabit2", "[0]\na,[0]->[1]\nb,[1]->[0]\n[1]\n", "RABIT BA"},
-      // GOAL (goal.im.ntu.edu.tw): .gff
-      {"goal.gff",
-       "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n"
-       "<Structure label-on=\"Transition\" type=\"FiniteStateAutomaton\">\n<Name/>\n</Structure>\n",
-       "GOAL"},
-      {"goal.jff", "<structure type=\"fa\"><alphabet/></structure>\n", "GOAL"},
       // mata (VeriFIT): @NFA-explicit
       {"nfa.mata", "@NFA-explicit\n%Alphabet-auto\n%Initial q0\n%Final q1\nq0 a q1\n", "mata VTF"},
-      // AutomataLib TAF
-      {"a.taf", "dfa {a, b} {\n  s0 [initial, accept] {\n    a -> s1\n  }\n}\n", "AutomataLib TAF"},
       // mCRL2's and LTSmin's FSM (mCRL2 user manual, "The FSM file format")
       {"x.fsm", "b(2) Bool \"F\" \"T\"\n---\n0\n1\n---\n1 2 \"on\"\n", "FSM"},
       {"x2.fsm", "---\n---\n1 2 \"on\"\n", "FSM"},
@@ -68,6 +57,20 @@ TEST_CASE("Foreign formats are refused by name") {
     const std::string problem = test::load_error(c.name, c.text).problem();
     CHECK(contains(problem, c.says));
     CHECK(contains(problem, "which krc does not read (yet)"));
+  }
+  // RABIT, GOAL and AutomataLib files are read, as what they are, whatever the extension says
+  // (ondrik/automata-benchmarks' .ba, GOAL's type="fa" misnamed .jff, TAF).
+  for (const auto& [name, text] : std::vector<std::pair<std::string, std::string>>{
+           {"rabit.ba", "0\n1,0->1\n3,1->2\n0\n1\n2\n"},
+           {"rabit2", "[0]\na,[0]->[1]\nb,[1]->[0]\n[1]\n"},
+           {"goal.jff",
+            "<structure label-on=\"transition\" type=\"fa\"><alphabet type=\"classical\">"
+            "<symbol>a</symbol></alphabet><stateSet><state sid=\"0\"/></stateSet><transitionSet>"
+            "<transition tid=\"0\"><from>0</from><to>0</to><read>a</read></transition>"
+            "</transitionSet><acc type=\"buchi\"><stateID>0</stateID></acc></structure>\n"},
+           {"a.json", "dfa {a, b} {\n  s0 [initial, acc] {\n    a -> s1\n  }\n}\n"}}) {
+    CAPTURE(name);
+    CHECK(test::load_text(name, text).state_count() >= 2);
   }
   // Asked for by name, a format is read as that format (and fails as it does).
   LoadOptions as_json;
@@ -106,17 +109,42 @@ TEST_CASE("gzip-compressed input of any format") {
   set_memory_budget(budget);
 }
 
-TEST_CASE("HOA, Aldebaran and sniffed input: mutated files fail only as bad input") {
+TEST_CASE(
+    "HOA, Aldebaran, RABIT, GOAL, TAF and sniffed input: mutated files fail only as bad input") {
   // A stand-in for tools/fuzz.sh where clang is missing: the fuzz targets' seeds, each byte
   // mutated, deleted, duplicated or replaced by a token; anything but an automaton, an
   // InputError or a LimitError escapes and fails the test.
   const std::vector<std::pair<std::string, std::string>> seeds{
-      {"hoa", "hoa/spec_aut7.hoa"},     {"hoa", "hoa/spec_aut2.hoa"},
-      {"hoa", "hoa/spec_aut4.hoa"},     {"hoa", "hoa/tela_out_230.hoa"},
-      {"aut", "aut/mcrl2_dining2.aut"}, {"", "hoa/owl_ltl2dra_FaGb.hoa"}};
-  const std::vector<std::string> tokens{"&",      "|",   "!",          "(",      ")",  "[",  "]",
-                                        "{",      "}",   "/*",         "*/",     "\"", "@a", "t",
-                                        "Inf(0)", "0&1", "2147483647", "State:", ",",  "i"};
+      {"hoa", "hoa/spec_aut7.hoa"},         {"hoa", "hoa/spec_aut2.hoa"},
+      {"hoa", "hoa/spec_aut4.hoa"},         {"hoa", "hoa/tela_out_230.hoa"},
+      {"aut", "aut/mcrl2_dining2.aut"},     {"", "hoa/owl_ltl2dra_FaGb.hoa"},
+      {"ba", "ba/rabit_fold.ba"},           {"gff", "gff/goal_react_quickly_c0.gff"},
+      {"taf", "taf/automatalib_mealy.taf"}, {"", "taf/automatalib_dfa.taf"}};
+  const std::vector<std::string> tokens{"&",
+                                        "|",
+                                        "!",
+                                        "(",
+                                        ")",
+                                        "[",
+                                        "]",
+                                        "{",
+                                        "}",
+                                        "/*",
+                                        "*/",
+                                        "\"",
+                                        "@a",
+                                        "t",
+                                        "Inf(0)",
+                                        "0&1",
+                                        "2147483647",
+                                        "State:",
+                                        ",",
+                                        "i",
+                                        "->",
+                                        "~",
+                                        "<state sid=\"9\">",
+                                        "*",
+                                        ".."};
   std::mt19937 rng(34);
   std::size_t read = 0, refused = 0;
   for (const auto& [format, name] : seeds) {
