@@ -46,9 +46,6 @@ TEST_CASE("Foreign formats are refused by name") {
   const std::vector<Case> cases{
       // mata (VeriFIT): @NFA-explicit
       {"nfa.mata", "@NFA-explicit\n%Alphabet-auto\n%Initial q0\n%Final q1\nq0 a q1\n", "mata VTF"},
-      // mCRL2's and LTSmin's FSM (mCRL2 user manual, "The FSM file format")
-      {"x.fsm", "b(2) Bool \"F\" \"T\"\n---\n0\n1\n---\n1 2 \"on\"\n", "FSM"},
-      {"x2.fsm", "---\n---\n1 2 \"on\"\n", "FSM"},
       {"x.etf", "begin state\nx:int\nend state\n", "LTSmin ETF"},
       {"x.adl", "3 2\n0 1\n1 0\n", "Stamina's ADL"},
   };
@@ -58,7 +55,7 @@ TEST_CASE("Foreign formats are refused by name") {
     CHECK(contains(problem, c.says));
     CHECK(contains(problem, "which krc does not read (yet)"));
   }
-  // RABIT, GOAL and AutomataLib files are read, as what they are, whatever the extension says
+  // RABIT, GOAL, AutomataLib and FSM files are read, as what they are, whatever the extension says
   // (ondrik/automata-benchmarks' .ba, GOAL's type="fa" misnamed .jff, TAF).
   for (const auto& [name, text] : std::vector<std::pair<std::string, std::string>>{
            {"rabit.ba", "0\n1,0->1\n3,1->2\n0\n1\n2\n"},
@@ -68,7 +65,10 @@ TEST_CASE("Foreign formats are refused by name") {
             "<symbol>a</symbol></alphabet><stateSet><state sid=\"0\"/></stateSet><transitionSet>"
             "<transition tid=\"0\"><from>0</from><to>0</to><read>a</read></transition>"
             "</transitionSet><acc type=\"buchi\"><stateID>0</stateID></acc></structure>\n"},
-           {"a.json", "dfa {a, b} {\n  s0 [initial, acc] {\n    a -> s1\n  }\n}\n"}}) {
+           {"a.json", "dfa {a, b} {\n  s0 [initial, acc] {\n    a -> s1\n  }\n}\n"},
+           // mCRL2's and LTSmin's FSM (mCRL2 user manual, "The FSM file format")
+           {"x.txt", "b(2) Bool \"F\" \"T\"\n---\n0\n1\n---\n1 2 \"on\"\n"},
+           {"x2", "---\n---\n1 2 \"on\"\n"}}) {
     CAPTURE(name);
     CHECK(test::load_text(name, text).state_count() >= 2);
   }
@@ -119,7 +119,8 @@ TEST_CASE(
       {"hoa", "hoa/spec_aut4.hoa"},         {"hoa", "hoa/tela_out_230.hoa"},
       {"aut", "aut/mcrl2_dining2.aut"},     {"", "hoa/owl_ltl2dra_FaGb.hoa"},
       {"ba", "ba/rabit_fold.ba"},           {"gff", "gff/goal_react_quickly_c0.gff"},
-      {"taf", "taf/automatalib_mealy.taf"}, {"", "taf/automatalib_dfa.taf"}};
+      {"taf", "taf/automatalib_mealy.taf"}, {"", "taf/automatalib_dfa.taf"},
+      {"fsm", "fsm/mcrl2_fan.fsm"}};
   const std::vector<std::string> tokens{"&",
                                         "|",
                                         "!",

@@ -1,4 +1,5 @@
-// RABIT .ba, GOAL .gff and AutomataLib .taf files (tests/frontend/data/{ba,gff,taf}, sources
+// RABIT .ba, GOAL .gff, AutomataLib .taf and mCRL2/LTSmin .fsm files
+// (tests/frontend/data/{ba,gff,taf,fsm}, sources
 // in their SOURCES.md). The oracles: each file's transitions read here by a few lines of
 // string matching (not through krc's readers) and run as a set of states, and languages
 // counted by hand from the files (in the comments).
@@ -207,8 +208,7 @@ TEST_CASE("GOAL .gff: a file GOAL wrote, its propositional labels as valuations"
 
 TEST_CASE("GOAL .gff: refusals with the reason, classical alphabets, malformed files") {
   const auto parity = test::frontend_data("gff/quasy_response0_parity.gff");
-  CHECK(contains(test::load_error("p.gff", file_text(parity), "line 98").problem(),
-                 "Parity"));
+  CHECK(contains(test::load_error("p.gff", file_text(parity), "line 98").problem(), "Parity"));
   const std::string classical =
       "<structure label-on=\"transition\" type=\"fa\"><alphabet type=\"classical\">"
       "<symbol>a</symbol><symbol>b</symbol></alphabet><stateSet><state sid=\"0\"/>"
@@ -287,27 +287,90 @@ TEST_CASE("AutomataLib .taf: its parser tests' files, read as its builder reads 
 }
 
 TEST_CASE("AutomataLib .taf: malformed files name the line and column") {
-  CHECK(contains(test::load_error("a.taf", "dfa {a, b} {\n  s0 [initial] { a -> }\n}", "line 2, column 22").problem(),
-                 "expected the target state"));
-  CHECK(contains(test::load_error("b.taf", "dfa {a} {\n  s0 { a -> s0 }\n", "line 3, column 1").problem(),
-                 "never closed"));
-  CHECK(contains(test::load_error("c.taf", "dfa [d..a] { }", "line 1, column 6").problem(),
-                 "empty"));
-  CHECK(contains(test::load_error("d.taf", "mealy {a} {\n s [init] { a -> s }\n}", "line 2, column 18").problem(),
-                 "without an output"));
-  CHECK(contains(test::load_error("e.taf", "dfa {a} { s { a / x -> s } }", "line 1, column 17").problem(),
-                 "only a mealy machine"));
-  CHECK(contains(test::load_error("f.taf", "dfa {a} { s { a -> s } } extra", "line 1, column 26").problem(),
-                 "after the automaton"));
-  CHECK(contains(test::load_error("g.taf", "dfa {a} { /* never closed", "line 1, column 11").problem(),
-                 "comment"));
+  CHECK(contains(
+      test::load_error("a.taf", "dfa {a, b} {\n  s0 [initial] { a -> }\n}", "line 2, column 22")
+          .problem(),
+      "expected the target state"));
+  CHECK(contains(
+      test::load_error("b.taf", "dfa {a} {\n  s0 { a -> s0 }\n", "line 3, column 1").problem(),
+      "never closed"));
+  CHECK(
+      contains(test::load_error("c.taf", "dfa [d..a] { }", "line 1, column 6").problem(), "empty"));
+  CHECK(contains(
+      test::load_error("d.taf", "mealy {a} {\n s [init] { a -> s }\n}", "line 2, column 18")
+          .problem(),
+      "without an output"));
+  CHECK(contains(
+      test::load_error("e.taf", "dfa {a} { s { a / x -> s } }", "line 1, column 17").problem(),
+      "only a mealy machine"));
+  CHECK(contains(
+      test::load_error("f.taf", "dfa {a} { s { a -> s } } extra", "line 1, column 26").problem(),
+      "after the automaton"));
+  CHECK(contains(
+      test::load_error("g.taf", "dfa {a} { /* never closed", "line 1, column 11").problem(),
+      "comment"));
   CHECK(contains(test::load_error("h.taf", "dfa {\"a} { }", "line 1, column 6").problem(),
                  "never closed"));
 }
 
+TEST_CASE("FSM: mCRL2's example, read as its traces; probabilities and malformed files refused") {
+  const auto path = test::frontend_data("fsm/mcrl2_fan.fsm");
+  const std::string text = file_text(path);
+  CHECK(detect_format("noext", text) == "fsm");
+  Automaton a = test::load_text("noext", text);
+  // The oracle: the transition lines after the second "---", states from 1, state 1 initial,
+  // every state accepting (a trace).
+  Nfa nfa;
+  nfa.initial = {"1"};
+  std::istringstream in(text);
+  std::string line;
+  int separators = 0;
+  while (std::getline(in, line)) {
+    if (line == "---") {
+      ++separators;
+      continue;
+    }
+    if (separators < 2) continue;
+    std::istringstream fields(line.substr(0, line.find('"')));
+    std::string from, to;
+    fields >> from >> to;
+    const auto q = line.find('"');
+    nfa.delta.insert({{from, line.substr(q + 1, line.rfind('"') - q - 1)}, to});
+    nfa.accepting.insert(from);
+    nfa.accepting.insert(to);
+  }
+  CHECK(nfa.delta.size() == 8);
+  CHECK(a.state_count() == 4);  // complete: no sink
+  CHECK(a.letters() == std::vector<std::string>{"increase", "on", "decrease", "off"});
+  check_language(a, nfa, 5);
+  // By hand: from 1, "increase" then "on" reaches 4, then "off" 2; every word is a trace.
+  CHECK(accepts(a, {"increase", "on", "off", "decrease"}));
+
+  CHECK(contains(
+      test::load_error("p.fsm", file_text(test::frontend_data("fsm/mcrl2_probabilistic_fan.fsm")),
+                       "line 18")
+          .problem(),
+      "probability"));
+  // tau is a silent step; a fourth section names the initial state.
+  Automaton t = test::load_text("t.fsm", "---\n---\n1 2 \"tau\"\n2 3 \"a\"\n3 1 \"b\"\n---\n3\n");
+  CHECK(accepts(t, {"b", "a", "b"}));  // 3 -b-> 1 -tau-> 2 -a-> 3 -b-> 1
+  CHECK_FALSE(accepts(t, {"a"}));      // state 3 has no "a"
+  CHECK(contains(test::load_error("s.fsm", "---\n\n---\n1 0 \"a\"\n", "line 4").problem(),
+                 "'0' is not a state"));
+  CHECK(contains(
+      test::load_error("d.fsm", "x(2) B \"a\" \"b\"\n---\n2\n---\n1 1 \"a\"\n", "line 3").problem(),
+      "below its domain's size"));
+  CHECK(contains(test::load_error("n.fsm", "x(3) B \"a\"\n---\n---\n", "line 1").problem(),
+                 "declares 3 values"));
+  CHECK(contains(test::load_error("l.fsm", "---\n---\n1 2 a\n", "line 3").problem(),
+                 "expected a transition"));
+  CHECK(contains(test::load_error("r.fsm", "x(0) B\n---\n0\n---\n1 2 \"a\"\n", "line 5").problem(),
+                 "'2' is not a state"));
+}
+
 TEST_CASE("The input-format table: every name is a choice of --input-format, with its extension") {
   const auto names = input_format_names();
-  for (const char* n : {"json", "dot", "jff", "hoa", "aut", "ba", "gff", "taf"})
+  for (const char* n : {"json", "dot", "jff", "hoa", "aut", "ba", "gff", "taf", "fsm"})
     CHECK(std::find(names.begin(), names.end(), n) != names.end());
   CHECK(detect_format("x.ba", "") == "ba");
   CHECK(detect_format("x.GFF", "") == "gff");

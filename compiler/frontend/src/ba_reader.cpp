@@ -40,7 +40,8 @@ struct Edge {
 std::optional<Edge> edge(const std::string& line) {
   const auto comma = line.find(',');
   const auto arrow = line.rfind("->");
-  if (comma == std::string::npos || arrow == std::string::npos || arrow < comma) return std::nullopt;
+  if (comma == std::string::npos || arrow == std::string::npos || arrow < comma)
+    return std::nullopt;
   auto from = state_name(trim(line.substr(comma + 1, arrow - comma - 1)));
   auto to = state_name(trim(line.substr(arrow + 2)));
   if (!from || !to) return std::nullopt;
@@ -83,8 +84,8 @@ Automaton read_ba_automaton(const std::string& text, const std::string& file,
       if (!initial) {
         initial = from;
         if (options.note)
-          options.note(file + ": no initial state line: the first transition's source '" +
-                       e->from + "' is initial (RABIT's convention)");
+          options.note(file + ": no initial state line: the first transition's source '" + e->from +
+                       "' is initial (RABIT's convention)");
       }
       b.add_transition(from, b.letter(e->label, place), to, place);
       seen_edge = true;
@@ -95,8 +96,10 @@ Automaton read_ba_automaton(const std::string& text, const std::string& file,
       b.fail(place, "expected a transition 'label,[from]->[to]' or a state '[q]', found '" +
                         current.substr(0, 80) + "'");
     if (!seen_edge && initial)
-      b.fail(place, "a second state line before the transitions: a RABIT file has one initial "
-                    "state (on " + initial_line + ")");
+      b.fail(place,
+             "a second state line before the transitions: a RABIT file has one initial "
+             "state (on " +
+                 initial_line + ")");
     if (!seen_edge) {
       initial = state(*q, place);
       initial_line = place;

@@ -83,11 +83,7 @@ std::optional<std::string> foreign_format(const std::string& text) {
   // mata's VTF: "@NFA-explicit", "%Initial q0", "%Final q1", "q0 a q1".
   if (first[0] == '@' && first.size() > 1 && std::isalpha(static_cast<unsigned char>(first[1])))
     return "a mata VTF file (.mata, '" + first.substr(0, first.find_first_of(" \t")) + "')";
-  // LTSmin: FSM ("name(N) type" declarations, then "---" sections) and ETF ("begin state").
-  if (first == "---" && lines.size() > 1) return "an LTSmin/mCRL2 FSM file (.fsm, '---' sections)";
-  if (fsm_declaration(first))
-    for (const auto& line : lines)
-      if (line == "---") return "an LTSmin/mCRL2 FSM file (.fsm: state parameters, '---')";
+  // LTSmin's ETF ("begin state").
   if (first == "begin state" || first.rfind("begin state ", 0) == 0)
     return "an LTSmin ETF file (.etf, 'begin state')";
   // Stamina's ADL: numbers only (states and transitions as integers).
@@ -113,6 +109,11 @@ std::string sniff_read_format(const std::string& text) {
     return "gff";
   // AutomataLib's TAF: "dfa {a, b} {", "dfa [a..d] {" or "mealy {a} {".
   if (taf_header(first)) return "taf";
+  // mCRL2's and LTSmin's FSM: "name(N) Sort ..." declarations (or none), then "---" sections.
+  if (first == "---" && lines.size() > 1) return "fsm";
+  if (fsm_declaration(first))
+    for (const auto& line : lines)
+      if (line == "---") return "fsm";
   return "";
 }
 

@@ -11,8 +11,8 @@ namespace krc::frontend {
 // What the text is ("a mata VTF file (.mata, ...)", ...), or nullopt when it is none of them.
 std::optional<std::string> foreign_format(const std::string& text);
 
-// "ba" (RABIT), "gff" (GOAL) or "taf" (AutomataLib) when the text's first lines are one of
-// these formats krc reads, else "".
+// "ba" (RABIT), "gff" (GOAL), "taf" (AutomataLib) or "fsm" (mCRL2, LTSmin) when the text's first
+// lines are one of these formats krc reads, else "".
 std::string sniff_read_format(const std::string& text);
 
 // "this is FORMAT, which krc does not read (yet); krc reads ...".

@@ -63,9 +63,9 @@ class GffReader {
                   "\"FiniteStateAutomaton\")");
     const std::string label_on = lowercase(attribute(structure, "label-on"));
     if (!label_on.empty() && label_on != "transition")
-      b_.fail(line_of_tag("structure", 0),
-              "a GOAL automaton labelled on its " + label_on +
-                  "s (label-on=\"" + label_on + "\"): krc reads automata labelled on transitions");
+      b_.fail(line_of_tag("structure", 0), "a GOAL automaton labelled on its " + label_on +
+                                               "s (label-on=\"" + label_on +
+                                               "\"): krc reads automata labelled on transitions");
     read_alphabet(structure);
     read_states(structure);
     read_initial(structure);
@@ -133,7 +133,8 @@ class GffReader {
     } else if (type == "classical") {
       for (const auto& s : children(*alphabet, "symbol")) {
         const std::string letter = trim(s.tree->data());
-        if (auto problem = frontend::invalid_utf8_problem(letter, "symbol")) b_.fail(place, *problem);
+        if (auto problem = frontend::invalid_utf8_problem(letter, "symbol"))
+          b_.fail(place, *problem);
         b_.add_letter(letter, place);
       }
     } else {
@@ -220,10 +221,10 @@ class GffReader {
       } else {
         const auto letter = b_.find_letter(text);
         if (!letter)
-          b_.fail(place, text.empty() ? std::string("an empty label (an epsilon move), which the "
-                                                    "classical alphabet does not have")
-                                      : "'" + text.substr(0, 40) +
-                                            "' is not a <symbol> of the <alphabet>");
+          b_.fail(place, text.empty()
+                             ? std::string("an empty label (an epsilon move), which the "
+                                           "classical alphabet does not have")
+                             : "'" + text.substr(0, 40) + "' is not a <symbol> of the <alphabet>");
         b_.add_transition(p, *letter, q, place);
       }
     }
@@ -238,7 +239,8 @@ class GffReader {
       b_.fail(place, "the acceptance condition <acc type=\"" + type.substr(0, 40) +
                          "\">: krc reads Büchi acceptance for finite words (a run that ends in "
                          "an accepting state); other conditions have no such reading");
-    for (const auto& s : children(*acc, "stateid")) b_.add_accepting(state(trim(s.tree->data()), place));
+    for (const auto& s : children(*acc, "stateid"))
+      b_.add_accepting(state(trim(s.tree->data()), place));
     if (options_.note)
       options_.note(b_.file() +
                     ": GOAL's Büchi automaton read for finite words: a word is accepted when a "

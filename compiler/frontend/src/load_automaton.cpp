@@ -13,6 +13,7 @@
 #include "krc/frontend/aut_reader.hpp"
 #include "krc/frontend/ba_reader.hpp"
 #include "krc/frontend/dot_reader.hpp"
+#include "krc/frontend/fsm_reader.hpp"
 #include "krc/frontend/gff_reader.hpp"
 #include "krc/frontend/hoa_reader.hpp"
 #include "krc/frontend/jflap_reader.hpp"
@@ -95,6 +96,7 @@ const std::vector<InputFormat>& input_formats() {
       {"ba", {".ba"}, "RABIT BA ('[init]', 'a,[p]->[q]')"},
       {"gff", {".gff"}, "GOAL GFF ('<structure type=\"fa\">')"},
       {"taf", {".taf"}, "AutomataLib TAF ('dfa {...} {')"},
+      {"fsm", {".fsm"}, "mCRL2/LTSmin FSM ('---' sections)"},
   };
   return formats;
 }
@@ -123,7 +125,7 @@ Automaton parse_automaton(const std::string& text, const std::string& file,
   std::string format = frontend::lowercase(options.format);
   if (format == "gv") format = "dot";
   if (format.empty()) format = detect_format(file, text);
-  // RABIT, GOAL and TAF files are what their content says, whatever the extension (GOAL's
+  // RABIT, GOAL, TAF and FSM files are what their content says, whatever the extension (GOAL's
   // XML saved as .jff would otherwise be "a JFLAP file without a finite automaton").
   if (options.format.empty())
     if (std::string sniffed = frontend::sniff_read_format(text); !sniffed.empty()) format = sniffed;
@@ -161,6 +163,7 @@ Automaton parse_automaton(const std::string& text, const std::string& file,
     if (format == "ba") return read_ba_automaton(text, file, name, options.completion);
     if (format == "gff") return read_gff_automaton(text, file, name, options.completion);
     if (format == "taf") return read_taf_automaton(text, file, name, options.completion);
+    if (format == "fsm") return read_fsm_automaton(text, file, name, options.completion);
   } catch (const InputError&) {
     throw;
   } catch (const LimitError&) {  // the subset construction's bound: the option that lifts it

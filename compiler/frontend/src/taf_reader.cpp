@@ -46,9 +46,7 @@ class Parser {
   std::optional<StateId> initial_;
   std::map<std::pair<StateId, LetterId>, std::pair<StateId, std::string>> delta_;
 
-  std::string place(std::size_t offset) const {
-    return frontend::line_column_place(text_, offset);
-  }
+  std::string place(std::size_t offset) const { return frontend::line_column_place(text_, offset); }
   [[noreturn]] void fail(std::size_t offset, const std::string& problem) const {
     b_.fail(place(offset), problem);
   }
@@ -80,7 +78,8 @@ class Parser {
   }
   std::string identifier(const char* what) {
     Token t = next();
-    if (t.kind != Kind::Name) fail(t.offset, std::string("expected ") + what + ", found " + shown(t));
+    if (t.kind != Kind::Name)
+      fail(t.offset, std::string("expected ") + what + ", found " + shown(t));
     return t.text;
   }
   std::string string_value(const char* what) {
@@ -161,8 +160,7 @@ std::vector<std::string> Parser::collection() {
     auto lower = [](const Token& t) {
       return t.kind == Kind::Name && t.text.size() == 1 && t.text[0] >= 'a' && t.text[0] <= 'z';
     };
-    if (!lower(l) || !lower(r))
-      fail(l.offset, "a letter range is two lower-case letters, [a..d]");
+    if (!lower(l) || !lower(r)) fail(l.offset, "a letter range is two lower-case letters, [a..d]");
     if (l.text[0] > r.text[0])
       fail(l.offset, "the letter range [" + l.text + ".." + r.text + "] is empty");
     std::vector<std::string> range;
@@ -184,7 +182,8 @@ std::vector<std::string> Parser::collection() {
 
 StateId Parser::state(const std::string& id, std::size_t offset) {
   if (auto q = b_.find_state(id)) return *q;
-  check_memory("the states of the TAF file", saturating_mul(b_.state_count() + 1, 160 + 64 * alphabet_.size()));
+  check_memory("the states of the TAF file",
+               saturating_mul(b_.state_count() + 1, 160 + 64 * alphabet_.size()));
   return b_.add_state(id, place(offset));
 }
 
@@ -195,7 +194,8 @@ void Parser::state_declaration() {
   if (at("[")) {
     next();
     Token o = next();
-    if (o.kind != Kind::Name) fail(o.offset, "expected a state option (initial, accepting), found " + shown(o));
+    if (o.kind != Kind::Name)
+      fail(o.offset, "expected a state option (initial, accepting), found " + shown(o));
     opts.emplace_back(o.text, o.offset);
     while (at(",")) {
       next();
@@ -213,7 +213,8 @@ void Parser::state_declaration() {
     else if (!mealy_ && (o == "accepting" || o == "acc"))
       accepting = true;
     else
-      note(offset, "the option '" + o + "' of state '" + id + "' is not one AutomataLib knows: ignored");
+      note(offset,
+           "the option '" + o + "' of state '" + id + "' is not one AutomataLib knows: ignored");
   }
   const StateId q = state(id, at_name.offset);
   accepting_[q] = accepting;
@@ -225,7 +226,8 @@ void Parser::state_declaration() {
   }
   expect("{", "to open the state's transitions");
   while (!at("}")) {
-    if (peek().kind == Kind::End) fail(peek().offset, "the state '" + id + "' is never closed ('}')");
+    if (peek().kind == Kind::End)
+      fail(peek().offset, "the state '" + id + "' is never closed ('}')");
     transition(q, id);
   }
   next();
@@ -266,13 +268,14 @@ void Parser::transition(StateId source, const std::string& source_name) {
       b_.add_transition(source, *l, target, here);
       if (mealy_) b_.add_output(source, *l, output);
     } else if (!wildcard && (it->second.first != target || it->second.second != output)) {
-      note(offset, "a second transition from '" + source_name + "' on '" + s +
-                       "' (to '" + target_name + "'): ignored, the first stays");
+      note(offset, "a second transition from '" + source_name + "' on '" + s + "' (to '" +
+                       target_name + "'): ignored, the first stays");
     }
   }
   if (!unknown.empty())
-    note(offset, "'" + unknown.front() + "' is not a letter of the alphabet: its transition from '" +
-                     source_name + "' is ignored");
+    note(offset, "'" + unknown.front() +
+                     "' is not a letter of the alphabet: its transition from '" + source_name +
+                     "' is ignored");
 }
 
 bool Parser::read() {
