@@ -44,8 +44,6 @@ TEST_CASE("Foreign formats are refused by name") {
     std::string name, text, says;
   };
   const std::vector<Case> cases{
-      // mata (VeriFIT): @NFA-explicit
-      {"nfa.mata", "@NFA-explicit\n%Alphabet-auto\n%Initial q0\n%Final q1\nq0 a q1\n", "mata VTF"},
       {"x.etf", "begin state\nx:int\nend state\n", "LTSmin ETF"},
       {"x.adl", "3 2\n0 1\n1 0\n", "Stamina's ADL"},
   };
@@ -55,8 +53,8 @@ TEST_CASE("Foreign formats are refused by name") {
     CHECK(contains(problem, c.says));
     CHECK(contains(problem, "which krc does not read (yet)"));
   }
-  // RABIT, GOAL, AutomataLib and FSM files are read, as what they are, whatever the extension says
-  // (ondrik/automata-benchmarks' .ba, GOAL's type="fa" misnamed .jff, TAF).
+  // RABIT, GOAL, AutomataLib, FSM and mata files are read, as what they are, whatever the extension
+  // says (ondrik/automata-benchmarks' .ba, GOAL's type="fa" misnamed .jff, TAF).
   for (const auto& [name, text] : std::vector<std::pair<std::string, std::string>>{
            {"rabit.ba", "0\n1,0->1\n3,1->2\n0\n1\n2\n"},
            {"rabit2", "[0]\na,[0]->[1]\nb,[1]->[0]\n[1]\n"},
@@ -68,7 +66,9 @@ TEST_CASE("Foreign formats are refused by name") {
            {"a.json", "dfa {a, b} {\n  s0 [initial, acc] {\n    a -> s1\n  }\n}\n"},
            // mCRL2's and LTSmin's FSM (mCRL2 user manual, "The FSM file format")
            {"x.txt", "b(2) Bool \"F\" \"T\"\n---\n0\n1\n---\n1 2 \"on\"\n"},
-           {"x2", "---\n---\n1 2 \"on\"\n"}}) {
+           {"x2", "---\n---\n1 2 \"on\"\n"},
+           // mata (VeriFIT): @NFA-explicit
+           {"nfa.txt", "@NFA-explicit\n%Alphabet-auto\n%Initial q0\n%Final q1\nq0 a q1\n"}}) {
     CAPTURE(name);
     CHECK(test::load_text(name, text).state_count() >= 2);
   }
@@ -120,7 +120,7 @@ TEST_CASE(
       {"aut", "aut/mcrl2_dining2.aut"},     {"", "hoa/owl_ltl2dra_FaGb.hoa"},
       {"ba", "ba/rabit_fold.ba"},           {"gff", "gff/goal_react_quickly_c0.gff"},
       {"taf", "taf/automatalib_mealy.taf"}, {"", "taf/automatalib_dfa.taf"},
-      {"fsm", "fsm/mcrl2_fan.fsm"}};
+      {"fsm", "fsm/mcrl2_fan.fsm"},         {"vtf", "vtf/mata_nfa_anbn_n2.mata"}};
   const std::vector<std::string> tokens{"&",
                                         "|",
                                         "!",

@@ -1,5 +1,5 @@
-// RABIT .ba, GOAL .gff, AutomataLib .taf and mCRL2/LTSmin .fsm files
-// (tests/frontend/data/{ba,gff,taf,fsm}, sources
+// RABIT .ba, GOAL .gff, AutomataLib .taf, mCRL2/LTSmin .fsm and mata .mata files
+// (tests/frontend/data/{ba,gff,taf,fsm,vtf}, sources
 // in their SOURCES.md). The oracles: each file's transitions read here by a few lines of
 // string matching (not through krc's readers) and run as a set of states, and languages
 // counted by hand from the files (in the comments).
@@ -368,13 +368,67 @@ TEST_CASE("FSM: mCRL2's example, read as its traces; probabilities and malformed
                  "'2' is not a state"));
 }
 
+TEST_CASE("mata VTF: an explicit NFA of mata's benchmarks; symbolic sections refused") {
+  const auto path = test::frontend_data("vtf/mata_nfa_anbn_n2.mata");
+  const std::string text = file_text(path);
+  CHECK(detect_format("noext", text) == "vtf");
+  Automaton a = test::load_text("noext", text);
+  CHECK(a.letters() == std::vector<std::string>{"0", "1"});
+  // By hand: q0 -0-> q1 -0-> q2 -1-> q3 -1-> q4, q1 -1-> q4, final q4: {01, 0011}.
+  std::vector<std::vector<LetterId>> words{{}};
+  std::size_t accepted = 0;
+  for (std::size_t w = 0; w < words.size(); ++w) {
+    std::string spelled;
+    std::vector<std::string> named;
+    for (LetterId l : words[w]) {
+      spelled += a.letter_name(l);
+      named.push_back(a.letter_name(l));
+    }
+    CAPTURE(spelled);
+    const bool in = accepts(a, named);
+    CHECK(in == (spelled == "01" || spelled == "0011"));
+    accepted += in;
+    if (words[w].size() < 6)
+      for (LetterId l = 0; l < 2; ++l) {
+        auto next = words[w];
+        next.push_back(l);
+        words.push_back(next);
+      }
+  }
+  CHECK(accepted == 2);
+  CHECK(contains(test::load_error(
+                     "b.mata", file_text(test::frontend_data("vtf/mata_bits_aut1.mata")), "line 1")
+                     .problem(),
+                 "'@NFA-bits' section"));
+  // "!q0 & !q1": every state but those; comments; errors.
+  Automaton n =
+      test::load_text("n.mata", "@NFA-explicit # one\n%Initial q0\n%Final !q0\nq0 a q1\nq1 a q2\n");
+  CHECK(accepts(n, {"a"}));
+  CHECK(accepts(n, {"a", "a"}));
+  CHECK_FALSE(accepts(n, {}));
+  CHECK(
+      contains(test::load_error("t.mata", "@NFA-explicit\n%Initial q0\nq0 a\n", "line 3").problem(),
+               "expected a transition"));
+  CHECK(contains(
+      test::load_error("u.mata", "@NFA-explicit\n%Initial q0\nq0 a q0\n@NFA-explicit\n", "line 4")
+          .problem(),
+      "a second automaton"));
+  CHECK(contains(test::load_error("v.mata", "@NFA-explicit\n%Final q0\nq0 a q0\n").problem(),
+                 "no initial state"));
+  CHECK(
+      contains(test::load_error("w.mata", "@NFA-explicit\n%Initial (q0 | q1)\nq0 a q0\n", "line 2")
+                   .problem(),
+               "a list of states"));
+}
+
 TEST_CASE("The input-format table: every name is a choice of --input-format, with its extension") {
   const auto names = input_format_names();
-  for (const char* n : {"json", "dot", "jff", "hoa", "aut", "ba", "gff", "taf", "fsm"})
+  for (const char* n : {"json", "dot", "jff", "hoa", "aut", "ba", "gff", "taf", "fsm", "vtf"})
     CHECK(std::find(names.begin(), names.end(), n) != names.end());
   CHECK(detect_format("x.ba", "") == "ba");
   CHECK(detect_format("x.GFF", "") == "gff");
   CHECK(detect_format("x.taf.gz", "") == "taf");
+  CHECK(detect_format("x.mata", "") == "vtf");
   // JSON that only looks like a RABIT line stays JSON.
   CHECK(detect_format("x", "[\"a,b->c\"]") == "json");
   CHECK(contains(test::load_error("u", "hello", "line 1").problem(), "RABIT BA"));

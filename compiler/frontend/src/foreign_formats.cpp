@@ -80,9 +80,6 @@ std::optional<std::string> foreign_format(const std::string& text) {
   const std::vector<std::string> lines = first_lines(text, 8);
   if (lines.empty()) return std::nullopt;
   const std::string& first = lines[0];
-  // mata's VTF: "@NFA-explicit", "%Initial q0", "%Final q1", "q0 a q1".
-  if (first[0] == '@' && first.size() > 1 && std::isalpha(static_cast<unsigned char>(first[1])))
-    return "a mata VTF file (.mata, '" + first.substr(0, first.find_first_of(" \t")) + "')";
   // LTSmin's ETF ("begin state").
   if (first == "begin state" || first.rfind("begin state ", 0) == 0)
     return "an LTSmin ETF file (.etf, 'begin state')";
@@ -109,6 +106,9 @@ std::string sniff_read_format(const std::string& text) {
     return "gff";
   // AutomataLib's TAF: "dfa {a, b} {", "dfa [a..d] {" or "mealy {a} {".
   if (taf_header(first)) return "taf";
+  // mata's VTF: "@NFA-explicit", "%Initial q0", "%Final q1", "q0 a q1".
+  if (first[0] == '@' && first.size() > 1 && std::isalpha(static_cast<unsigned char>(first[1])))
+    return "vtf";
   // mCRL2's and LTSmin's FSM: "name(N) Sort ..." declarations (or none), then "---" sections.
   if (first == "---" && lines.size() > 1) return "fsm";
   if (fsm_declaration(first))

@@ -58,15 +58,17 @@ Automaton read_fsm_automaton(const std::string& text, const std::string& file,
     if (current == "---") {
       sections.emplace_back();
       if (sections.size() > 4)
-        b.fail(line_place(line), "a fifth section: an FSM file has at most four ('---' three times)");
+        b.fail(line_place(line),
+               "a fifth section: an FSM file has at most four ('---' three times)");
       continue;
     }
     if (!current.empty()) sections.back().push_back({current, line});
   }
   if (sections.size() < 3)
-    b.fail(line_place(line), "an FSM file has parameters, states and transitions separated by "
-                             "lines '---'; this one has " +
-                                 std::to_string(sections.size() - 1) + " such lines");
+    b.fail(line_place(line),
+           "an FSM file has parameters, states and transitions separated by "
+           "lines '---'; this one has " +
+               std::to_string(sections.size() - 1) + " such lines");
   // Parameters: "name(N) Sort "v1" ... "vN"": their cardinalities bound the state lines.
   std::vector<std::uint32_t> cardinalities;
   for (const Line& p : sections[0]) {
@@ -90,10 +92,10 @@ Automaton read_fsm_automaton(const std::string& text, const std::string& file,
     for (std::string field; in >> field; ++k) {
       const auto v = number(field);
       if (!v || k >= cardinalities.size() || (cardinalities[k] > 0 && *v >= cardinalities[k]))
-        b.fail(line_place(s.number),
-               "a state line lists the value index of each of the " +
-                   std::to_string(cardinalities.size()) +
-                   " parameters, each below its domain's size; found '" + s.text.substr(0, 80) + "'");
+        b.fail(line_place(s.number), "a state line lists the value index of each of the " +
+                                         std::to_string(cardinalities.size()) +
+                                         " parameters, each below its domain's size; found '" +
+                                         s.text.substr(0, 80) + "'");
     }
     if (k != cardinalities.size())
       b.fail(line_place(s.number), "a state line with " + std::to_string(k) + " values for " +
@@ -114,17 +116,18 @@ Automaton read_fsm_automaton(const std::string& text, const std::string& file,
     const auto quote = t.text.find('"');
     if (quote == std::string::npos || t.text.back() != '"' || quote + 1 >= t.text.size() ||
         t.text.find('"', quote + 1) != t.text.size() - 1)
-      b.fail(line_place(t.number), "expected a transition 'from to \"label\"', found '" +
-                                       t.text.substr(0, 80) + "'");
+      b.fail(line_place(t.number),
+             "expected a transition 'from to \"label\"', found '" + t.text.substr(0, 80) + "'");
     if (t.text.find('[') < quote) b.fail(line_place(t.number), kProbabilistic);
     std::istringstream in(t.text.substr(0, quote));
     std::string from_text, to_text, extra;
     in >> from_text >> to_text >> extra;
     const auto from = number(from_text), to = number(to_text);
     if (!from || !to || !extra.empty())
-      b.fail(line_place(t.number), "expected a transition 'from to \"label\"' with two state "
-                                   "numbers, found '" +
-                                       t.text.substr(0, 80) + "'");
+      b.fail(line_place(t.number),
+             "expected a transition 'from to \"label\"' with two state "
+             "numbers, found '" +
+                 t.text.substr(0, 80) + "'");
     for (std::uint32_t q : {*from, *to}) {
       if (q == 0 || (declared > 0 && q > declared))
         b.fail(line_place(t.number),

@@ -20,6 +20,7 @@
 #include "krc/frontend/json_reader.hpp"
 #include "krc/frontend/regex_reader.hpp"
 #include "krc/frontend/taf_reader.hpp"
+#include "krc/frontend/vtf_reader.hpp"
 #include "text.hpp"
 #include "utf8.hpp"
 
@@ -97,6 +98,7 @@ const std::vector<InputFormat>& input_formats() {
       {"gff", {".gff"}, "GOAL GFF ('<structure type=\"fa\">')"},
       {"taf", {".taf"}, "AutomataLib TAF ('dfa {...} {')"},
       {"fsm", {".fsm"}, "mCRL2/LTSmin FSM ('---' sections)"},
+      {"vtf", {".vtf", ".mata"}, "mata VTF ('@NFA-explicit')"},
   };
   return formats;
 }
@@ -125,7 +127,7 @@ Automaton parse_automaton(const std::string& text, const std::string& file,
   std::string format = frontend::lowercase(options.format);
   if (format == "gv") format = "dot";
   if (format.empty()) format = detect_format(file, text);
-  // RABIT, GOAL, TAF and FSM files are what their content says, whatever the extension (GOAL's
+  // RABIT, GOAL, TAF, FSM and VTF files are what their content says, whatever the extension (GOAL's
   // XML saved as .jff would otherwise be "a JFLAP file without a finite automaton").
   if (options.format.empty())
     if (std::string sniffed = frontend::sniff_read_format(text); !sniffed.empty()) format = sniffed;
@@ -164,6 +166,7 @@ Automaton parse_automaton(const std::string& text, const std::string& file,
     if (format == "gff") return read_gff_automaton(text, file, name, options.completion);
     if (format == "taf") return read_taf_automaton(text, file, name, options.completion);
     if (format == "fsm") return read_fsm_automaton(text, file, name, options.completion);
+    if (format == "vtf") return read_vtf_automaton(text, file, name, options.completion);
   } catch (const InputError&) {
     throw;
   } catch (const LimitError&) {  // the subset construction's bound: the option that lifts it
