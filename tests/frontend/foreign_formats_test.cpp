@@ -70,7 +70,7 @@ TEST_CASE("Foreign formats are refused by name") {
            // mata (VeriFIT): @NFA-explicit
            {"nfa.txt", "@NFA-explicit\n%Alphabet-auto\n%Initial q0\n%Final q1\nq0 a q1\n"}}) {
     CAPTURE(name);
-    CHECK(test::load_text(name, text).state_count() >= 2);
+    CHECK(test::load_text(name, text).state_count() >= 1);
   }
   // Asked for by name, a format is read as that format (and fails as it does).
   LoadOptions as_json;
@@ -110,7 +110,8 @@ TEST_CASE("gzip-compressed input of any format") {
 }
 
 TEST_CASE(
-    "HOA, Aldebaran, RABIT, GOAL, TAF and sniffed input: mutated files fail only as bad input") {
+    "HOA, Aldebaran, RABIT, GOAL, TAF, FSM, VTF and sniffed input: mutated files fail only as "
+    "bad input") {
   // A stand-in for tools/fuzz.sh where clang is missing: the fuzz targets' seeds, each byte
   // mutated, deleted, duplicated or replaced by a token; anything but an automaton, an
   // InputError or a LimitError escapes and fails the test.
@@ -148,12 +149,15 @@ TEST_CASE(
                                         ".."};
   std::mt19937 rng(34);
   std::size_t read = 0, refused = 0;
-  for (const auto& [format, name] : seeds) {
+  for (std::size_t i = 0; i < seeds.size(); ++i) {
+    const auto& [format, name] = seeds[i];
     std::ifstream in(test::frontend_data(name));
     std::stringstream buffer;
     buffer << in.rdbuf();
     const std::string seed = buffer.str();
-    for (int k = 0; k < 5000; ++k) {
+    // The small line formats (the last six seeds) need fewer mutants to reach their branches.
+    const int mutants = i < 6 ? 5000 : 2000;
+    for (int k = 0; k < mutants; ++k) {
       std::string text = seed;
       const int edits = std::uniform_int_distribution<int>(1, 4)(rng);
       for (int e = 0; e < edits && !text.empty(); ++e) {

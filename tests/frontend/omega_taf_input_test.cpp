@@ -288,7 +288,7 @@ TEST_CASE("AutomataLib .taf: its parser tests' files, read as its builder reads 
 
 TEST_CASE("AutomataLib .taf: malformed files name the line and column") {
   CHECK(contains(
-      test::load_error("a.taf", "dfa {a, b} {\n  s0 [initial] { a -> }\n}", "line 2, column 22")
+      test::load_error("a.taf", "dfa {a, b} {\n  s0 [initial] { a -> }\n}", "line 2, column 23")
           .problem(),
       "expected the target state"));
   CHECK(contains(
@@ -297,7 +297,7 @@ TEST_CASE("AutomataLib .taf: malformed files name the line and column") {
   CHECK(
       contains(test::load_error("c.taf", "dfa [d..a] { }", "line 1, column 6").problem(), "empty"));
   CHECK(contains(
-      test::load_error("d.taf", "mealy {a} {\n s [init] { a -> s }\n}", "line 2, column 18")
+      test::load_error("d.taf", "mealy {a} {\n s [init] { a -> s }\n}", "line 2, column 15")
           .problem(),
       "without an output"));
   CHECK(contains(
@@ -340,11 +340,12 @@ TEST_CASE("FSM: mCRL2's example, read as its traces; probabilities and malformed
     nfa.accepting.insert(to);
   }
   CHECK(nfa.delta.size() == 8);
-  CHECK(a.state_count() == 4);  // complete: no sink
+  CHECK(a.state_count() == 5);  // each state has 2 of the 4 actions: a rejecting sink
   CHECK(a.letters() == std::vector<std::string>{"increase", "on", "decrease", "off"});
   check_language(a, nfa, 5);
-  // By hand: from 1, "increase" then "on" reaches 4, then "off" 2; every word is a trace.
+  // By hand: 1 -increase-> 2 -on-> 4 -off-> 2 -decrease-> 1; state 1 has no "off".
   CHECK(accepts(a, {"increase", "on", "off", "decrease"}));
+  CHECK_FALSE(accepts(a, {"off"}));
 
   CHECK(contains(
       test::load_error("p.fsm", file_text(test::frontend_data("fsm/mcrl2_probabilistic_fan.fsm")),

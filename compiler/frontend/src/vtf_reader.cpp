@@ -43,7 +43,8 @@ Automaton read_vtf_automaton(const std::string& text, const std::string& file,
   std::size_t pos = 0, line = 0;
   while (pos < text.size()) {
     const auto end = text.find('\n', pos);
-    std::string current = text.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
+    std::string current =
+        text.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
     pos = end == std::string::npos ? text.size() : end + 1;
     ++line;
     if (const auto hash = current.find('#'); hash != std::string::npos) current.erase(hash);
@@ -53,8 +54,8 @@ Automaton read_vtf_automaton(const std::string& text, const std::string& file,
     if (current[0] == '@') {
       const std::string type = words(current)[0];
       if (section)
-        b.fail(place, "a second automaton ('" + type.substr(0, 40) +
-                          "'): krc reads one automaton a file");
+        b.fail(place,
+               "a second automaton ('" + type.substr(0, 40) + "'): krc reads one automaton a file");
       if (type != "@NFA-explicit" && type != "@NFA")
         b.fail(place, "a '" + type.substr(0, 40) +
                           "' section: krc reads mata's explicit NFAs (@NFA-explicit), not "
@@ -73,8 +74,8 @@ Automaton read_vtf_automaton(const std::string& text, const std::string& file,
     }
     const auto fields = words(current);
     if (fields.size() != 3)
-      b.fail(place, "expected a transition 'source symbol target', found '" +
-                        current.substr(0, 80) + "'");
+      b.fail(place,
+             "expected a transition 'source symbol target', found '" + current.substr(0, 80) + "'");
     if (auto problem = frontend::invalid_utf8_problem(fields[1], "symbol")) b.fail(place, *problem);
     const StateId from = state(fields[0], place), to = state(fields[2], place);
     b.add_transition(from, b.letter(fields[1], place), to, place);
