@@ -86,6 +86,12 @@ TEST_CASE("gzip-compressed input of any format") {
   CHECK(by_extension.name() == "m");
   CHECK(test::load_text("m.gz", gzip(kDot)).transitions() == plain.transitions());  // by content
   CHECK(test::load_text("noext", gzip(kDot)).state_count() == 2);
+  // LearnLib writes .taf.gz (and .dot.gz): a TAF hypothesis, by extension and by content.
+  const std::string taf =
+      "dfa {a, b} {\n  s0 [initial, accepting] {\n    a -> s1\n    b -> s0\n  }"
+      "\n  s1 { * -> s0 }\n}\n";
+  CHECK(test::load_text("h.taf.gz", gzip(taf)).state_count() == 2);
+  CHECK(test::load_text("h", gzip(taf)).state_count() == 2);
   // Two members, as `cat a.gz b.gz` makes: one text.
   const std::string half = kDot.substr(0, 20);
   CHECK(test::load_text("two.dot.gz", gzip(half) + gzip(kDot.substr(20))).state_count() == 2);
