@@ -1,6 +1,7 @@
-// Formats krc does not read are refused by name, whatever they resemble (a RABIT file's "[0]"
-// opens like JSON, GOAL's XML like JFLAP's); gzip-compressed input of any format is read,
-// within the description cap, so that a decompression bomb stops there.
+// Formats krc does not read (LTSmin's ETF, Stamina's ADL) are refused by name; those it reads
+// that resemble others (a RABIT file's "[0]" opens like JSON, GOAL's XML like JFLAP's) are
+// read as what they are; gzip-compressed input of any format is read, within the description
+// cap, so that a decompression bomb stops there.
 #include <doctest/doctest.h>
 #include <zlib.h>
 
