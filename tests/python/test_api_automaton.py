@@ -91,6 +91,28 @@ def test_input_format_complete_and_initial_options(tmp_path):
         krc.load_automaton(partial, input_format="yaml")
 
 
+def test_the_new_input_formats_by_keyword_extension_and_content():
+    # RABIT, GOAL, AutomataLib TAF, FSM and mata files (tests/frontend/data, with SOURCES.md):
+    # each read by name (the keyword shares the CLI's table), by extension and by content.
+    cases = [("ba", "ba/rabit_fold.ba", ["a", "a"]),
+             ("gff", "gff/goal_react_quickly_c0.gff", ["g0&!r0&!w0&w1"]),
+             ("taf", "taf/automatalib_dfa.taf", ["a", "b", "c"]),
+             ("fsm", "fsm/mcrl2_fan.fsm", ["increase", "on"]),
+             ("vtf", "vtf/mata_nfa_anbn_n2.mata", ["0", "1"])]
+    for fmt, name, word in cases:
+        path = os.path.join(REPO_DATA, name)
+        with open(path) as f:
+            text = f.read()
+        for a in (krc.load_automaton(path), krc.parse_automaton(text, input_format=fmt),
+                  krc.parse_automaton(text, file="noext")):
+            assert a.run(word)[-1] in a.accepting, (fmt, word)  # accepted, by hand (SOURCES.md)
+    with pytest.raises(ValueError, match="ba, gff, taf, fsm and vtf"):
+        krc.parse_automaton("x", input_format="rabit")
+    with pytest.raises(krc.InputError) as e:
+        krc.parse_automaton("[0]\na,[0]->\n", file="bad.ba")
+    assert (e.value.file, e.value.place) == ("bad.ba", "line 2")
+
+
 @pytest.mark.parametrize("name", ["abab", "dihedral_4", "flipflop_3", "symmetric_4",
                                   "full_transformations_4", "gridworld_4"])
 def test_decompose_matches_sgpdec(name):

@@ -23,10 +23,15 @@ void add_automaton_input_options(CLI::App& sub, LoadOptions& load, CLI::Option* 
     if (file->count() == 0 && regex->count() == 0)
       throw CLI::RequiredError(file->get_name() + " (a description file, or --regex PATTERN)");
   });
+  std::string extensions;
+  for (const InputFormat& format : input_formats())
+    for (const char* e : format.extensions)
+      extensions += (extensions.empty() ? "" : ", ") + std::string(e);
   sub.add_option("--input-format", load.format,
-                 "Format of the automaton file when its extension does not say (default: from "
-                 "the extension .json, .dot/.gv, .jff, .hoa, .aut, else from the content)")
-      ->check(CLI::IsMember({"json", "dot", "jff", "hoa", "aut"}));
+                 "Format of the automaton file when its extension does not say: " +
+                     input_format_list() + " (default: from the extension " + extensions +
+                     ", else from the content; README, \"Input formats\")")
+      ->check(CLI::IsMember(input_format_names()));
   sub.add_flag("--complete", load.completion.add_sink,
                "Complete a partial DFA with a sink state instead of failing (a partial "
                "acceptor, with accepting states and no outputs, is completed without it)");

@@ -5,6 +5,7 @@
 #include <sstream>
 #include <vector>
 
+#include "krc/frontend/load_automaton.hpp"
 #include "text.hpp"
 
 namespace krc::frontend {
@@ -25,26 +26,33 @@ std::vector<std::string> first_lines(const std::string& text, std::size_t count)
 bool rabit_state(const std::string& line) {
   if (line.size() >= 2 && line.front() == '[' && line.back() == ']')
     return line.find_first_of("],", 1) == line.size() - 1;
-  return std::all_of(line.begin(), line.end(), [](char c) {
+  return !line.empty() && std::all_of(line.begin(), line.end(), [](char c) {
     return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
   });
 }
 
-// A RABIT transition: "label,from->to" ("a,[1]->[2]", "1,0->1"), no spaces.
+// A RABIT transition: "label,from->to" ("a,[1]->[2]", "1,0->1"), no spaces; the label is a
+// plain name (so a JSON line such as ["a,b->c"] is not one).
 bool rabit_edge(const std::string& line) {
   const auto comma = line.find(',');
   const auto arrow = line.find("->");
-  return comma != std::string::npos && comma > 0 && arrow != std::string::npos &&
-         arrow > comma + 1 && arrow + 2 < line.size() &&
-         line.find_first_of(" \t") == std::string::npos;
+  if (comma == std::string::npos || comma == 0 || arrow == std::string::npos ||
+      arrow <= comma + 1 || arrow + 2 >= line.size() ||
+      line.find_first_of(" \t") != std::string::npos)
+    return false;
+  return line.find_first_of("[]{}\"", 0) >= comma &&
+         rabit_state(line.substr(comma + 1, arrow - comma - 1)) &&
+         rabit_state(line.substr(arrow + 2));
 }
 
-// "dfa {" or "mealy {" (AutomataLib's TAF).
+// "dfa {", "dfa [a..d] {" or "mealy {" (AutomataLib's TAF; its keywords ignore case).
 bool taf_header(const std::string& line) {
+  const std::string lower = lowercase(line.substr(0, 6));
   for (const std::string keyword : {"dfa", "mealy"})
-    if (line.rfind(keyword, 0) == 0) {
-      const auto brace = line.find_first_not_of(" \t", keyword.size());
-      return brace != std::string::npos && brace > 0 && line[brace] == '{';
+    if (lower.rfind(keyword, 0) == 0) {
+      const auto next = line.find_first_not_of(" \t", keyword.size());
+      return next != std::string::npos && next > keyword.size() - 1 &&
+             (line[next] == '{' || line[next] == '[' || line[next] == '"');
     }
   return false;
 }
@@ -72,29 +80,7 @@ std::optional<std::string> foreign_format(const std::string& text) {
   const std::vector<std::string> lines = first_lines(text, 8);
   if (lines.empty()) return std::nullopt;
   const std::string& first = lines[0];
-  const std::string head = lowercase(text.substr(0, 4096));
-  // RABIT (languageinclusion.org): "[init]", then "label,[from]->[to]", then accepting "[q]".
-  if ((rabit_state(first) || rabit_edge(first)) &&
-      std::any_of(lines.begin(), lines.end(), rabit_edge))
-    return "a RABIT BA file (.ba: an initial state, 'label,[from]->[to]' transitions, then the "
-           "accepting states)";
-  // GOAL's GFF: <Structure label-on="Transition" type="FiniteStateAutomaton">.
-  if (head.find("<structure") != std::string::npos &&
-      (head.find("label-on=") != std::string::npos ||
-       head.find("type=\"finitestateautomaton\"") != std::string::npos ||
-       head.find("<structure type=\"fa\"") != std::string::npos))
-    return "a GOAL file (.gff, <Structure type=\"FiniteStateAutomaton\">)";
-  // mata's VTF: "@NFA-explicit", "%Initial q0", "%Final q1", "q0 a q1".
-  if (first[0] == '@' && first.size() > 1 && std::isalpha(static_cast<unsigned char>(first[1])))
-    return "a mata VTF file (.mata, '" + first.substr(0, first.find_first_of(" \t")) + "')";
-  // AutomataLib's TAF: "dfa {a, b} {" or "mealy {a} {".
-  if (taf_header(first))
-    return "an AutomataLib TAF file (.taf, '" + first.substr(0, first.find('{')) + "{...}')";
-  // LTSmin: FSM ("name(N) type" declarations, then "---" sections) and ETF ("begin state").
-  if (first == "---" && lines.size() > 1) return "an LTSmin/mCRL2 FSM file (.fsm, '---' sections)";
-  if (fsm_declaration(first))
-    for (const auto& line : lines)
-      if (line == "---") return "an LTSmin/mCRL2 FSM file (.fsm: state parameters, '---')";
+  // LTSmin's ETF ("begin state").
   if (first == "begin state" || first.rfind("begin state ", 0) == 0)
     return "an LTSmin ETF file (.etf, 'begin state')";
   // Stamina's ADL: numbers only (states and transitions as integers).
@@ -103,10 +89,37 @@ std::optional<std::string> foreign_format(const std::string& text) {
   return std::nullopt;
 }
 
+std::string sniff_read_format(const std::string& text) {
+  const std::vector<std::string> lines = first_lines(text, 8);
+  if (lines.empty()) return "";
+  const std::string& first = lines[0];
+  // RABIT (languageinclusion.org): "[init]", then "label,[from]->[to]", then accepting "[q]".
+  if ((rabit_state(first) || rabit_edge(first)) &&
+      std::any_of(lines.begin(), lines.end(), rabit_edge))
+    return "ba";
+  // GOAL's GFF: <Structure label-on="Transition" type="FiniteStateAutomaton"> or type="fa".
+  const std::string head = lowercase(text.substr(0, 4096));
+  if (head.find("<structure") != std::string::npos &&
+      (head.find("label-on=") != std::string::npos ||
+       head.find("type=\"finitestateautomaton\"") != std::string::npos ||
+       head.find("type=\"fa\"") != std::string::npos))
+    return "gff";
+  // AutomataLib's TAF: "dfa {a, b} {", "dfa [a..d] {" or "mealy {a} {".
+  if (taf_header(first)) return "taf";
+  // mata's VTF: "@NFA-explicit", "%Initial q0", "%Final q1", "q0 a q1".
+  if (first[0] == '@' && first.size() > 1 && std::isalpha(static_cast<unsigned char>(first[1])))
+    return "vtf";
+  // mCRL2's and LTSmin's FSM: "name(N) Sort ..." declarations (or none), then "---" sections.
+  if (first == "---" && lines.size() > 1) return "fsm";
+  if (fsm_declaration(first))
+    for (const auto& line : lines)
+      if (line == "---") return "fsm";
+  return "";
+}
+
 std::string foreign_format_problem(const std::string& format) {
-  return "this is " + format +
-         ", which krc does not read (yet); krc reads native JSON, Graphviz DOT, JFLAP (.jff), "
-         "HOA (.hoa) and Aldebaran (.aut), gzip-compressed or not";
+  return "this is " + format + ", which krc does not read (yet); krc reads " + input_format_list() +
+         ", gzip-compressed or not";
 }
 
 }  // namespace krc::frontend

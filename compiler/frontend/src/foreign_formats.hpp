@@ -1,15 +1,19 @@
 #pragma once
-// Formats krc does not read, told by their content, so that such a file is refused by name
-// ("this is a RABIT .ba file, which krc does not read (yet)") instead of with the parse error
-// of the format it happens to resemble (a RABIT file's "[0]" looks like JSON, GOAL's XML like
-// JFLAP's).
+// Formats told by their content where they resemble another: RABIT's "[0]" looks like JSON,
+// GOAL's XML like JFLAP's, so these are sniffed before the first-character rules. Formats krc
+// does not read are refused by name ("this is an LTSmin ETF file, which krc does not read (yet)")
+// instead of with the parse error of the format they happen to resemble.
 #include <optional>
 #include <string>
 
 namespace krc::frontend {
 
-// What the text is ("RABIT's BA format (.ba)", ...), or nullopt when it is none of them.
+// What the text is ("an LTSmin ETF file (.etf, ...)", ...), or nullopt when it is none of them.
 std::optional<std::string> foreign_format(const std::string& text);
+
+// "ba" (RABIT), "gff" (GOAL), "taf" (AutomataLib), "fsm" (mCRL2, LTSmin) or "vtf" (mata) when the
+// text's first lines are one of these formats krc reads, else "".
+std::string sniff_read_format(const std::string& text);
 
 // "this is FORMAT, which krc does not read (yet); krc reads ...".
 std::string foreign_format_problem(const std::string& format);

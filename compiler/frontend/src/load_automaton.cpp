@@ -11,11 +11,16 @@
 #include "krc/automata/input_error.hpp"
 #include "krc/automata/memory_budget.hpp"
 #include "krc/frontend/aut_reader.hpp"
+#include "krc/frontend/ba_reader.hpp"
 #include "krc/frontend/dot_reader.hpp"
+#include "krc/frontend/fsm_reader.hpp"
+#include "krc/frontend/gff_reader.hpp"
 #include "krc/frontend/hoa_reader.hpp"
 #include "krc/frontend/jflap_reader.hpp"
 #include "krc/frontend/json_reader.hpp"
 #include "krc/frontend/regex_reader.hpp"
+#include "krc/frontend/taf_reader.hpp"
+#include "krc/frontend/vtf_reader.hpp"
 #include "text.hpp"
 #include "utf8.hpp"
 
@@ -27,12 +32,10 @@ std::string format_from_extension(const std::string& file) {
   std::filesystem::path path(file);
   // "model.dot.gz": the extension under ".gz" names the format of the compressed text.
   if (frontend::lowercase(path.extension().string()) == ".gz") path = path.stem();
-  std::string extension = frontend::lowercase(path.extension().string());
-  if (extension == ".json") return "json";
-  if (extension == ".dot" || extension == ".gv") return "dot";
-  if (extension == ".jff") return "jff";
-  if (extension == ".hoa") return "hoa";
-  if (extension == ".aut") return "aut";
+  const std::string extension = frontend::lowercase(path.extension().string());
+  for (const InputFormat& format : input_formats())
+    for (const char* e : format.extensions)
+      if (extension == e) return format.name;
   return "";
 }
 
@@ -41,6 +44,9 @@ std::string format_from_content(const std::string& text) {
   if (text.compare(0, 3, "\xEF\xBB\xBF") == 0) i = 3;  // UTF-8 byte order mark
   while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i]))) ++i;
   if (i == text.size()) return "";
+  // RABIT's "[0]" would read as JSON, GOAL's XML as JFLAP's: these first.
+  if (std::string format = frontend::sniff_read_format(text.substr(i)); !format.empty())
+    return format;
   char c = text[i];
   if (c == '{' || c == '[') return "json";
   if (c == '<') return "jff";
@@ -81,6 +87,36 @@ ReadLimit description_limit() {
 
 }  // namespace
 
+const std::vector<InputFormat>& input_formats() {
+  static const std::vector<InputFormat> formats{
+      {"json", {".json"}, "native JSON ('{', and FlexFringe's JSON output)"},
+      {"dot", {".dot", ".gv"}, "Graphviz DOT ('digraph')"},
+      {"jff", {".jff"}, "JFLAP XML ('<structure>')"},
+      {"hoa", {".hoa"}, "HOA ('HOA:')"},
+      {"aut", {".aut"}, "Aldebaran ('des (')"},
+      {"ba", {".ba"}, "RABIT BA ('[init]', 'a,[p]->[q]')"},
+      {"gff", {".gff"}, "GOAL GFF ('<structure type=\"fa\">')"},
+      {"taf", {".taf"}, "AutomataLib TAF ('dfa {...} {')"},
+      {"fsm", {".fsm"}, "mCRL2/LTSmin FSM ('---' sections)"},
+      {"vtf", {".vtf", ".mata"}, "mata VTF ('@NFA-explicit')"},
+  };
+  return formats;
+}
+
+std::vector<std::string> input_format_names() {
+  std::vector<std::string> names;
+  for (const InputFormat& format : input_formats()) names.emplace_back(format.name);
+  return names;
+}
+
+std::string input_format_list() {
+  const auto names = input_format_names();
+  std::string list;
+  for (std::size_t i = 0; i < names.size(); ++i)
+    list += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + names[i];
+  return list;
+}
+
 std::string detect_format(const std::string& file, const std::string& text) {
   std::string format = format_from_extension(file);
   return format.empty() ? format_from_content(text) : format;
@@ -91,6 +127,10 @@ Automaton parse_automaton(const std::string& text, const std::string& file,
   std::string format = frontend::lowercase(options.format);
   if (format == "gv") format = "dot";
   if (format.empty()) format = detect_format(file, text);
+  // RABIT, GOAL, TAF, FSM and VTF files are what their content says, whatever the extension (GOAL's
+  // XML saved as .jff would otherwise be "a JFLAP file without a finite automaton").
+  if (options.format.empty())
+    if (std::string sniffed = frontend::sniff_read_format(text); !sniffed.empty()) format = sniffed;
   if (text.find_first_not_of(" \t\r\n") == std::string::npos)
     throw InputError(file, "", "the file is empty");
   if (frontend::is_gzip(text)) {
@@ -122,6 +162,11 @@ Automaton parse_automaton(const std::string& text, const std::string& file,
     if (format == "jff") return read_jflap_automaton(text, file, name, options.completion);
     if (format == "hoa") return read_hoa_automaton(text, file, name, options.completion);
     if (format == "aut") return read_aut_automaton(text, file, name, options.completion);
+    if (format == "ba") return read_ba_automaton(text, file, name, options.completion);
+    if (format == "gff") return read_gff_automaton(text, file, name, options.completion);
+    if (format == "taf") return read_taf_automaton(text, file, name, options.completion);
+    if (format == "fsm") return read_fsm_automaton(text, file, name, options.completion);
+    if (format == "vtf") return read_vtf_automaton(text, file, name, options.completion);
   } catch (const InputError&) {
     throw;
   } catch (const LimitError&) {  // the subset construction's bound: the option that lifts it
@@ -134,16 +179,20 @@ Automaton parse_automaton(const std::string& text, const std::string& file,
   if (!options.format.empty())
     throw InputError(
         file, "",
-        "unknown format '" + options.format + "' (krc reads json, dot, jff, hoa and aut)");
+        "unknown format '" + options.format + "' (krc reads " + input_format_list() + ")");
   if (looks_like_weights(text))
     throw InputError(file, "",
                      "this is a weights file (safetensors), not an automaton description; "
                      "krc info, verify and run read weights files");
-  throw InputError(
-      file, "line 1",
-      "cannot tell the format: expected native JSON ('{'), Graphviz DOT ('digraph'), "
-      "JFLAP XML ('<'), HOA ('HOA:') or Aldebaran ('des ('); name it with a .json, .dot, .jff, "
-      ".hoa or .aut extension or --input-format");
+  std::string expected, extensions;
+  for (const InputFormat& f : input_formats()) {
+    expected += (expected.empty() ? "" : ", ") + std::string(f.description);
+    for (const char* e : f.extensions)
+      extensions += (extensions.empty() ? "" : " ") + std::string(e);
+  }
+  throw InputError(file, "line 1",
+                   "cannot tell the format: expected " + expected +
+                       "; name it with an extension (" + extensions + ") or --input-format");
 }
 
 Automaton load_automaton(const std::string& path, const LoadOptions& options) {

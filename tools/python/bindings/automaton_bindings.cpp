@@ -3,6 +3,7 @@
 #include <pybind11/operators.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <tuple>
 #include <variant>
 
@@ -24,11 +25,12 @@ LoadOptions load_options(const std::optional<std::string>& input_format, bool co
                          long long max_subset_states) {
   LoadOptions options;
   options.format = input_format.value_or("");
-  if (!options.format.empty() && options.format != "json" && options.format != "dot" &&
-      options.format != "jff" && options.format != "hoa" && options.format != "aut")
-    throw py::value_error(
-        "input_format must be None, \"json\", \"dot\", \"jff\", \"hoa\" or \"aut\", not \"" +
-        options.format + "\"");
+  // The one table of input formats (load_automaton.hpp): the CLI's --input-format choices too.
+  const auto names = input_format_names();
+  if (!options.format.empty() &&
+      std::find(names.begin(), names.end(), options.format) == names.end())
+    throw py::value_error("input_format must be None or one of " + input_format_list() +
+                          ", not \"" + options.format + "\"");
   options.completion.add_sink = complete;
   options.completion.initial = initial.value_or("");
   options.completion.determinise = !no_determinise;

@@ -3,10 +3,12 @@
 // FlexFringe and the Automata Wiki write it, and JFLAP .jff 4-8 (see README, "Input formats").
 // Every problem is an InputError naming the file, the place (line and column, line, or JSON
 // pointer) and what is wrong; a weights file is refused as one, and a format krc does not read
-// (RABIT, GOAL, mata, TAF, FSM, ETF) by its name; FlexFringe's JSON output reads as JSON. gzip
+// (LTSmin's ETF, Stamina's ADL) by its name; FlexFringe's JSON output reads as JSON; RABIT,
+// GOAL, TAF, FSM and mata's VTF have their readers (ba_reader.hpp, ...). gzip
 // input of any format is decompressed under the same cap as plain text.
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "krc/automata/automaton.hpp"
 #include "krc/automata/automaton_builder.hpp"
@@ -17,7 +19,7 @@ struct LoadOptions {
   // add_sink: complete a partial DFA with a sink state (--complete); initial: the initial
   // state by name (--initial), for files without a start marker or to override theirs.
   CompletionOptions completion;
-  std::string format;  // "", "json", "dot", "jff" or "hoa" (--input-format); "" = extension,
+  std::string format;  // "" or a name of input_formats() (--input-format); "" = extension,
                        // else content
   // --regex PATTERN: the automaton is the pattern's minimal DFA (regex_reader.hpp) and the
   // path is not read; --alphabet: its letters, comma-separated (nullopt: the pattern's own).
@@ -35,7 +37,19 @@ Automaton load_automaton(const std::string& path, const LoadOptions& options = {
 Automaton parse_automaton(const std::string& text, const std::string& file,
                           const LoadOptions& options = {});
 
-// "json", "dot", "jff" or "hoa" for the text of `file`, or "" when neither the extension nor the
+// The input formats krc reads, one table: --input-format's choices, the Python keyword
+// input_format, the extensions that name each, and the words of the "cannot tell" message.
+struct InputFormat {
+  const char* name;                     // "json": the --input-format value
+  std::vector<const char*> extensions;  // ".json" (lower case; ".gz" above one is looked through)
+  const char* description;              // "native JSON (and FlexFringe's JSON output)"
+};
+const std::vector<InputFormat>& input_formats();
+std::vector<std::string> input_format_names();
+// "json, dot, jff, hoa, aut, ba, gff, taf, fsm and vtf".
+std::string input_format_list();
+
+// "json", "dot", "jff", "hoa", ... for the text of `file`, or "" when neither the extension nor the
 // content tells.
 std::string detect_format(const std::string& file, const std::string& text);
 

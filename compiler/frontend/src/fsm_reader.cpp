@@ -1,0 +1,181 @@
+#include "krc/frontend/fsm_reader.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdint>
+#include <optional>
+#include <sstream>
+#include <vector>
+
+#include "krc/automata/memory_budget.hpp"
+#include "source_lines.hpp"
+#include "text.hpp"
+#include "utf8.hpp"
+
+namespace krc {
+
+namespace {
+
+using frontend::line_place;
+using frontend::trim;
+
+// A natural number below 2^31.
+std::optional<std::uint32_t> number(const std::string& s) {
+  if (s.empty() || s.size() > 10) return std::nullopt;
+  std::uint64_t v = 0;
+  for (char c : s) {
+    if (!std::isdigit(static_cast<unsigned char>(c))) return std::nullopt;
+    v = v * 10 + static_cast<std::uint64_t>(c - '0');
+  }
+  if (v >= (std::uint64_t{1} << 31)) return std::nullopt;
+  return static_cast<std::uint32_t>(v);
+}
+
+struct Line {
+  std::string text;
+  std::size_t number;
+};
+
+constexpr const char* kProbabilistic =
+    "a probability distribution ('[2 1/2 3 1/2]'): krc reads transition systems without "
+    "probabilities";
+
+}  // namespace
+
+Automaton read_fsm_automaton(const std::string& text, const std::string& file,
+                             const std::string& name, const CompletionOptions& options) {
+  AutomatonBuilder b(file);
+  b.set_name(name);
+  // The sections, split at the lines "---".
+  std::vector<std::vector<Line>> sections(1);
+  std::size_t pos = 0, line = 0;
+  while (pos < text.size()) {
+    const auto end = text.find('\n', pos);
+    const std::string current =
+        trim(text.substr(pos, end == std::string::npos ? std::string::npos : end - pos));
+    pos = end == std::string::npos ? text.size() : end + 1;
+    ++line;
+    if (current == "---") {
+      sections.emplace_back();
+      if (sections.size() > 4)
+        b.fail(line_place(line),
+               "a fifth section: an FSM file has at most four ('---' three times)");
+      continue;
+    }
+    if (!current.empty()) sections.back().push_back({current, line});
+  }
+  if (sections.size() < 3)
+    b.fail(line_place(line),
+           "an FSM file has parameters, states and transitions separated by "
+           "lines '---'; this one has " +
+               std::to_string(sections.size() - 1) + " such lines");
+  // Parameters: "name(N) Sort "v1" ... "vN"": their cardinalities bound the state lines.
+  std::vector<std::uint32_t> cardinalities;
+  for (const Line& p : sections[0]) {
+    const auto open = p.text.find('('), close = p.text.find(')');
+    const auto n = open != std::string::npos && close != std::string::npos && close > open
+                       ? number(p.text.substr(open + 1, close - open - 1))
+                       : std::nullopt;
+    if (open == 0 || !n)
+      b.fail(line_place(p.number), "expected a parameter 'name(N) Sort \"v1\" ...', found '" +
+                                       p.text.substr(0, 80) + "'");
+    const auto values = static_cast<std::size_t>(
+        std::count(p.text.begin() + static_cast<std::ptrdiff_t>(close), p.text.end(), '"'));
+    if (values % 2 != 0 || (*n > 0 && values / 2 != *n))
+      b.fail(line_place(p.number), "the parameter declares " + std::to_string(*n) +
+                                       " values and lists " + std::to_string(values / 2));
+    cardinalities.push_back(*n);
+  }
+  for (const Line& s : sections[1]) {
+    std::istringstream in(s.text);
+    std::size_t k = 0;
+    for (std::string field; in >> field; ++k) {
+      const auto v = number(field);
+      if (!v || k >= cardinalities.size() || (cardinalities[k] > 0 && *v >= cardinalities[k]))
+        b.fail(line_place(s.number), "a state line lists the value index of each of the " +
+                                         std::to_string(cardinalities.size()) +
+                                         " parameters, each below its domain's size; found '" +
+                                         s.text.substr(0, 80) + "'");
+    }
+    if (k != cardinalities.size())
+      b.fail(line_place(s.number), "a state line with " + std::to_string(k) + " values for " +
+                                       std::to_string(cardinalities.size()) + " parameters");
+  }
+  // Transitions: "from to "label"".
+  struct Edge {
+    std::uint32_t from, to;
+    std::string label;
+    std::size_t line;
+  };
+  std::vector<Edge> edges;
+  check_memory("the " + std::to_string(sections[2].size()) + " transitions of the FSM file",
+               saturating_mul(sections[2].size(), 240));
+  const auto declared = static_cast<std::uint32_t>(sections[1].size());
+  std::uint32_t states = declared;
+  for (const Line& t : sections[2]) {
+    const auto quote = t.text.find('"');
+    if (quote == std::string::npos || t.text.back() != '"' || quote + 1 >= t.text.size() ||
+        t.text.find('"', quote + 1) != t.text.size() - 1)
+      b.fail(line_place(t.number),
+             "expected a transition 'from to \"label\"', found '" + t.text.substr(0, 80) + "'");
+    if (t.text.find('[') < quote) b.fail(line_place(t.number), kProbabilistic);
+    std::istringstream in(t.text.substr(0, quote));
+    std::string from_text, to_text, extra;
+    in >> from_text >> to_text >> extra;
+    const auto from = number(from_text), to = number(to_text);
+    if (!from || !to || !extra.empty())
+      b.fail(line_place(t.number),
+             "expected a transition 'from to \"label\"' with two state "
+             "numbers, found '" +
+                 t.text.substr(0, 80) + "'");
+    for (std::uint32_t q : {*from, *to}) {
+      if (q == 0 || (declared > 0 && q > declared))
+        b.fail(line_place(t.number),
+               "'" + std::to_string(q) + "' is not a state (states are numbered from 1" +
+                   (declared > 0 ? " to " + std::to_string(declared) : std::string()) + ")");
+      states = std::max(states, q);
+    }
+    edges.push_back({*from, *to, t.text.substr(quote + 1, t.text.size() - quote - 2), t.number});
+  }
+  std::uint32_t initial = 1;
+  if (sections.size() == 4) {
+    if (sections[3].size() != 1)
+      b.fail(line_place(sections[3].empty() ? line : sections[3][1].number),
+             "the initial state section holds one state number");
+    const Line& i = sections[3][0];
+    if (i.text.front() == '[') b.fail(line_place(i.number), kProbabilistic);
+    const auto q = number(i.text);
+    if (!q || *q == 0 || *q > std::max<std::uint32_t>(states, 1))
+      b.fail(line_place(i.number), "the initial state '" + i.text.substr(0, 40) +
+                                       "' is not one of the states 1 to " +
+                                       std::to_string(std::max<std::uint32_t>(states, 1)));
+    initial = *q;
+  }
+  states = std::max<std::uint32_t>(states, 1);
+  check_memory("the " + std::to_string(states) + " states of the FSM file",
+               saturating_mul(states, 160));
+  for (std::uint32_t q = 1; q <= states; ++q) {
+    b.add_state(std::to_string(q), line_place(q <= declared ? sections[1][q - 1].number : 1));
+    b.add_accepting(q - 1);  // the language is the system's traces
+  }
+  b.set_initial(initial - 1, line_place(1));
+  bool internal = false;
+  for (const Edge& e : edges) {
+    const std::string place = line_place(e.line);
+    if (e.label == "tau") {
+      b.add_epsilon(e.from - 1, e.to - 1, place);
+      internal = true;
+      continue;
+    }
+    if (e.label.empty()) b.fail(place, "an empty label");
+    if (auto problem = frontend::invalid_utf8_problem(e.label, "label")) b.fail(place, *problem);
+    b.add_transition(e.from - 1, b.letter(e.label, place), e.to - 1, place);
+  }
+  if (internal && options.note)
+    options.note(file +
+                 ": the internal action 'tau' is read as an epsilon move: the automaton reads "
+                 "the system's visible traces");
+  return b.build(options);
+}
+
+}  // namespace krc
