@@ -129,3 +129,23 @@ def test_python_raises_keyboard_interrupt_within_the_bound(case, inputs, tmp_pat
     assert status == -signal.SIGINT  # Python ends by the signal after an uncaught KeyboardInterrupt
     assert seconds < BOUND
     assert os.listdir(tmp_path) == []
+
+
+def test_python_after_an_interrupt_the_next_call_runs_whole(inputs, tmp_path):
+    # The flag is cleared when the call ends: a caught KeyboardInterrupt leaves krc usable.
+    code = ("import krc\n"
+            "a = krc.load_automaton(%r)\n"
+            "print('ready', flush=True)\n"
+            "try:\n"
+            "    krc.compile(a)\n"
+            "except KeyboardInterrupt:\n"
+            "    n = krc.compile(krc.zoo('parity'), max_len=64)\n"
+            "    print('verified' if n.verify(progress=False) else 'wrong', flush=True)\n"
+            % inputs["big"])
+    child = subprocess.Popen([sys.executable, "-c", code], cwd=tmp_path, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, preexec_fn=default_sigint)
+    assert child.stdout.readline().strip() == "ready"
+    time.sleep(0.5)
+    child.send_signal(signal.SIGINT)
+    out, err = child.communicate(timeout=30)
+    assert (out.strip(), child.returncode) == ("verified", 0), err[-500:]
