@@ -1,9 +1,10 @@
 #pragma once
-// Cooperative cancellation for all of krc (README, "Ctrl-C"). A door that wants Ctrl-C to stop
-// a long computation (the Python bindings) has its signal handler call request_interrupt();
-// every long loop (the semigroup's closure, the decomposition's orbits and tables, a compile
-// stage, the verifier's words, the certifier, an export's prover and tensors) calls
-// interruption_point() at bounded intervals, which throws Interrupted once it was requested.
+// Cooperative cancellation for all of krc (tools/README.md, "Ctrl-C"). A door that wants Ctrl-C to
+// stop a long computation (the Python bindings) has its signal handler call request_interrupt();
+// every long loop (the semigroup's closure, which compiling spends most time in, each stage of
+// the decomposition, each layer of each word a forward pass runs, the certifier, the GPT-2
+// export's prover, the writer) calls interruption_point() at bounded intervals, which throws
+// Interrupted once it was requested.
 // The exception unwinds like any other, so nothing partial is kept: outputs are written only
 // after the work, through the one writer. A check is one relaxed atomic load.
 #include <atomic>
