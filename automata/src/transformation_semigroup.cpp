@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "krc/automata/input_error.hpp"
+#include "krc/automata/interrupt.hpp"
 #include "krc/automata/memory_budget.hpp"
 #include "krc/automata/thousands.hpp"
 
@@ -111,6 +112,7 @@ void SemigroupEnumerator<Entry>::close_under_letters(std::vector<Entry>& product
   std::vector<Entry> current(n_);
   s_.cayley_.reserve(s_.size() * k_);
   for (std::size_t i = 0; i < s_.size(); ++i) {
+    interruption_point();  // k products of n entries since the last
     std::copy_n(elements_.begin() + static_cast<std::ptrdiff_t>(i * n_), n_, current.begin());
     for (LetterId a = 0; a < k_; ++a) {
       const Entry* letter = &letter_table_[a * n_];

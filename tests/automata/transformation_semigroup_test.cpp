@@ -9,6 +9,7 @@
 
 #include "krc/automata/automaton_json.hpp"
 #include "krc/automata/input_error.hpp"
+#include "krc/automata/interrupt.hpp"
 #include "test_support.hpp"
 
 using namespace krc;
@@ -313,4 +314,13 @@ TEST_CASE("wide automata store their elements in wider integers") {
     CHECK(s.image(s.letter_element(0), n - 1) == n - 1);
     CHECK(s.group_of_units_order() == 2);
   }
+}
+
+TEST_CASE("an interrupt stops the closure, and the next run after clearing it is whole") {
+  // interrupt.hpp: the closure checks the flag at every element; Ctrl-C's handlers set it.
+  const Automaton a = reference_automaton("symmetric_5");
+  request_interrupt();
+  CHECK_THROWS_AS(TransformationSemigroup::generate(a), Interrupted);
+  clear_interrupt();
+  CHECK(TransformationSemigroup::generate(a).size() == 120);  // |S_5|
 }

@@ -16,6 +16,7 @@
 #include <random>
 
 #include "krc/automata/input_error.hpp"
+#include "krc/automata/interrupt.hpp"
 
 namespace krc::front_door {
 
@@ -33,10 +34,18 @@ volatile std::sig_atomic_t g_writing = 0;
 // A failed write to standard output was reported already; finish_standard_output stays quiet.
 bool g_stdout_reported = false;
 
+// Set by exit_on_interrupt: SIGINT ends krc with status 130 and a message, not by the signal.
+volatile std::sig_atomic_t g_interrupt_exits = 0;
+
 extern "C" void remove_temporaries_and_stop(int signal) {
   if (g_writing) {
     for (std::sig_atomic_t i = 0; i < g_file_count; ++i) unlink(g_files[i]);
     if (g_directory) rmdir(g_directory);
+  }
+  if (signal == SIGINT && g_interrupt_exits) {
+    static constexpr char kMessage[] = "krc: interrupted\n";
+    [[maybe_unused]] const ssize_t written = write(STDERR_FILENO, kMessage, sizeof kMessage - 1);
+    _exit(130);
   }
   struct sigaction action {};
   action.sa_handler = SIG_DFL;
@@ -87,9 +96,15 @@ class TemporaryGuard {
 };
 
 // Writes all of `contents` to `fd`; false with errno set on failure.
+// Writes of at most 16 MiB, so that Ctrl-C in Python stops a large output between them.
 bool write_all(int fd, std::string_view contents) {
+  constexpr std::size_t kChunk = std::size_t{1} << 24;
   while (!contents.empty()) {
-    const ssize_t written = write(fd, contents.data(), contents.size());
+    if (interrupt_requested()) {
+      errno = EINTR;
+      return false;
+    }
+    const ssize_t written = write(fd, contents.data(), std::min(contents.size(), kChunk));
     if (written < 0) {
       if (errno == EINTR) continue;
       return false;
@@ -100,6 +115,7 @@ bool write_all(int fd, std::string_view contents) {
 }
 
 [[noreturn]] void fail(const std::string& path, const std::string& what, int error) {
+  if (interrupt_requested()) throw Interrupted{};  // the temporary is gone already
   throw InputError(path, "", what + ": " + std::strerror(error));
 }
 
@@ -284,6 +300,16 @@ void write_output_directory(const std::string& path, const std::vector<Directory
     return;
   }
   remove_directory(temp, files);  // now the earlier directory
+}
+
+void exit_on_interrupt() {
+  struct sigaction current {};
+  if (sigaction(SIGINT, nullptr, &current) != 0 || current.sa_handler == SIG_IGN) return;
+  g_interrupt_exits = 1;
+  struct sigaction action {};
+  action.sa_handler = remove_temporaries_and_stop;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGINT, &action, nullptr);
 }
 
 void guard_standard_streams() {

@@ -46,6 +46,12 @@ void write_output_directory(const std::string& path, const std::vector<Directory
 void refuse_output_over_inputs(const std::string& output, const std::vector<std::string>& inputs,
                                const std::string& option = "-o");
 
+// The command line's Ctrl-C: SIGINT removes any temporary being written, prints "krc:
+// interrupted" and ends krc with status 130 at once, whatever it is doing (nothing else is on
+// disk before the one writer renames its temporary into place). Left alone when SIGINT was
+// ignored when krc started (a background job of a shell without job control).
+void exit_on_interrupt();
+
 // Run first: a standard stream the caller closed (krc >&-) is reopened on /dev/null for the
 // opposite direction, so that writing it fails visibly instead of a file krc opens later
 // taking its descriptor and receiving what was meant for the terminal.

@@ -54,6 +54,7 @@ int finish(int status) {
 int main(int argc, char** argv) {
   using namespace krc::cli;
   krc::front_door::guard_standard_streams();
+  krc::front_door::exit_on_interrupt();
   CLI::App app{
       "krc compiles finite semiautomata into the weights of standard transformers (Krohn-Rhodes\n"
       "cascades or parallel-prefix networks) and verifies every emitted network by running it.\n"

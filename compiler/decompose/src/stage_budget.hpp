@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <string>
 
+#include "krc/automata/interrupt.hpp"
 #include "krc/automata/memory_budget.hpp"
 #include "krc/decompose/decompose_options.hpp"
 
@@ -40,7 +41,9 @@ class StageBudget {
   // (what is being built, how far it got); over the cap, a DecomposeLimitError with
   // `cap_message()`. The messages are built only when one is thrown.
   template <typename What, typename CapMessage>
+  // An interruption point too: every stage counts its items as it goes.
   void check(std::uint64_t items, What what, CapMessage cap_message) const {
+    interruption_point();
     if (items <= items_allowed()) return;
     if (items > memory_items_) check_memory(what(), saturating_mul(items, bytes_per_item_));
     throw DecomposeLimitError(cap_message(), cap_.limit, cap_.setting);

@@ -18,6 +18,7 @@
 #include <stdexcept>
 
 #include "certify/interval.hpp"
+#include "krc/automata/interrupt.hpp"
 #include "krc/runtime/certify.hpp"
 
 namespace krc {
@@ -344,6 +345,7 @@ class ScanCertifier {
     int gap_t = 0, gap_s = 0;
     std::vector<Interval> row(t_max_ + 1);
     for (int t = 0; t <= t_max_; ++t) {
+      interruption_point();  // a row of t + 1 scores since the last
       const int target = static_cast<int>(std::max<long long>(t - offset, 0));
       for (int s = 0; s <= t; ++s) row[s] = score(t, s);
       double leak = 0.0;
@@ -505,7 +507,10 @@ class ScanCertifier {
                  " (per-coordinate certification of the integer and binary forms is not built)");
     std::vector<std::pair<Tau, Vec>> fetches;  // BOS's identity first, then every window
     fetches.emplace_back(identity_, fetched(l, bos_, p, others, bound));
-    for (const auto& [tau, v] : domain_) fetches.emplace_back(tau, fetched(l, v, p, others, bound));
+    for (const auto& [tau, v] : domain_) {
+      interruption_point();
+      fetches.emplace_back(tau, fetched(l, v, p, others, bound));
+    }
 
     auto residual_after = [&](int t, const Vec& y, const Vec& add) {
       Vec in(d_);
@@ -516,6 +521,7 @@ class ScanCertifier {
     std::map<Tau, Vec> next;
     for (const auto& [xt, add] : fetches)
       for (const auto& [yt, y] : domain_) {
+        interruption_point();  // one residual per pattern since the last
         const Tau tau = then(xt, yt);
         for (const auto& [key, t] : patterns) {
           Vec out = residual_after(t, y, add);

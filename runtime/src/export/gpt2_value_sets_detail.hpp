@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "export/gpt2_value_sets.hpp"
+#include "krc/automata/interrupt.hpp"
 
 namespace krc::value_sets {
 
@@ -99,6 +100,7 @@ std::optional<Set> enumerate(const ValueSets& s, const std::vector<int>& groups,
   Vector record;
   std::vector<const Vector*> chosen(extra.size());
   for (bool more = total > 0; more;) {
+    interruption_point();  // one step of a layer since the last
     for (std::size_t i = 0; i < groups.size(); ++i) {
       const auto g = static_cast<std::size_t>(groups[i]);
       for (std::size_t j = 0; j < s.coords[g].size(); ++j)

@@ -13,6 +13,7 @@
 #include "forward/forward_kernels.hpp"
 #include "forward/narrow_forward.hpp"
 #include "forward/prepared_network.hpp"
+#include "krc/automata/interrupt.hpp"
 #include "krc/automata/name_table.hpp"
 #include "krc/runtime/network_memory.hpp"
 
@@ -167,6 +168,7 @@ void WordRunner<Act>::embed(const std::vector<LetterId>& word, int from) {
 template <typename Act>
 void WordRunner<Act>::run_double_sums(int from, int n) {
   for (std::size_t l = 0; l < prepared_.layers.size(); ++l) {
+    interruption_point();  // a layer of one word since the last
     const PreparedLayer& layer = prepared_.layers[l];
     // Every head reads the same x; their outputs are summed, then added once.
     if (!layer.heads.empty())
@@ -190,6 +192,7 @@ void WordRunner<Act>::run_double_sums(int from, int n) {
 template <typename Act>
 void WordRunner<Act>::run_float32(int from, int n) requires std::is_same_v<Act, float> {
   for (std::size_t l = 0; l < prepared_.layers.size(); ++l) {
+    interruption_point();  // a layer of one word since the last
     const PreparedLayer& layer = prepared_.layers[l];
     if (!layer.heads.empty())
       f32::apply_attention(layer, static_cast<float>(prepared_.scale), options_, x_, from, n,
@@ -216,7 +219,10 @@ void run_parallel(const Network& network, const PreparedNetwork& prepared,
     try {
       WordRunner<Act> runner(network, prepared, options);
       for (std::size_t first = next.fetch_add(chunk); first < count; first = next.fetch_add(chunk))
-        for (std::size_t i = first; i < std::min(count, first + chunk); ++i) body(runner, i);
+        for (std::size_t i = first; i < std::min(count, first + chunk); ++i) {
+          interruption_point();
+          body(runner, i);
+        }
     } catch (...) {
       std::lock_guard lock(failure_mutex);
       if (!failure) failure = std::current_exception();

@@ -7,6 +7,8 @@
 #include <limits>
 #include <stdexcept>
 
+#include "krc/automata/interrupt.hpp"
+
 namespace krc::narrow {
 
 namespace {
@@ -59,6 +61,7 @@ Eigen::MatrixXd Forward::run(const std::vector<LetterId>& word) const {
     for (int c = 0; c < d_; ++c) x[t * d_ + c] = round_(token_(token, c) + position_(t, c));
   }
   for (const Layer& layer : layers_) {
+    interruption_point();  // a layer of one word in bf16 may take seconds
     if (!layer.heads.empty()) attention(layer, x, n);
     if (layer.mlp) mlp(*layer.mlp, x, n);
   }

@@ -3,6 +3,7 @@
 
 #include "bindings.hpp"
 #include "compile_request.hpp"
+#include "interrupt_scope.hpp"
 #include "krc/automata/machine_outputs.hpp"
 #include "krc/backend/compile.hpp"
 
@@ -59,6 +60,7 @@ CompiledNetwork compile_network(const py::object& automaton_object, const std::s
     if (PyErr_CheckSignals() != 0) throw py::error_already_set();
     if (!callable.is_none()) callable(stage);
   };
+  InterruptScope interruptible;  // Ctrl-C stops the work: KeyboardInterrupt
   py::gil_scoped_release unlocked;
   CompileResult result = compile(prepared.machine.automaton, prepared.options);
   auto network = std::make_shared<const Network>(std::move(result.network));

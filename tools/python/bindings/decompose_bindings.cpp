@@ -4,6 +4,7 @@
 
 #include "bindings.hpp"
 #include "errors.hpp"
+#include "interrupt_scope.hpp"
 #include "krc/automata/thousands.hpp"
 #include "krc/decompose/holonomy.hpp"
 #include "krc/decompose/holonomy_report.hpp"
@@ -77,6 +78,7 @@ Decomposition decompose(const Automaton& automaton, bool tables, std::size_t max
   options.max_image_bytes = max_image_memory;
   options.max_tuples = max_tuples;
   options.max_table_cells = max_table_cells;
+  InterruptScope interruptible;  // Ctrl-C stops the work: KeyboardInterrupt
   py::gil_scoped_release unlocked;
   try {
     return view(HolonomyDecomposition::compute(automaton, options));
@@ -89,6 +91,7 @@ Decomposition decompose(const Automaton& automaton, bool tables, std::size_t max
 // within max_elements, the command's --max-elements).
 nlohmann::json summary_of(const Decomposition& d, std::size_t max_elements) {
   if (max_elements < 1) throw py::value_error("max_elements must be at least 1");
+  InterruptScope interruptible;  // Ctrl-C stops the work: KeyboardInterrupt
   py::gil_scoped_release unlocked;
   nlohmann::json summary = decomposition_to_json(*d.holonomy);
   add_semigroup_facts(summary, *d.holonomy, max_elements);

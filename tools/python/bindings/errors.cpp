@@ -4,6 +4,7 @@
 #include "errors.hpp"
 
 #include "bindings.hpp"
+#include "krc/automata/interrupt.hpp"
 
 namespace krc::python {
 
@@ -31,6 +32,9 @@ void bind_errors(py::module_&) {
   py::register_exception_translator([](std::exception_ptr thrown) {
     try {
       if (thrown) std::rethrow_exception(thrown);
+    } catch (const Interrupted&) {
+      // Ctrl-C (interrupt_scope.hpp): what Python's handler raises, KeyboardInterrupt by default.
+      if (PyErr_CheckSignals() == 0 && !PyErr_Occurred()) PyErr_SetNone(PyExc_KeyboardInterrupt);
     } catch (const InputError& e) {
       raise("InputError", std::string(e.what()), e.file(), e.place(), e.problem());
     } catch (const OptionLimitError& e) {

@@ -5,6 +5,7 @@
 
 #include "bindings.hpp"
 #include "errors.hpp"
+#include "interrupt_scope.hpp"
 #include "krc/automata/automaton_json.hpp"
 #include "krc/runtime/circuit.hpp"
 #include "krc/runtime/gpt2_export.hpp"
@@ -92,6 +93,7 @@ py::bytes to_safetensors(const CompiledNetwork& c, bool dense_storage) {
   if (dense_storage) options.storage = WriteOptions::Storage::Dense;
   std::string bytes;
   {
+    InterruptScope interruptible;  // Ctrl-C stops the work: KeyboardInterrupt
     py::gil_scoped_release unlocked;
     try {
       bytes = network_to_safetensors(*c.network, options);
@@ -108,6 +110,7 @@ py::bytes to_safetensors(const CompiledNetwork& c, bool dense_storage) {
 py::tuple to_gpt2(const CompiledNetwork& c, bool allow_inexact, long long max_bytes) {
   Gpt2Checkpoint checkpoint;
   {
+    InterruptScope interruptible;  // Ctrl-C stops the work: KeyboardInterrupt
     py::gil_scoped_release unlocked;
     try {
       checkpoint = gpt2_checkpoint(*c.network, c.source.empty() ? "<network>" : c.source,
@@ -150,6 +153,7 @@ std::string circuit(const CompiledNetwork& c, const std::string& granularity, bo
       random_words > 1'000'000 || random_length < 0)
     throw py::value_error(
         "max_exhaustive_words must be 1 to 1,000,000, random 0 to 1,000,000, length at least 0");
+  InterruptScope interruptible;  // Ctrl-C stops the work: KeyboardInterrupt
   py::gil_scoped_release unlocked;
   nlohmann::json out = circuit_json(*c.network, g);
   if (check)
@@ -159,6 +163,7 @@ std::string circuit(const CompiledNetwork& c, const std::string& granularity, bo
 }
 
 CompiledNetwork load(const std::string& path) {
+  InterruptScope interruptible;  // Ctrl-C stops the work: KeyboardInterrupt
   py::gil_scoped_release unlocked;
   auto network = std::make_shared<const Network>(load_network(path));
   Automaton automaton = automaton_from_json(network->automaton, path);  // checked by the loader
@@ -209,6 +214,7 @@ void bind_network(py::module_& m) {
       "load_bytes",
       [](const py::bytes& data, const std::string& source) {
         const std::string_view bytes = data;
+        InterruptScope interruptible;  // Ctrl-C stops the work: KeyboardInterrupt
         py::gil_scoped_release unlocked;
         const std::string name = source.empty() ? "<bytes>" : source;
         auto network = std::make_shared<const Network>(

@@ -5,6 +5,7 @@
 #include <pybind11/stl.h>
 
 #include "bindings.hpp"
+#include "interrupt_scope.hpp"
 #include "output_file.hpp"
 
 namespace krc::python {
@@ -28,6 +29,7 @@ void bind_output(py::module_& m) {
          std::string keyword) {
         const std::string_view bytes = data;  // stays alive in the caller's frame
         const auto options = python_output(std::move(inputs), std::move(keyword));
+        InterruptScope interruptible;  // Ctrl-C stops the work: KeyboardInterrupt
         py::gil_scoped_release unlocked;
         front_door::write_output(path, bytes, options);
       },
@@ -42,6 +44,7 @@ void bind_output(py::module_& m) {
         std::vector<front_door::DirectoryFile> contents;
         for (const auto& [name, data] : files) contents.emplace_back(name, std::string(data));
         const auto options = python_output(std::move(inputs), std::move(keyword));
+        InterruptScope interruptible;  // Ctrl-C stops the work: KeyboardInterrupt
         py::gil_scoped_release unlocked;
         front_door::write_output_directory(path, contents, options);
       },

@@ -3,6 +3,7 @@
 #include <pybind11/stl.h>
 
 #include "bindings.hpp"
+#include "interrupt_scope.hpp"
 #include "krc/automata/input_error.hpp"
 #include "krc/runtime/verifier.hpp"
 
@@ -68,6 +69,7 @@ VerifyResult verify_network(const CompiledNetwork& c, std::optional<int> exhaust
   };
   VerifyResult result;
   {
+    InterruptScope interruptible;  // Ctrl-C stops the work: KeyboardInterrupt
     py::gil_scoped_release unlocked;
     try {
       result.report = verify(network, c.automaton, options);
