@@ -81,6 +81,10 @@ std::vector<Component> components(const ValueSets& s, const std::vector<std::vec
 
 void gather(const Vector& x, const std::vector<int>& cs, Vector& out);
 
+// The joint values of the coordinates `cs` (in that order), from their groups' sets, taken
+// independent across groups; nullopt when one has no set or past 4,096 vectors.
+std::optional<Set> joint_values(const ValueSets& s, const std::vector<int>& cs);
+
 // Every combination of the groups' values and of the `extra` factors (heads' values at another
 // position) is passed to step(x, chosen, record), which reads the residual x (dense, the
 // groups' coordinates filled in), may update it, and fills `record` with what to keep; false
