@@ -61,18 +61,6 @@ Format format_of(Arithmetic arithmetic) {
   }
 }
 
-const char* to_string(Format format) {
-  switch (format) {
-    case Format::Float32:
-      return "float32";
-    case Format::BFloat16:
-      return "bf16";
-    case Format::Float16:
-      return "fp16";
-  }
-  return "?";
-}
-
 double round_to(Format format, double x) {
   switch (format) {
     case Format::Float32:

@@ -39,7 +39,6 @@ Interval relu(Interval a);
 // The storage format of an arithmetic: what every stored tensor is rounded to.
 enum class Format { Float32, BFloat16, Float16 };
 Format format_of(Arithmetic arithmetic);  // throws std::invalid_argument for float64 ones
-const char* to_string(Format format);
 
 // Round to nearest, ties to even, to the format (an infinity past its largest finite value).
 double round_to(Format format, double x);

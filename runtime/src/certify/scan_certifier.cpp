@@ -126,6 +126,7 @@ class ScanCertifier {
   ScanCertifier(const Network& network, const Automaton& automaton, const CertifyOptions& o)
       : original_(network),
         a_(automaton),
+        arithmetic_(o.arithmetic),
         format_(bounds::format_of(o.arithmetic)),
         max_domain_(o.max_domain),
         net_(rounded(network, format_)) {
@@ -137,7 +138,7 @@ class ScanCertifier {
     CertifyResult result;
     nlohmann::json& c = result.certificate;
     c["claim"] = {{"max_len", t_max_},
-                  {"arithmetic", bounds::to_string(format_)},
+                  {"arithmetic", krc::to_string(arithmetic_)},
                   {"summation", "any order"},
                   {"automaton", a_.name()},
                   {"states", a_.state_count()},
@@ -615,6 +616,7 @@ class ScanCertifier {
 
   const Network& original_;
   const Automaton& a_;
+  Arithmetic arithmetic_;  // as asked; the certificate names it
   Format format_;
   long long max_domain_;
   Network net_;

@@ -77,21 +77,22 @@ bool WordRun::right() const {
          std::all_of(margins.begin(), margins.end(), [](double m) { return m > 0; });
 }
 
+void check_word_length(const Network& network, std::size_t letters, const std::string& place) {
+  if (static_cast<long long>(letters) > network.max_len)
+    throw InputError(place, "letters",
+                     std::to_string(letters) + " letters, more than the network's max_len " +
+                         std::to_string(network.max_len));
+}
+
 WordRun run_word(const Network& network, const Automaton& automaton, std::vector<LetterId> word,
                  const ForwardOptions& options, const std::string& place) {
-  if (static_cast<long long>(word.size()) > network.max_len)  // before preparing anything
-    throw InputError(place, "letters",
-                     std::to_string(word.size()) + " letters, more than the network's max_len " +
-                         std::to_string(network.max_len));
+  check_word_length(network, word.size(), place);  // before preparing anything
   return run_word(ForwardPass(network, options), automaton, std::move(word), place);
 }
 
 WordRun run_word(const ForwardPass& pass, const Automaton& automaton, std::vector<LetterId> word,
                  const std::string& place) {
-  if (static_cast<long long>(word.size()) > pass.network().max_len)
-    throw InputError(place, "letters",
-                     std::to_string(word.size()) + " letters, more than the network's max_len " +
-                         std::to_string(pass.network().max_len));
+  check_word_length(pass.network(), word.size(), place);
   WordRun r;
   r.options = pass.options();
   r.logits = pass.run(word);

@@ -9,7 +9,6 @@
 #include <utility>
 
 #include "bindings.hpp"
-#include "krc/automata/input_error.hpp"
 #include "krc/runtime/forward.hpp"
 #include "krc/runtime/word_run.hpp"
 
@@ -47,10 +46,7 @@ RunResult run(CompiledNetwork& c, const std::vector<std::string>& tokens,
   options.attention = attention ? attention_kind_from_string(*attention) : network.attention;
   options.arithmetic = arithmetic_from_string(arithmetic);
   std::vector<LetterId> word = parse_word(tokens, automaton, "word");
-  if (static_cast<long long>(word.size()) > network.max_len)  // before preparing anything
-    throw InputError("word", "letters",
-                     std::to_string(word.size()) + " letters, more than the network's max_len " +
-                         std::to_string(network.max_len));
+  check_word_length(network, word.size(), "word");              // before preparing anything
   if (!c.passes) c.passes = std::make_shared<ForwardPasses>();  // under the GIL
   const std::shared_ptr<ForwardPasses> passes = c.passes;
   WordRun ran;

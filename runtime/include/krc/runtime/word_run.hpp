@@ -29,6 +29,9 @@ struct WordRun {
   bool right() const;             // every state the automaton's, with a positive margin
 };
 
+// InputError at `place` unless a word of `letters` letters fits the network's max_len.
+void check_word_length(const Network& network, std::size_t letters, const std::string& place);
+
 // Runs `word` (at most the network's max_len letters, else InputError at `place`).
 WordRun run_word(const Network& network, const Automaton& automaton, std::vector<LetterId> word,
                  const ForwardOptions& options, const std::string& place);
