@@ -120,6 +120,22 @@ std::optional<Set> enumerate(const ValueSets& s, const std::vector<int>& groups,
   return Set(out.begin(), out.end());
 }
 
+// The components of layer `index`'s MLP over the sets `s`, as mlp_value_sets forms them.
+std::vector<Component> mlp_components(const Network& n, std::size_t index, const ValueSets& s);
+
+// The selector rule (gpt2_value_sets_mlp.cpp) on component `k` of layer `index`'s MLP, whether
+// or not the whole enumeration would fit: per coordinate of k.written, a superset of its values
+// after the MLP; nullopt where the rule gives none (k reads a coordinate with no set, a cap, a
+// sum not provably exact).
+std::optional<std::vector<Set>> selector_rule(const Network& n, std::size_t index,
+                                              const ValueSets& s, const Component& k);
+
+// mlp_value_sets with the choice the prover makes (EnumerateFirst: the whole component where it
+// fits, the selector rule where not) or the selector rule on every component (SelectorOnly), so
+// that tests can follow a network as the rule alone leaves it.
+enum class MlpRule { EnumerateFirst, SelectorOnly };
+void mlp_value_sets(const Network& n, std::size_t index, ValueSets& s, MlpRule rule);
+
 // Evaluates each component and merges its groups, or marks what it writes to leave; then
 // releases those.
 template <typename Evaluate>

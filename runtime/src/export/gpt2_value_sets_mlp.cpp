@@ -197,7 +197,9 @@ std::optional<std::vector<Set>> selector_values(const ValueSets& s, const MlpTab
 
 }  // namespace
 
-void mlp_value_sets(const Network& n, std::size_t index, ValueSets& s) {
+namespace value_sets {
+
+std::vector<Component> mlp_components(const Network& n, std::size_t index, const ValueSets& s) {
   const MlpTables t(*n.layers[index].mlp);
   const auto d = static_cast<std::size_t>(n.d_model());
   std::vector<std::vector<int>> touches(t.inputs.size());
@@ -210,12 +212,25 @@ void mlp_value_sets(const Network& n, std::size_t index, ValueSets& s) {
     if (!t.feeds[c].empty() || t.out_bias[static_cast<Eigen::Index>(c)] != 0)
       written.push_back(static_cast<int>(c));
   }
+  return components(s, touches, written);
+}
+
+std::optional<std::vector<Set>> selector_rule(const Network& n, std::size_t index,
+                                              const ValueSets& s, const Component& k) {
+  if (k.interval) return std::nullopt;
+  return selector_values(s, MlpTables(*n.layers[index].mlp), k,
+                         static_cast<std::size_t>(n.d_model()));
+}
+
+void mlp_value_sets(const Network& n, std::size_t index, ValueSets& s, MlpRule rule) {
+  const MlpTables t(*n.layers[index].mlp);
+  const auto d = static_cast<std::size_t>(n.d_model());
   std::vector<bool> leave(d, false);
   std::vector<double> hidden(t.inputs.size());
   std::vector<std::pair<int, Set>> singles;  // written coordinates the selector rule followed
-  for (const Component& k : components(s, touches, written)) {
+  for (const Component& k : mlp_components(n, index, s)) {
     std::optional<Set> values;
-    if (!k.interval) {
+    if (!k.interval && rule == MlpRule::EnumerateFirst) {
       const std::vector<int> cs = joint_coords(s, k.groups);
       const bool checked = integral(s, k, t, d);  // then no sum needs checking one by one
       values = enumerate(s, k.groups, {}, Vector(d, 0.0f),
@@ -242,6 +257,12 @@ void mlp_value_sets(const Network& n, std::size_t index, ValueSets& s) {
     s.coords.push_back({c});
     s.values.push_back(std::move(values));
   }
+}
+
+}  // namespace value_sets
+
+void mlp_value_sets(const Network& n, std::size_t index, ValueSets& s) {
+  value_sets::mlp_value_sets(n, index, s, value_sets::MlpRule::EnumerateFirst);
 }
 
 }  // namespace krc
