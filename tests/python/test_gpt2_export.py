@@ -509,3 +509,43 @@ def test_a_certified_format_the_checkpoint_loses_is_warned_of(tmp_path):
         network.to_hf(tmp_path / "py")
     assert (tmp_path / "py" / "model.safetensors").read_bytes() == \
         (tmp_path / "cli" / "model.safetensors").read_bytes()
+
+
+def test_binary_coordinate_network_exports_by_the_selector_rule(tmp_path):
+    """Issue 36: full_transformations_5 (T_5, 3,125 transformations) compiled --precision bf16
+    --norm layernorm at max-len 64 is a binary-coordinate scan whose compose MLPs join every
+    state's bits: too many joint values to enumerate, so before the selector rule the prover fell
+    back to intervals and exported with gamma 2^30 (variance bound 1,215 past fp16's 2^5), keeping
+    float32 and bfloat16 but not float16 (measured with main's krc, without the rule). The rule
+    (compiler/certify.md, "Next: the selector rule") follows each written coordinate on its own:
+    the checkpoint is proved at epsilon 4^15, keeps all three formats, and in transformers loaded
+    in each every position of random words is the automaton's state, the state logits as krc's
+    forward in that arithmetic (bit for bit in float32 and fp16, within 2^-24 in bf16, as in
+    test_checkpoint_of_a_narrow_network_is_exact_in_bf16_and_fp16)."""
+    source, weights, out = tmp_path / "t5.json", tmp_path / "t5.safetensors", tmp_path / "gpt2"
+    source.write_text(krc_ok("zoo", "full_transformations", "--n", 5))
+    automaton = json.loads(source.read_text())
+    krc_ok("compile", source, "--strategy", "scan", "--max-len", 64, "--precision", "bf16",
+           "--norm", "layernorm", "-o", weights)
+    assert "binary coordinates form" in krc_ok("info", weights)
+    summary = json.loads(krc_ok("export", weights, "--format", "gpt2", "-o", out, "--json"))
+    assert summary["exact"] is True
+    side = json.loads((out / "krc_gpt2.json").read_text())
+    assert side["layout"]["layer_norm_epsilon_log4"] == 15
+    assert {f: v["kept"] for f, v in side["formats"].items()} == {
+        "float32": True, "bfloat16": True, "float16": True}
+    vocab = json.loads((out / "krc_vocab.json").read_text())
+    by_id = {i: s for s, i in vocab["states"].items()}
+    first_state = min(vocab["states"].values())
+    rng = random.Random(36)
+    words = [[rng.choice(automaton["alphabet"]) for _ in range(64)] for _ in range(3)]
+    for dtype, arithmetic in [("float32", "float32"), ("bfloat16", "bf16"), ("float16", "fp16")]:
+        logits = dtype_logits(out, dtype, words)
+        assert not torch.isnan(logits).any(), dtype
+        for w, row in zip(words, logits):
+            assert [by_id.get(i, "<letter>") for i in row.argmax(-1).tolist()] == \
+                simulate(automaton, w), dtype
+            theirs = json.loads(krc_ok("run", weights, ",".join(w), "--arithmetic", arithmetic,
+                                       "--json"))["logits"]
+            difference = (row[:, first_state:] - torch.tensor(theirs)).abs().max().item()
+            assert difference <= (2.0**-24 if dtype == "bfloat16" else 0.0), (dtype, difference)

@@ -122,6 +122,40 @@ void gather(const Vector& x, const std::vector<int>& cs, Vector& out) {
   for (int c : cs) out.push_back(x[static_cast<std::size_t>(c)]);
 }
 
+std::optional<Set> joint_values(const ValueSets& s, const std::vector<int>& cs) {
+  std::map<int, std::vector<std::size_t>> by_group;  // group -> positions in cs
+  for (std::size_t i = 0; i < cs.size(); ++i) {
+    const int g = s.group[static_cast<std::size_t>(cs[i])];
+    if (g < 0) return std::nullopt;
+    by_group[g].push_back(i);
+  }
+  Set out{Vector(cs.size(), 0.0f)};
+  for (const auto& [g, at] : by_group) {
+    const std::vector<int>& gc = s.coords[static_cast<std::size_t>(g)];
+    std::vector<std::size_t> index;
+    for (std::size_t i : at)
+      index.push_back(
+          static_cast<std::size_t>(std::find(gc.begin(), gc.end(), cs[i]) - gc.begin()));
+    std::set<Vector> projected;
+    for (const Vector& v : s.values[static_cast<std::size_t>(g)]) {
+      Vector p;
+      for (std::size_t j : index) p.push_back(v[j]);
+      projected.insert(std::move(p));
+    }
+    Set next;
+    if (static_cast<double>(out.size()) * static_cast<double>(projected.size()) > 4096)
+      return std::nullopt;
+    for (const Vector& partial : out)
+      for (const Vector& p : projected) {
+        Vector v = partial;
+        for (std::size_t k = 0; k < at.size(); ++k) v[at[k]] = p[k];
+        next.push_back(std::move(v));
+      }
+    out = std::move(next);
+  }
+  return out;
+}
+
 }  // namespace value_sets
 
 namespace {
@@ -197,6 +231,34 @@ std::optional<Set> selected_values(const Network& n, const AttentionHead& h, con
   return Set(both.begin(), both.end());
 }
 
+// Where a head's value vector has too many joint values (the selector rule leaves one group per
+// coordinate: 2^252 joint values for a 42-state binary prefix), each value dimension's own
+// values: the joint values of the coordinates its column reads, independent across dimensions
+// (a superset). At a later position, or with `also` at position 0 as well.
+std::optional<std::vector<std::set<float>>> dimension_values(const AttentionHead& h,
+                                                             const ValueSets& s,
+                                                             const ValueSets* also) {
+  const Weights reads = columns_of(h.value);
+  std::vector<std::set<float>> out(reads.size());
+  for (const ValueSets* at : {&s, also}) {
+    if (!at) continue;
+    for (std::size_t j = 0; j < reads.size(); ++j) {
+      std::vector<int> cs;
+      for (const auto& [c, w] : reads[j]) cs.push_back(c);
+      const std::optional<Set> joint = joint_values(*at, cs);
+      if (!joint) return std::nullopt;
+      for (const Vector& x : *joint) {
+        ExactSum sum;
+        for (std::size_t i = 0; i < cs.size(); ++i)
+          sum.add(static_cast<double>(reads[j][i].second) * x[i]);
+        if (!sum.exact()) return std::nullopt;
+        out[j].insert(static_cast<float>(sum.sum));
+      }
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 ValueSets initial_value_sets(const Network& n, bool bos) {
@@ -265,6 +327,45 @@ void attend_value_sets(const Network& n, std::size_t index, const std::vector<bo
         feeds[static_cast<std::size_t>(c)].emplace_back(static_cast<int>(h << 16 | j), w);
       }
   }
+  // The per-dimension fallback: a coordinate that held one value and is written only by
+  // selecting heads whose joint values could not be enumerated becomes a group of its own, its
+  // value the old one plus every combination of the dimensions that feed it.
+  std::vector<std::pair<int, Set>> singles;
+  {
+    std::vector<std::optional<std::vector<std::set<float>>>> dims(heads.size());
+    for (std::size_t h = 0; h < heads.size(); ++h)
+      if (selecting[h] && !values[h]) dims[h] = dimension_values(heads[h], s, also);
+    Vector one(d, 0.0f);
+    for (int c : written) {
+      const auto& in = feeds[static_cast<std::size_t>(c)];
+      const bool by_dims = std::all_of(in.begin(), in.end(), [&](const auto& f) {
+        return static_cast<bool>(dims[static_cast<std::size_t>(f.first >> 16)]);
+      });
+      if (!by_dims || s.group[static_cast<std::size_t>(c)] < 0 || !constant(s, {c}, one)) continue;
+      std::set<float> sums{one[static_cast<std::size_t>(c)]};
+      bool ok = true;
+      for (const auto& [hj, w] : in) {
+        const std::set<float>& v =
+            (*dims[static_cast<std::size_t>(hj >> 16)])[static_cast<std::size_t>(hj & 0xffff)];
+        std::set<float> next;
+        for (float a : sums)
+          for (float b : v) {
+            ExactSum sum;
+            sum.add(a);
+            sum.add(static_cast<double>(w) * b);
+            ok = ok && sum.exact();
+            next.insert(static_cast<float>(sum.sum));
+          }
+        sums = std::move(next);
+        ok = ok && sums.size() <= kMaxPositional;
+        if (!ok) break;
+      }
+      if (!ok) continue;
+      Set set;
+      for (float v : sums) set.push_back({v});
+      singles.emplace_back(c, std::move(set));
+    }
+  }
   std::vector<Component> joined, fresh;
   Vector base(d, 0.0f);  // the written coordinates' one value, where they have one
   for (Component& k : components(s, touches, written)) {
@@ -294,6 +395,12 @@ void attend_value_sets(const Network& n, std::size_t index, const std::vector<bo
   }
   apply(s, joined, leave, [&](const Component& k) { return evaluate(k, false); });
   release(s, moved);
+  for (auto& [c, set] : singles) {
+    if (s.group[static_cast<std::size_t>(c)] >= 0) continue;  // followed by its component
+    s.group[static_cast<std::size_t>(c)] = static_cast<int>(s.coords.size());
+    s.coords.push_back({c});
+    s.values.push_back(std::move(set));
+  }
   for (std::size_t i = 0; i < fresh.size(); ++i)
     if (alone[i]) {
       for (int c : fresh[i].written)

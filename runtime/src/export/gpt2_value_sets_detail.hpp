@@ -82,6 +82,10 @@ std::vector<Component> components(const ValueSets& s, const std::vector<std::vec
 
 void gather(const Vector& x, const std::vector<int>& cs, Vector& out);
 
+// The joint values of the coordinates `cs` (in that order), from their groups' sets, taken
+// independent across groups; nullopt when one has no set or past 4,096 vectors.
+std::optional<Set> joint_values(const ValueSets& s, const std::vector<int>& cs);
+
 // Every combination of the groups' values and of the `extra` factors (heads' values at another
 // position) is passed to step(x, chosen, record), which reads the residual x (dense, the
 // groups' coordinates filled in), may update it, and fills `record` with what to keep; false
@@ -117,6 +121,22 @@ std::optional<Set> enumerate(const ValueSets& s, const std::vector<int>& groups,
   }
   return Set(out.begin(), out.end());
 }
+
+// The components of layer `index`'s MLP over the sets `s`, as mlp_value_sets forms them.
+std::vector<Component> mlp_components(const Network& n, std::size_t index, const ValueSets& s);
+
+// The selector rule (gpt2_value_sets_mlp.cpp) on component `k` of layer `index`'s MLP, whether
+// or not the whole enumeration would fit: per coordinate of k.written, a superset of its values
+// after the MLP; nullopt where the rule gives none (k reads a coordinate with no set, a cap, a
+// sum not provably exact).
+std::optional<std::vector<Set>> selector_rule(const Network& n, std::size_t index,
+                                              const ValueSets& s, const Component& k);
+
+// mlp_value_sets with the choice the prover makes (EnumerateFirst: the whole component where it
+// fits, the selector rule where not) or the selector rule on every component (SelectorOnly), so
+// that tests can follow a network as the rule alone leaves it.
+enum class MlpRule { EnumerateFirst, SelectorOnly };
+void mlp_value_sets(const Network& n, std::size_t index, ValueSets& s, MlpRule rule);
 
 // Evaluates each component and merges its groups, or marks what it writes to leave; then
 // releases those.
