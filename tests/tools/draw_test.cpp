@@ -3,7 +3,9 @@
 // weights file's metadata and a numpy forward in tests/python/test_draw.py.
 #include <doctest/doctest.h>
 
+#include <optional>
 #include <string>
+#include <tuple>
 
 #include "krc/automata/input_error.hpp"
 #include "krc/automata/zoo.hpp"
@@ -14,20 +16,21 @@ using namespace krc;
 
 namespace {
 
-Network compiled(const std::string& family, Strategy strategy) {
+Network compiled(const std::string& family, std::optional<int> n, Strategy strategy) {
   CompileOptions options;
   options.strategy = strategy;
   options.max_len = 6;
-  return compile(zoo_automaton(family), options).network;
+  return compile(zoo_automaton(family, n), options).network;
 }
 
 }  // namespace
 
 TEST_CASE("draw: the network's DOT has a box for every head and MLP block") {
-  for (const auto& [family, strategy] :
-       {std::pair{"parity", Strategy::Scan}, std::pair{"cyclic_3", Strategy::Kr}}) {
+  for (const auto& [family, n, strategy] :
+       {std::tuple{"parity", std::optional<int>{}, Strategy::Scan},
+        std::tuple{"cyclic", std::optional<int>{3}, Strategy::Kr}}) {
     CAPTURE(family);
-    const Network net = compiled(family, strategy);
+    const Network net = compiled(family, n, strategy);
     const std::string dot = network_dot(net);
     CHECK(dot.rfind("digraph krc {", 0) == 0);
     for (std::size_t l = 0; l < net.layers.size(); ++l) {
@@ -43,8 +46,8 @@ TEST_CASE("draw: the network's DOT has a box for every head and MLP block") {
 }
 
 TEST_CASE("draw: attention patterns are causal distributions and the pass is right") {
-  const Automaton automaton = zoo_automaton("cyclic_3");
-  const Network net = compiled("cyclic_3", Strategy::Kr);
+  const Automaton automaton = zoo_automaton("cyclic", 3);
+  const Network net = compiled("cyclic", 3, Strategy::Kr);
   const std::vector<LetterId> word{0, 1, 1, 0, 1};
   std::vector<StateId> states;
   const auto patterns = attention_patterns(net, word, &states);
@@ -75,7 +78,7 @@ TEST_CASE("draw: the format comes from the extension") {
 }
 
 TEST_CASE("draw: Graphviz renders SVG and PNG, and refuses text that is no graph") {
-  const Network net = compiled("parity", Strategy::Scan);
+  const Network net = compiled("parity", std::nullopt, Strategy::Scan);
   const std::string dot = network_dot(net);
   CHECK(render_dot(dot, DrawFormat::Dot) == dot);
   const std::string svg = render_dot(dot, DrawFormat::Svg);

@@ -473,9 +473,9 @@ std::vector<Eigen::MatrixXd> attention_patterns(const Network& net,
   for (const Layer& layer : net.layers) {
     Matrix delta = Matrix::Zero(rows, net.d_model());
     for (const AttentionHead& head : layer.heads) {
-      const Matrix q = x * Matrix(head.query.cast<double>());
-      const Matrix k = x * Matrix(head.key.cast<double>());
-      const Matrix v = x * Matrix(head.value.cast<double>());
+      const Matrix q = x * head.query.cast<double>();
+      const Matrix k = x * head.key.cast<double>();
+      const Matrix v = x * head.value.cast<double>();
       Matrix p = Matrix::Zero(rows, rows);
       for (int t = 0; t < rows; ++t) {
         Eigen::VectorXd score(t + 1);
@@ -496,22 +496,22 @@ std::vector<Eigen::MatrixXd> attention_patterns(const Network& net,
           p.row(t).head(t + 1) = (w / w.sum()).transpose();
         }
       }
-      delta += p * v * Matrix(head.output.cast<double>());
+      delta += Matrix(p * v) * head.output.cast<double>();
       patterns.push_back(std::move(p));
     }
     x += delta;
     if (layer.mlp) {
       const Mlp& mlp = *layer.mlp;
-      Matrix hidden = x * Matrix(mlp.in_weight.cast<double>()).transpose();
+      Matrix hidden = x * mlp.in_weight.cast<double>().transpose();
       hidden.rowwise() += mlp.in_bias.cast<double>().transpose();
       hidden = hidden.cwiseMax(0.0);
-      Matrix add = hidden * Matrix(mlp.out_weight.cast<double>()).transpose();
+      Matrix add = hidden * mlp.out_weight.cast<double>().transpose();
       add.rowwise() += mlp.out_bias.cast<double>().transpose();
       x += add;
     }
   }
   if (states) {
-    const Matrix logits = x * Matrix(net.unembedding.cast<double>());
+    const Matrix logits = x * net.unembedding.cast<double>();
     states->clear();
     for (int t = 0; t < rows; ++t) {
       Eigen::Index best = 0;
@@ -533,7 +533,7 @@ std::string attention_dot(const Network& net, const std::vector<LetterId>& word)
                      std::to_string(word.size()) + " letters is too large (at most " +
                      std::to_string(kMaxAttentionLetters) + " letters and " +
                      std::to_string(kMaxAttentionCells) + " cells); draw a shorter word");
-  // A dense pass: d_model x d_model per product at most; bounded by the network's own size.
+  // The pass keeps the weights sparse: its dense values are [positions, d_model or hidden].
   std::vector<StateId> states;
   const std::vector<Eigen::MatrixXd> patterns = attention_patterns(net, word, &states);
   std::vector<std::string> token{"&lt;bos&gt;"};
