@@ -15,7 +15,8 @@ build=${1:-build}
 shift || true
 
 packages=(cmake g++ make libeigen3-dev libboost-graph-dev nlohmann-json3-dev doctest-dev
-          libcli11-dev zlib1g-dev python3-numpy clang-format python3-venv ccache)
+          libcli11-dev zlib1g-dev python3-numpy clang-format python3-venv ccache
+          pkg-config graphviz libgraphviz-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -12,6 +12,8 @@
 #include "krc/runtime/network_summary.hpp"
 #include "krc/runtime/safetensors.hpp"
 #include "krc/runtime/weights_file.hpp"
+#include "krc/runtime/word_run.hpp"
+#include "network_drawing.hpp"
 
 namespace krc::python {
 
@@ -162,6 +164,31 @@ std::string circuit(const CompiledNetwork& c, const std::string& granularity, bo
   return out.dump();
 }
 
+// The picture krc.Network.draw writes to `path` (format from its extension), as bytes: the
+// same code and so the same bytes as `krc draw`.
+py::bytes draw(const CompiledNetwork& c, const std::string& path,
+               const std::optional<std::vector<std::string>>& word, bool attention) {
+  const DrawFormat format = draw_format_from_path(path);
+  if (attention && !word)
+    throw InputError("draw", "attention", "needs the word to run: word=\"a b a\"");
+  if (!attention && word)
+    throw InputError("draw", "word", "only the attention picture (attention=True) uses it");
+  std::string picture;
+  {
+    py::gil_scoped_release unlocked;
+    std::string dot;
+    if (attention) {
+      const std::vector<LetterId> letters = parse_word(*word, c.automaton, "word");
+      check_word_length(*c.network, letters.size(), "word");
+      dot = attention_dot(*c.network, letters);
+    } else {
+      dot = network_dot(*c.network);
+    }
+    picture = render_dot(dot, format);
+  }
+  return py::bytes(picture);
+}
+
 CompiledNetwork load(const std::string& path) {
   InterruptScope interruptible;  // Ctrl-C stops the work: KeyboardInterrupt
   py::gil_scoped_release unlocked;
@@ -208,7 +235,10 @@ void bind_network(py::module_& m) {
            "The GPT-2 checkpoint's files and whether it is provably exact (krc.Network.to_hf)")
       .def("circuit", &circuit, py::arg("granularity") = "head", py::arg("check") = false,
            py::arg("max_exhaustive_words") = 512, py::arg("random") = 32, py::arg("length") = 0,
-           py::arg("seed") = 1, "The circuit file as JSON text (krc.Network.circuit)");
+           py::arg("seed") = 1, "The circuit file as JSON text (krc.Network.circuit)")
+      .def("draw", &draw, py::arg("path"), py::arg("word") = std::nullopt,
+           py::arg("attention") = false,
+           "The picture krc.Network.draw writes to `path` (svg, png or dot), as bytes");
   m.def("load", &load, py::arg("path"), "Reads a weights file; every field is validated.");
   m.def(
       "load_bytes",

@@ -267,6 +267,20 @@ class Network:
         return dict(json.loads(self._core.circuit(granularity, check, max_exhaustive_words,
                                                   random, length, seed)))
 
+    # ---- pictures
+    def draw(self, path: Union[str, "os.PathLike[str]"], word: Optional[Word] = None,
+             attention: bool = False) -> None:
+        """Writes a picture of the network to `path`, its format from the extension (.svg,
+        .png, or .dot for the Graphviz graph itself), the same bytes `krc draw` writes: layers
+        left to right, heads a{L}.h{H} and MLP blocks m{L} as boxes coloured and labelled by their
+        typed roles (cascade level, component, counter, scan step), the residual stream as lanes
+        of named subspaces with each head's q, k, v reads and its writes. attention=True with a
+        `word` draws every head's attention pattern on that word instead (a grid per head,
+        dense float64 pass, the attention the network was compiled for)."""
+        path = os.fspath(path)
+        data = self._core.draw(path, None if word is None else _tokens(word), attention)
+        _core.write_file(path, data, [self._core.source] if self._core.source else [], "path")
+
     # ---- other frameworks (their modules import torch, onnx... only when called)
     def to_torch(self, device: Any = None, dtype: Any = None, **options: Any) -> Any:
         """The network as a PyTorch module (krc.torch_module.load_torch); options are its

@@ -1,0 +1,90 @@
+// tools/draw: the DOT of the network and attention pictures, the attention pass, and the
+// rendering through the Graphviz library. The SVG and PNG themselves are checked against the
+// weights file's metadata and a numpy forward in tests/python/test_draw.py.
+#include <doctest/doctest.h>
+
+#include <optional>
+#include <string>
+#include <tuple>
+
+#include "krc/automata/input_error.hpp"
+#include "krc/automata/zoo.hpp"
+#include "krc/backend/compile.hpp"
+#include "network_drawing.hpp"
+
+using namespace krc;
+
+namespace {
+
+Network compiled(const std::string& family, std::optional<int> n, Strategy strategy) {
+  CompileOptions options;
+  options.strategy = strategy;
+  options.max_len = 6;
+  return compile(zoo_automaton(family, n), options).network;
+}
+
+}  // namespace
+
+TEST_CASE("draw: the network's DOT has a box for every head and MLP block") {
+  for (const auto& [family, n, strategy] :
+       {std::tuple{"parity", std::optional<int>{}, Strategy::Scan},
+        std::tuple{"cyclic", std::optional<int>{3}, Strategy::Kr}}) {
+    CAPTURE(family);
+    const Network net = compiled(family, n, strategy);
+    const std::string dot = network_dot(net);
+    CHECK(dot.rfind("digraph krc {", 0) == 0);
+    for (std::size_t l = 0; l < net.layers.size(); ++l) {
+      for (std::size_t h = 0; h < net.layers[l].heads.size(); ++h)
+        CHECK(dot.find("\"a" + std::to_string(l) + ".h" + std::to_string(h) + "\" [label=") !=
+              std::string::npos);
+      if (net.layers[l].mlp)
+        CHECK(dot.find("\"m" + std::to_string(l) + "\" [shape=plaintext") != std::string::npos);
+    }
+    for (const auto& sub : net.subspaces)
+      CHECK(dot.find(">" + sub.name + "<") != std::string::npos);
+  }
+}
+
+TEST_CASE("draw: attention patterns are causal distributions and the pass is right") {
+  const Automaton automaton = zoo_automaton("cyclic", 3);
+  const Network net = compiled("cyclic", 3, Strategy::Kr);
+  const std::vector<LetterId> word{0, 1, 1, 0, 1};
+  std::vector<StateId> states;
+  const auto patterns = attention_patterns(net, word, &states);
+  long long heads = 0;
+  for (const auto& layer : net.layers) heads += static_cast<long long>(layer.heads.size());
+  REQUIRE(static_cast<long long>(patterns.size()) == heads);
+  for (const auto& p : patterns) {
+    REQUIRE(p.rows() == 6);
+    for (int t = 0; t < 6; ++t) {
+      CHECK(p.row(t).head(t + 1).sum() == doctest::Approx(1.0).epsilon(1e-12));
+      CHECK(p.row(t).minCoeff() >= 0.0);
+      if (t + 1 < 6) CHECK(p.row(t).tail(5 - t).cwiseAbs().maxCoeff() == 0.0);
+    }
+  }
+  CHECK(states == automaton.run(word));
+  const std::string dot = attention_dot(net, word);
+  CHECK(dot.find("a0.h0 q=5 k=0 w=") != std::string::npos);
+  CHECK_THROWS_AS(attention_dot(net, std::vector<LetterId>(7, 0)), std::invalid_argument);
+}
+
+TEST_CASE("draw: the format comes from the extension") {
+  CHECK(draw_format_from_path("a/b.svg") == DrawFormat::Svg);
+  CHECK(draw_format_from_path("b.PNG") == DrawFormat::Png);
+  CHECK(draw_format_from_path("b.dot") == DrawFormat::Dot);
+  CHECK(draw_format_from_path("b.gv") == DrawFormat::Dot);
+  CHECK_THROWS_AS(draw_format_from_path("b.jpg"), InputError);
+  CHECK_THROWS_AS(draw_format_from_path("svg"), InputError);
+}
+
+TEST_CASE("draw: Graphviz renders SVG and PNG, and refuses text that is no graph") {
+  const Network net = compiled("parity", std::nullopt, Strategy::Scan);
+  const std::string dot = network_dot(net);
+  CHECK(render_dot(dot, DrawFormat::Dot) == dot);
+  const std::string svg = render_dot(dot, DrawFormat::Svg);
+  CHECK(svg.find("<svg") != std::string::npos);
+  CHECK(svg.find("<title>a2.h0</title>") != std::string::npos);
+  const std::string png = render_dot(dot, DrawFormat::Png);
+  CHECK(png.rfind("\x89PNG\r\n\x1a\n", 0) == 0);
+  CHECK_THROWS_AS(render_dot("digraph {", DrawFormat::Svg), LimitError);
+}
