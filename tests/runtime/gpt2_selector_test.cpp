@@ -186,8 +186,8 @@ TEST_CASE("gpt2 export: the selector rule's sets hold every value the MLP comput
     if (r.scan->form != krc::ScanForm::BinaryCoordinates) continue;
     ++binary;
     CAPTURE(a.state_count());
-    for (auto rule : {krc::value_sets::MlpRule::EnumerateFirst,
-                      krc::value_sets::MlpRule::SelectorOnly}) {
+    for (auto rule :
+         {krc::value_sets::MlpRule::EnumerateFirst, krc::value_sets::MlpRule::SelectorOnly}) {
       Tally tally;
       follow(r.network, rule, rng, tally);
       INFO(tally.coordinates, " coordinates checked, ", tally.refused, " components refused");
