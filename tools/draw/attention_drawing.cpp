@@ -49,10 +49,9 @@ void head_grid(std::ostream& out, const std::string& name, const AttentionHead& 
                const Eigen::MatrixXd& w, const std::vector<std::string>& token) {
   const long long positions = static_cast<long long>(token.size());
   out << "    " << quoted(name) << " [shape=plaintext, style=\"\", label=<<TABLE BORDER=\"0\" "
-      << "CELLBORDER=\"0\" CELLSPACING=\"1\" CELLPADDING=\"1\"><TR><TD COLSPAN=\""
-      << positions + 1 << "\" BGCOLOR=\"" << colour_of(head.role) << "\"><B>" << name << "</B> "
-      << html(describe(head.role)) << " (" << to_string(head.kind)
-      << ")</TD></TR><TR><TD></TD>";
+      << "CELLBORDER=\"0\" CELLSPACING=\"1\" CELLPADDING=\"1\"><TR><TD COLSPAN=\"" << positions + 1
+      << "\" BGCOLOR=\"" << colour_of(head.role) << "\"><B>" << name << "</B> "
+      << html(describe(head.role)) << " (" << to_string(head.kind) << ")</TD></TR><TR><TD></TD>";
   for (long long j = 0; j < positions; ++j)
     out << "<TD><FONT POINT-SIZE=\"7\">" << token[j] << "</FONT></TD>";
   out << "</TR>";
