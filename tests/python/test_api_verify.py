@@ -90,8 +90,11 @@ def test_ctrl_c_stops_a_long_verification():
             "    net.verify(random=10**7)\n"
             "except KeyboardInterrupt:\n"
             "    print('interrupted', flush=True)\n")
+    # SIGINT as a terminal gives it: a runner started in the background (CI from `cmd &`)
+    # passes it on ignored, and an ignoring process rightly stays deaf to it.
     child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
-                             stderr=subprocess.DEVNULL, text=True)
+                             stderr=subprocess.DEVNULL, text=True,
+                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     assert child.stdout.readline().strip() == "verifying"
     time.sleep(1.0)
     child.send_signal(signal.SIGINT)

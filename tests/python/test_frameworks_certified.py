@@ -89,8 +89,11 @@ def test_ctrl_c_stops_verify_without_progress():
         "except KeyboardInterrupt:\n"
         "    print('interrupted', flush=True); sys.exit(7)\n"
         "print('finished', flush=True)\n")
+    # SIGINT as a terminal gives it, whatever the runner inherited (a background CI job
+    # passes it on ignored, and an ignoring process rightly stays deaf to it).
     child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True,
-                             env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+                             env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     assert child.stdout.readline().strip() == "ready"
     time.sleep(1.0)
     sent = time.monotonic()
