@@ -15,19 +15,8 @@ namespace krc {
 namespace {
 
 using frontend::line_place;
+using frontend::natural_number;
 using frontend::trim;
-
-// A state number or count: digits only, below 2^31.
-std::optional<std::uint32_t> number(const std::string& s) {
-  if (s.empty() || s.size() > 10) return std::nullopt;
-  std::uint64_t v = 0;
-  for (char c : s) {
-    if (!std::isdigit(static_cast<unsigned char>(c))) return std::nullopt;
-    v = v * 10 + static_cast<std::uint64_t>(c - '0');
-  }
-  if (v >= (std::uint64_t{1} << 31)) return std::nullopt;
-  return static_cast<std::uint32_t>(v);
-}
 
 // "(a, b, c)" -> {a, b, c}: the first field ends at the first comma, the last begins after the
 // last one, and the middle (a label may hold commas and parentheses) is what lies between.
@@ -58,41 +47,35 @@ Automaton read_aut_automaton(const std::string& text, const std::string& file,
                              const std::string& name, const CompletionOptions& options) {
   AutomatonBuilder b(file);
   b.set_name(name);
-  std::size_t pos = 0, line = 0;
-  auto next_line = [&](std::string& out) {
-    if (pos >= text.size()) return false;
-    const auto end = text.find('\n', pos);
-    out = text.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
-    pos = end == std::string::npos ? text.size() : end + 1;
-    ++line;
-    return true;
-  };
+  frontend::TextLines lines(text);
   std::string current;
   do {
-    if (!next_line(current)) b.fail("", "the file is empty");
-  } while (trim(current).empty());
-  const std::string header = trim(current);
+    if (!lines.next(current)) b.fail("", "the file is empty");
+  } while (current.empty());
+  const std::string header = current;
   if (header.rfind("des", 0) != 0)
-    b.fail(line_place(line), "an Aldebaran file begins with 'des (initial, transitions, states)'");
+    b.fail(line_place(lines.number()),
+           "an Aldebaran file begins with 'des (initial, transitions, states)'");
   const auto counts = triple(trim(header.substr(3)));
-  const auto initial = counts ? number((*counts)[0]) : std::nullopt;
-  const auto transitions = counts ? number((*counts)[1]) : std::nullopt;
-  const auto states = counts ? number((*counts)[2]) : std::nullopt;
-  if (counts && is_distribution((*counts)[0])) b.fail(line_place(line), kProbabilistic);
+  const auto initial = counts ? natural_number((*counts)[0]) : std::nullopt;
+  const auto transitions = counts ? natural_number((*counts)[1]) : std::nullopt;
+  const auto states = counts ? natural_number((*counts)[2]) : std::nullopt;
+  if (counts && is_distribution((*counts)[0])) b.fail(line_place(lines.number()), kProbabilistic);
   if (!initial || !transitions || !states)
-    b.fail(line_place(line),
+    b.fail(line_place(lines.number()),
            "expected 'des (initial, transitions, states)' with three numbers "
            "below 2^31, found '" +
                header.substr(0, 80) + "'");
-  if (*states == 0) b.fail(line_place(line), "the system has no states ('des' says 0)");
+  if (*states == 0) b.fail(line_place(lines.number()), "the system has no states ('des' says 0)");
   if (*initial >= *states)
-    b.fail(line_place(line), "the initial state " + std::to_string(*initial) +
-                                 " is not one of the states 0 to " + std::to_string(*states - 1));
+    b.fail(line_place(lines.number()), "the initial state " + std::to_string(*initial) +
+                                           " is not one of the states 0 to " +
+                                           std::to_string(*states - 1));
   // Each state and transition is counted against the memory budget before any is made.
   check_memory("the " + std::to_string(*states) + " states and " + std::to_string(*transitions) +
                    " transitions of the Aldebaran file",
                saturating_add(saturating_mul(*states, 160), saturating_mul(*transitions, 160)));
-  const std::string header_place = line_place(line);
+  const std::string header_place = line_place(lines.number());
   for (std::uint32_t q = 0; q < *states; ++q) {
     b.add_state(std::to_string(q), header_place);
     b.add_accepting(q);  // the language is the system's traces
@@ -100,15 +83,15 @@ Automaton read_aut_automaton(const std::string& text, const std::string& file,
   b.set_initial(*initial, header_place);
   std::uint64_t read = 0;
   bool internal = false;
-  while (next_line(current)) {
-    if (trim(current).empty()) continue;
-    const std::string place = line_place(line);
+  while (lines.next(current)) {
+    if (current.empty()) continue;
+    const std::string place = line_place(lines.number());
     const auto fields = triple(current);
     if (!fields)
       b.fail(place, "expected a transition '(from, \"label\", to)', found '" +
-                        trim(current).substr(0, 80) + "'");
+                        current.substr(0, 80) + "'");
     if (is_distribution((*fields)[2])) b.fail(place, kProbabilistic);
-    const auto from = number((*fields)[0]), to = number((*fields)[2]);
+    const auto from = natural_number((*fields)[0]), to = natural_number((*fields)[2]);
     for (const auto& [n, s] : {std::pair{from, (*fields)[0]}, std::pair{to, (*fields)[2]}})
       if (!n || *n >= *states)
         b.fail(place, "'" + s.substr(0, 40) + "' is not a state (the states are 0 to " +
@@ -129,8 +112,8 @@ Automaton read_aut_automaton(const std::string& text, const std::string& file,
     b.add_transition(*from, b.letter(label, place), *to, place);
   }
   if (read != *transitions)
-    b.fail(line_place(line), "'des' announces " + std::to_string(*transitions) +
-                                 " transitions, the file has " + std::to_string(read));
+    b.fail(line_place(lines.number()), "'des' announces " + std::to_string(*transitions) +
+                                           " transitions, the file has " + std::to_string(read));
   if (internal && options.note)
     options.note(file +
                  ": the internal action ('i', 'tau') is read as an epsilon move: the "

@@ -56,9 +56,9 @@ Automaton read_ba_automaton(const std::string& text, const std::string& file,
   b.set_name(name);
   // Each line makes at most two states and a transition: counted against the memory budget
   // before any is made.
-  const auto lines = static_cast<std::uint64_t>(std::count(text.begin(), text.end(), '\n')) + 1;
-  check_memory("the " + std::to_string(lines) + " lines of the RABIT file",
-               saturating_mul(lines, 480));
+  frontend::TextLines lines(text);
+  check_memory("the " + std::to_string(lines.count()) + " lines of the RABIT file",
+               saturating_mul(lines.count(), 480));
   auto state = [&](const std::string& q, const std::string& place) {
     if (auto problem = frontend::invalid_utf8_problem(q, "state name")) b.fail(place, *problem);
     if (auto id = b.find_state(q)) return *id;
@@ -68,15 +68,9 @@ Automaton read_ba_automaton(const std::string& text, const std::string& file,
   std::string initial_line;
   std::vector<StateId> accepting;
   bool seen_edge = false;
-  std::size_t pos = 0, line = 0;
-  while (pos < text.size()) {
-    const auto end = text.find('\n', pos);
-    const std::string current =
-        trim(text.substr(pos, end == std::string::npos ? std::string::npos : end - pos));
-    pos = end == std::string::npos ? text.size() : end + 1;
-    ++line;
+  for (std::string current; lines.next(current);) {
     if (current.empty()) continue;
-    const std::string place = line_place(line);
+    const std::string place = line_place(lines.number());
     if (auto e = edge(current)) {
       if (e->label.empty()) b.fail(place, "a transition without a label ('label,[from]->[to]')");
       if (auto problem = frontend::invalid_utf8_problem(e->label, "label")) b.fail(place, *problem);

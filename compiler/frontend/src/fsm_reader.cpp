@@ -17,19 +17,8 @@ namespace krc {
 namespace {
 
 using frontend::line_place;
+using frontend::natural_number;
 using frontend::trim;
-
-// A natural number below 2^31.
-std::optional<std::uint32_t> number(const std::string& s) {
-  if (s.empty() || s.size() > 10) return std::nullopt;
-  std::uint64_t v = 0;
-  for (char c : s) {
-    if (!std::isdigit(static_cast<unsigned char>(c))) return std::nullopt;
-    v = v * 10 + static_cast<std::uint64_t>(c - '0');
-  }
-  if (v >= (std::uint64_t{1} << 31)) return std::nullopt;
-  return static_cast<std::uint32_t>(v);
-}
 
 struct Line {
   std::string text;
@@ -48,24 +37,19 @@ Automaton read_fsm_automaton(const std::string& text, const std::string& file,
   b.set_name(name);
   // The sections, split at the lines "---".
   std::vector<std::vector<Line>> sections(1);
-  std::size_t pos = 0, line = 0;
-  while (pos < text.size()) {
-    const auto end = text.find('\n', pos);
-    const std::string current =
-        trim(text.substr(pos, end == std::string::npos ? std::string::npos : end - pos));
-    pos = end == std::string::npos ? text.size() : end + 1;
-    ++line;
+  frontend::TextLines lines(text);
+  for (std::string current; lines.next(current);) {
     if (current == "---") {
       sections.emplace_back();
       if (sections.size() > 4)
-        b.fail(line_place(line),
+        b.fail(line_place(lines.number()),
                "a fifth section: an FSM file has at most four ('---' three times)");
       continue;
     }
-    if (!current.empty()) sections.back().push_back({current, line});
+    if (!current.empty()) sections.back().push_back({current, lines.number()});
   }
   if (sections.size() < 3)
-    b.fail(line_place(line),
+    b.fail(line_place(lines.number()),
            "an FSM file has parameters, states and transitions separated by "
            "lines '---'; this one has " +
                std::to_string(sections.size() - 1) + " such lines");
@@ -74,7 +58,7 @@ Automaton read_fsm_automaton(const std::string& text, const std::string& file,
   for (const Line& p : sections[0]) {
     const auto open = p.text.find('('), close = p.text.find(')');
     const auto n = open != std::string::npos && close != std::string::npos && close > open
-                       ? number(p.text.substr(open + 1, close - open - 1))
+                       ? natural_number(p.text.substr(open + 1, close - open - 1))
                        : std::nullopt;
     if (open == 0 || !n)
       b.fail(line_place(p.number), "expected a parameter 'name(N) Sort \"v1\" ...', found '" +
@@ -90,7 +74,7 @@ Automaton read_fsm_automaton(const std::string& text, const std::string& file,
     std::istringstream in(s.text);
     std::size_t k = 0;
     for (std::string field; in >> field; ++k) {
-      const auto v = number(field);
+      const auto v = natural_number(field);
       if (!v || k >= cardinalities.size() || (cardinalities[k] > 0 && *v >= cardinalities[k]))
         b.fail(line_place(s.number), "a state line lists the value index of each of the " +
                                          std::to_string(cardinalities.size()) +
@@ -122,7 +106,7 @@ Automaton read_fsm_automaton(const std::string& text, const std::string& file,
     std::istringstream in(t.text.substr(0, quote));
     std::string from_text, to_text, extra;
     in >> from_text >> to_text >> extra;
-    const auto from = number(from_text), to = number(to_text);
+    const auto from = natural_number(from_text), to = natural_number(to_text);
     if (!from || !to || !extra.empty())
       b.fail(line_place(t.number),
              "expected a transition 'from to \"label\"' with two state "
@@ -140,11 +124,11 @@ Automaton read_fsm_automaton(const std::string& text, const std::string& file,
   std::uint32_t initial = 1;
   if (sections.size() == 4) {
     if (sections[3].size() != 1)
-      b.fail(line_place(sections[3].empty() ? line : sections[3][1].number),
+      b.fail(line_place(sections[3].empty() ? lines.number() : sections[3][1].number),
              "the initial state section holds one state number");
     const Line& i = sections[3][0];
     if (i.text.front() == '[') b.fail(line_place(i.number), kProbabilistic);
-    const auto q = number(i.text);
+    const auto q = natural_number(i.text);
     if (!q || *q == 0 || *q > std::max<std::uint32_t>(states, 1))
       b.fail(line_place(i.number), "the initial state '" + i.text.substr(0, 40) +
                                        "' is not one of the states 1 to " +

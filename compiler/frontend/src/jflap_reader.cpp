@@ -1,7 +1,6 @@
 #include "krc/frontend/jflap_reader.hpp"
 
 #include <boost/property_tree/ptree.hpp>
-#include <boost/property_tree/xml_parser.hpp>
 #include <map>
 #include <set>
 #include <sstream>
@@ -72,18 +71,7 @@ Automaton read_jflap_automaton(const std::string& text, const std::string& file,
                                const std::string& name, const CompletionOptions& options) {
   AutomatonBuilder b(file);
   b.set_name(name);
-  // Before the XML parser, which recurses once per nesting level.
-  if (auto line = frontend::too_deep_element(text))
-    b.fail(line_place(*line), "elements nested more than " +
-                                  std::to_string(frontend::kMaxXmlNesting) +
-                                  " deep (krc's limit for JFLAP files)");
-  pt::ptree document;
-  try {
-    std::istringstream in(text);
-    pt::read_xml(in, document, pt::xml_parser::no_comments);
-  } catch (const pt::xml_parser_error& e) {
-    b.fail(line_place(e.line() == 0 ? 1 : e.line()), "not valid XML: " + e.message());
-  }
+  const pt::ptree document = frontend::read_xml_document(text, b, "JFLAP files");
   auto structure = document.get_child_optional("structure");
   if (!structure) b.fail("", "not a JFLAP file: the root element must be <structure>");
   // JFLAP 8 gives the root <structure> a type attribute; JFLAP 4-7 a <type> element.

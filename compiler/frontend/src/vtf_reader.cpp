@@ -30,9 +30,9 @@ Automaton read_vtf_automaton(const std::string& text, const std::string& file,
                              const std::string& name, const CompletionOptions& options) {
   AutomatonBuilder b(file);
   b.set_name(name);
-  const auto lines = static_cast<std::uint64_t>(std::count(text.begin(), text.end(), '\n')) + 1;
-  check_memory("the " + std::to_string(lines) + " lines of the VTF file",
-               saturating_mul(lines, 480));
+  frontend::TextLines lines(text);
+  check_memory("the " + std::to_string(lines.count()) + " lines of the VTF file",
+               saturating_mul(lines.count(), 480));
   auto state = [&](const std::string& q, const std::string& place) {
     if (auto problem = frontend::invalid_utf8_problem(q, "state name")) b.fail(place, *problem);
     if (auto id = b.find_state(q)) return *id;
@@ -40,17 +40,9 @@ Automaton read_vtf_automaton(const std::string& text, const std::string& file,
   };
   std::vector<std::pair<std::string, std::string>> initial, final_states;  // (text, place)
   bool section = false;
-  std::size_t pos = 0, line = 0;
-  while (pos < text.size()) {
-    const auto end = text.find('\n', pos);
-    std::string current =
-        text.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
-    pos = end == std::string::npos ? text.size() : end + 1;
-    ++line;
-    if (const auto hash = current.find('#'); hash != std::string::npos) current.erase(hash);
-    current = trim(current);
+  for (std::string current; lines.next(current);) {
     if (current.empty()) continue;
-    const std::string place = line_place(line);
+    const std::string place = line_place(lines.number());
     if (current[0] == '@') {
       const std::string type = words(current)[0];
       if (section)

@@ -1,6 +1,10 @@
 #include "xml_nesting.hpp"
 
 #include <algorithm>
+#include <boost/property_tree/xml_parser.hpp>
+#include <sstream>
+
+#include "source_lines.hpp"
 
 namespace krc::frontend {
 
@@ -60,6 +64,23 @@ std::optional<std::size_t> too_deep_element(const std::string& text, int limit) 
     }
   }
   return std::nullopt;
+}
+
+boost::property_tree::ptree read_xml_document(const std::string& text, const AutomatonBuilder& b,
+                                              const std::string& limit_of) {
+  namespace pt = boost::property_tree;
+  // Before the XML parser, which recurses once per nesting level.
+  if (auto line = too_deep_element(text))
+    b.fail(line_place(*line), "elements nested more than " + std::to_string(kMaxXmlNesting) +
+                                  " deep (krc's limit for " + limit_of + ")");
+  pt::ptree document;
+  try {
+    std::istringstream in(text);
+    pt::read_xml(in, document, pt::xml_parser::no_comments);
+  } catch (const pt::xml_parser_error& e) {
+    b.fail(line_place(e.line() == 0 ? 1 : e.line()), "not valid XML: " + e.message());
+  }
+  return document;
 }
 
 }  // namespace krc::frontend
