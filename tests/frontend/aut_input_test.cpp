@@ -80,31 +80,8 @@ bool is_trace(const Lts& lts, const std::vector<std::string>& word) {
 
 void check_traces(const Automaton& a, const Lts& lts, std::size_t length) {
   CHECK(a.letters() == lts.labels);
-  std::set<StateId> accepting(a.accepting().begin(), a.accepting().end());
-  auto run = [&](const std::vector<LetterId>& word) {
-    std::vector<std::string> named;
-    for (LetterId l : word) named.push_back(a.letter_name(l));
-    CAPTURE(named);
-    CHECK((accepting.count(a.run(word).back()) > 0) == is_trace(lts, named));
-  };
-  std::vector<std::vector<LetterId>> words{{}};
-  for (std::size_t w = 0; w < words.size(); ++w) {
-    run(words[w]);
-    if (words[w].size() < length)
-      for (LetterId l = 0; l < a.letter_count(); ++l) {
-        auto next = words[w];
-        next.push_back(l);
-        words.push_back(std::move(next));
-      }
-  }
-  std::mt19937 rng(34);
-  for (int k = 0; k < 200; ++k) {
-    std::vector<LetterId> word(std::uniform_int_distribution<std::size_t>(0, 40)(rng));
-    for (auto& l : word)
-      l = std::uniform_int_distribution<LetterId>(0,
-                                                  static_cast<LetterId>(a.letter_count() - 1))(rng);
-    run(word);
-  }
+  test::check_language_against(
+      a, [&](const std::vector<std::string>& word) { return is_trace(lts, word); }, length, 40);
 }
 
 }  // namespace

@@ -75,31 +75,8 @@ Nfa read_ba(const std::string& text) {
 // Every word up to `length` over the automaton's letters, and 200 random longer ones: krc's
 // acceptance equals the oracle's.
 void check_language(const Automaton& a, const Nfa& nfa, std::size_t length) {
-  std::set<StateId> accepting(a.accepting().begin(), a.accepting().end());
-  auto run = [&](const std::vector<LetterId>& word) {
-    std::vector<std::string> named;
-    for (LetterId l : word) named.push_back(a.letter_name(l));
-    CAPTURE(named);
-    CHECK((accepting.count(a.run(word).back()) > 0) == nfa.accepts(named));
-  };
-  std::vector<std::vector<LetterId>> words{{}};
-  for (std::size_t w = 0; w < words.size(); ++w) {
-    run(words[w]);
-    if (words[w].size() < length)
-      for (LetterId l = 0; l < a.letter_count(); ++l) {
-        auto next = words[w];
-        next.push_back(l);
-        words.push_back(std::move(next));
-      }
-  }
-  std::mt19937 rng(34);
-  for (int k = 0; k < 200; ++k) {
-    std::vector<LetterId> word(std::uniform_int_distribution<std::size_t>(0, 30)(rng));
-    for (auto& l : word)
-      l = std::uniform_int_distribution<LetterId>(0,
-                                                  static_cast<LetterId>(a.letter_count() - 1))(rng);
-    run(word);
-  }
+  test::check_language_against(
+      a, [&](const std::vector<std::string>& word) { return nfa.accepts(word); }, length, 30);
 }
 
 bool accepts(const Automaton& a, const std::vector<std::string>& word) {

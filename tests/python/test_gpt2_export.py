@@ -421,6 +421,26 @@ def dtype_logits(directory, dtype, words):
         return model(ids).logits.float()
 
 
+def assert_right_in_three_dtypes(out, weights, automaton, words):
+    """The checkpoint in `out`, loaded in transformers in float32, bfloat16 and float16: every
+    position of `words` is the automaton's state, and the state logits are krc's forward of
+    `weights` in that arithmetic (bit for bit in float32 and fp16, within 2^-24 in bf16, where
+    the CPU's bf16 matmul sums in another order)."""
+    vocab = json.loads((out / "krc_vocab.json").read_text())
+    by_id = {i: s for s, i in vocab["states"].items()}
+    first_state = min(vocab["states"].values())
+    for dtype, arithmetic in [("float32", "float32"), ("bfloat16", "bf16"), ("float16", "fp16")]:
+        logits = dtype_logits(out, dtype, words)
+        assert not torch.isnan(logits).any(), dtype
+        for w, row in zip(words, logits):
+            assert [by_id.get(i, "<letter>") for i in row.argmax(-1).tolist()] == \
+                simulate(automaton, w), dtype
+            theirs = json.loads(krc_ok("run", weights, ",".join(w), "--arithmetic", arithmetic,
+                                       "--json"))["logits"]
+            difference = (row[:, first_state:] - torch.tensor(theirs)).abs().max().item()
+            assert difference <= (2.0**-24 if dtype == "bfloat16" else 0.0), (dtype, difference)
+
+
 @pytest.mark.parametrize("name,precision", [("parity", "fp16"), ("gridworld", "bf16"),
                                             ("quaternion", "fp16")])
 def test_checkpoint_of_a_narrow_network_is_exact_in_bf16_and_fp16(tmp_path, name, precision):
@@ -445,21 +465,9 @@ def test_checkpoint_of_a_narrow_network_is_exact_in_bf16_and_fp16(tmp_path, name
     assert side["layout"]["layer_norm_epsilon_log4"] == 15
     config = json.loads((out / "config.json").read_text())
     assert config["layer_norm_epsilon"] == 4.0**15
-    vocab = json.loads((out / "krc_vocab.json").read_text())
-    by_id = {i: s for s, i in vocab["states"].items()}
-    first_state = min(vocab["states"].values())
     rng = random.Random(11)
     words = [[rng.choice(automaton["alphabet"]) for _ in range(128)] for _ in range(3)]
-    for dtype, arithmetic in [("float32", "float32"), ("bfloat16", "bf16"), ("float16", "fp16")]:
-        logits = dtype_logits(out, dtype, words)
-        assert not torch.isnan(logits).any(), dtype
-        for w, row in zip(words, logits):
-            assert [by_id.get(i, "<letter>") for i in row.argmax(-1).tolist()] == \
-                simulate(automaton, w), dtype
-            theirs = json.loads(krc_ok("run", weights, ",".join(w), "--arithmetic", arithmetic,
-                                       "--json"))["logits"]
-            difference = (row[:, first_state:] - torch.tensor(theirs)).abs().max().item()
-            assert difference <= (2.0**-24 if dtype == "bfloat16" else 0.0), (dtype, difference)
+    assert_right_in_three_dtypes(out, weights, automaton, words)
 
 
 def test_checkpoint_says_which_formats_it_does_not_keep(tmp_path):
@@ -534,18 +542,6 @@ def test_binary_coordinate_network_exports_by_the_selector_rule(tmp_path):
     assert side["layout"]["layer_norm_epsilon_log4"] == 15
     assert {f: v["kept"] for f, v in side["formats"].items()} == {
         "float32": True, "bfloat16": True, "float16": True}
-    vocab = json.loads((out / "krc_vocab.json").read_text())
-    by_id = {i: s for s, i in vocab["states"].items()}
-    first_state = min(vocab["states"].values())
     rng = random.Random(36)
     words = [[rng.choice(automaton["alphabet"]) for _ in range(64)] for _ in range(3)]
-    for dtype, arithmetic in [("float32", "float32"), ("bfloat16", "bf16"), ("float16", "fp16")]:
-        logits = dtype_logits(out, dtype, words)
-        assert not torch.isnan(logits).any(), dtype
-        for w, row in zip(words, logits):
-            assert [by_id.get(i, "<letter>") for i in row.argmax(-1).tolist()] == \
-                simulate(automaton, w), dtype
-            theirs = json.loads(krc_ok("run", weights, ",".join(w), "--arithmetic", arithmetic,
-                                       "--json"))["logits"]
-            difference = (row[:, first_state:] - torch.tensor(theirs)).abs().max().item()
-            assert difference <= (2.0**-24 if dtype == "bfloat16" else 0.0), (dtype, difference)
+    assert_right_in_three_dtypes(out, weights, automaton, words)
