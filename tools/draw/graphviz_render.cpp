@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "krc/automata/input_error.hpp"
+#include "krc/runtime/word_run.hpp"
 #include "network_drawing.hpp"
 
 namespace krc {
@@ -116,6 +117,13 @@ std::string render_dot(const std::string& dot, DrawFormat format) {
     throw LimitError(std::string("Graphviz could not render ") + to_string(format) +
                      " (is its plugin installed? Debian: graphviz): " + messages);
   return out;
+}
+
+std::string draw_picture(const Network& network, const std::vector<LetterId>* word,
+                         DrawFormat format, const std::string& word_option) {
+  if (!word) return render_dot(network_dot(network), format);
+  check_word_length(network, word->size(), word_option);
+  return render_dot(attention_dot(network, *word), format);
 }
 
 }  // namespace krc

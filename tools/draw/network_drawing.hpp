@@ -52,4 +52,10 @@ std::string attention_dot(const Network& network, const std::vector<LetterId>& w
 // LimitError when Graphviz refuses it.
 std::string render_dot(const std::string& dot, DrawFormat format);
 
+// What both doors write (`krc draw`, krc.Network.draw), so that they give the same bytes: the
+// attention picture on `word` when there is one (checked against max_len), else the network
+// picture, rendered as `format`. `word_option` names the word in messages ("--word", "word").
+std::string draw_picture(const Network& network, const std::vector<LetterId>* word,
+                         DrawFormat format, const std::string& word_option);
+
 }  // namespace krc

@@ -29,16 +29,11 @@ int run_draw(const DrawArguments& a) {
   if (!a.attention && !a.word.empty())
     throw InputError("command line", "--word", "only the attention picture (--attention) uses it");
   const Network network = load_network(a.file);
-  std::string dot;
-  if (a.attention) {
-    const Automaton automaton = automaton_from_json(network.automaton, a.file);
-    const std::vector<LetterId> word = parse_word(a.word, automaton, "--word");
-    check_word_length(network, word.size(), "--word");
-    dot = attention_dot(network, word);
-  } else {
-    dot = network_dot(network);
-  }
-  const std::string picture = render_dot(dot, format);
+  std::vector<LetterId> word;
+  if (a.attention)
+    word = parse_word(a.word, automaton_from_json(network.automaton, a.file), "--word");
+  const std::string picture =
+      draw_picture(network, a.attention ? &word : nullptr, format, "--word");
   front_door::write_output(a.output, picture, {.inputs = {a.file}});
   std::cout << "wrote " << a.output << " (" << to_string(format) << ", " << picture.size()
             << " bytes)\n";

@@ -173,18 +173,12 @@ py::bytes draw(const CompiledNetwork& c, const std::string& path,
     throw InputError("draw", "attention", "needs the word to run: word=\"a b a\"");
   if (!attention && word)
     throw InputError("draw", "word", "only the attention picture (attention=True) uses it");
+  std::vector<LetterId> letters;
+  if (word) letters = parse_word(*word, c.automaton, "word");
   std::string picture;
   {
     py::gil_scoped_release unlocked;
-    std::string dot;
-    if (attention) {
-      const std::vector<LetterId> letters = parse_word(*word, c.automaton, "word");
-      check_word_length(*c.network, letters.size(), "word");
-      dot = attention_dot(*c.network, letters);
-    } else {
-      dot = network_dot(*c.network);
-    }
-    picture = render_dot(dot, format);
+    picture = draw_picture(*c.network, word ? &letters : nullptr, format, "word");
   }
   return py::bytes(picture);
 }
