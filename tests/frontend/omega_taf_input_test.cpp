@@ -401,12 +401,14 @@ TEST_CASE("mata VTF: an explicit NFA of mata's benchmarks; symbolic sections ref
 
 TEST_CASE("The input-format table: every name is a choice of --input-format, with its extension") {
   const auto names = input_format_names();
-  for (const char* n : {"json", "dot", "jff", "hoa", "aut", "ba", "gff", "taf", "fsm", "vtf"})
+  for (const char* n :
+       {"json", "dot", "jff", "hoa", "aut", "ba", "gff", "taf", "fsm", "vtf", "etf"})
     CHECK(std::find(names.begin(), names.end(), n) != names.end());
   CHECK(detect_format("x.ba", "") == "ba");
   CHECK(detect_format("x.GFF", "") == "gff");
   CHECK(detect_format("x.taf.gz", "") == "taf");
   CHECK(detect_format("x.mata", "") == "vtf");
+  CHECK(detect_format("x.etf", "") == "etf");
   // JSON that only looks like a RABIT line stays JSON.
   CHECK(detect_format("x", "[\"a,b->c\"]") == "json");
   CHECK(contains(test::load_error("u", "hello", "line 1").problem(), "RABIT BA"));
