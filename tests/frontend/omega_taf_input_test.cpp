@@ -318,6 +318,9 @@ TEST_CASE("FSM: mCRL2's example, read as its traces; probabilities and malformed
   }
   CHECK(nfa.delta.size() == 8);
   CHECK(a.state_count() == 5);  // each state has 2 of the 4 actions: a rejecting sink
+  // States are named by their lines' values: "0 1" is b = "F", n = "2" (by hand).
+  CHECK(a.states() == std::vector<std::string>{"<F,1>", "<F,2>", "<T,1>", "<T,2>", "sink"});
+  CHECK(a.state_name(a.initial()) == "<F,1>");
   CHECK(a.letters() == std::vector<std::string>{"increase", "on", "decrease", "off"});
   check_language(a, nfa, 5);
   // By hand: 1 -increase-> 2 -on-> 4 -off-> 2 -decrease-> 1; state 1 has no "off".
@@ -333,6 +336,11 @@ TEST_CASE("FSM: mCRL2's example, read as its traces; probabilities and malformed
   Automaton t = test::load_text("t.fsm", "---\n---\n1 2 \"tau\"\n2 3 \"a\"\n3 1 \"b\"\n---\n3\n");
   CHECK(accepts(t, {"b", "a", "b"}));  // 3 -b-> 1 -tau-> 2 -a-> 3 -b-> 1
   CHECK_FALSE(accepts(t, {"a"}));      // state 3 has no "a"
+  // Values that would blur a name are quoted; equal vectors fall back to the numbers.
+  CHECK(test::load_text("q.fsm", "x(2) L \"[1, 2]\" \"\"\n---\n0\n1\n---\n1 2 \"a\"\n").states() ==
+        std::vector<std::string>{"<\"[1, 2]\">", "<\"\">", "sink"});
+  CHECK(test::load_text("e.fsm", "x(2) B \"a\" \"b\"\n---\n0\n0\n---\n1 2 \"a\"\n").states() ==
+        std::vector<std::string>{"1", "2", "sink"});
   CHECK(contains(test::load_error("s.fsm", "---\n\n---\n1 0 \"a\"\n", "line 4").problem(),
                  "'0' is not a state"));
   CHECK(contains(
