@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <optional>
+#include <set>
 
 #include "krc/automata/input_error.hpp"
 #include "source_lines.hpp"
@@ -202,6 +203,7 @@ void Parser::init_section(std::size_t begin) {
 void Parser::trans_section(std::size_t begin) {
   EtfGroup g{{}, {}, begin};
   const std::size_t n = m_.slots.size(), k = m_.labels.size();
+  std::set<std::vector<std::uint32_t>> seen;  // a section is a set of rows (LTSmin's TreeFold)
   for (const auto& [line, t] : body("trans", begin)) {
     EtfRow row{{}, {}, {}, line};
     std::vector<std::uint32_t> slots;
@@ -237,7 +239,10 @@ void Parser::trans_section(std::size_t begin) {
            "the rows of a trans section change the same slots (LTSmin: 'inconsistent "
            "section'); this one differs from line " +
                std::to_string(g.rows.front().line));
-    g.rows.push_back(std::move(row));
+    std::vector<std::uint32_t> whole = row.from;
+    whole.insert(whole.end(), row.to.begin(), row.to.end());
+    whole.insert(whole.end(), row.labels.begin(), row.labels.end());
+    if (seen.insert(std::move(whole)).second) g.rows.push_back(std::move(row));
   }
   if (!g.rows.empty()) m_.groups.push_back(std::move(g));  // LTSmin skips empty sections
 }

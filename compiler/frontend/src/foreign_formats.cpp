@@ -78,8 +78,6 @@ bool all_numbers(const std::string& line) {
 
 std::optional<std::string> foreign_format(const std::string& text) {
   const std::vector<std::string> lines = first_lines(text, 8);
-  if (lines.empty()) return std::nullopt;
-  const std::string& first = lines[0];
   // Stamina's ADL: numbers only (states and transitions as integers).
   if (lines.size() >= 2 && std::all_of(lines.begin(), lines.end(), all_numbers))
     return "a file of numbers only, as Stamina's ADL format (.adl) writes automata";
