@@ -1,4 +1,4 @@
-// Formats krc does not read (LTSmin's ETF, Stamina's ADL) are refused by name; those it reads
+// Formats krc does not read (Stamina's ADL) are refused by name; those it reads
 // that resemble others (a RABIT file's "[0]" opens like JSON, GOAL's XML like JFLAP's) are
 // read as what they are; gzip-compressed input of any format is read, within the description
 // cap, so that a decompression bomb stops there.
@@ -45,7 +45,6 @@ TEST_CASE("Foreign formats are refused by name") {
     std::string name, text, says;
   };
   const std::vector<Case> cases{
-      {"x.etf", "begin state\nx:int\nend state\n", "LTSmin ETF"},
       {"x.adl", "3 2\n0 1\n1 0\n", "Stamina's ADL"},
   };
   for (const Case& c : cases) {
@@ -54,8 +53,8 @@ TEST_CASE("Foreign formats are refused by name") {
     CHECK(contains(problem, c.says));
     CHECK(contains(problem, "which krc does not read (yet)"));
   }
-  // RABIT, GOAL, AutomataLib, FSM and mata files are read, as what they are, whatever the extension
-  // says (ondrik/automata-benchmarks' .ba, GOAL's type="fa" misnamed .jff, TAF).
+  // RABIT, GOAL, AutomataLib, FSM, mata and ETF files are read, as what they are, whatever the
+  // extension says (ondrik/automata-benchmarks' .ba, GOAL's type="fa" misnamed .jff, TAF).
   for (const auto& [name, text] : std::vector<std::pair<std::string, std::string>>{
            {"rabit.ba", "0\n1,0->1\n3,1->2\n0\n1\n2\n"},
            {"rabit2", "[0]\na,[0]->[1]\nb,[1]->[0]\n[1]\n"},
@@ -69,7 +68,11 @@ TEST_CASE("Foreign formats are refused by name") {
            {"x.txt", "b(2) Bool \"F\" \"T\"\n---\n0\n1\n---\n1 2 \"on\"\n"},
            {"x2", "---\n---\n1 2 \"on\"\n"},
            // mata (VeriFIT): @NFA-explicit
-           {"nfa.txt", "@NFA-explicit\n%Alphabet-auto\n%Initial q0\n%Final q1\nq0 a q1\n"}}) {
+           {"nfa.txt", "@NFA-explicit\n%Alphabet-auto\n%Initial q0\n%Final q1\nq0 a q1\n"},
+           // LTSmin's ETF: "begin state"
+           {"etf.txt",
+            "begin state\nx:int\nend state\nbegin edge\nend edge\nbegin init\n0\nend "
+            "init\n"}}) {
     CAPTURE(name);
     CHECK(test::load_text(name, text).state_count() >= 1);
   }
@@ -117,18 +120,25 @@ TEST_CASE("gzip-compressed input of any format") {
 }
 
 TEST_CASE(
-    "HOA, Aldebaran, RABIT, GOAL, TAF, FSM, VTF and sniffed input: mutated files fail only as "
+    "HOA, Aldebaran, RABIT, GOAL, TAF, FSM, VTF, ETF and sniffed input: mutated files fail only as "
     "bad input") {
   // A stand-in for tools/fuzz.sh where clang is missing: the fuzz targets' seeds, each byte
   // mutated, deleted, duplicated or replaced by a token; anything but an automaton, an
   // InputError or a LimitError escapes and fails the test.
   const std::vector<std::pair<std::string, std::string>> seeds{
-      {"hoa", "hoa/spec_aut7.hoa"},         {"hoa", "hoa/spec_aut2.hoa"},
-      {"hoa", "hoa/spec_aut4.hoa"},         {"hoa", "hoa/tela_out_230.hoa"},
-      {"aut", "aut/mcrl2_dining2.aut"},     {"", "hoa/owl_ltl2dra_FaGb.hoa"},
-      {"ba", "ba/rabit_fold.ba"},           {"gff", "gff/goal_react_quickly_c0.gff"},
-      {"taf", "taf/automatalib_mealy.taf"}, {"", "taf/automatalib_dfa.taf"},
-      {"fsm", "fsm/mcrl2_fan.fsm"},         {"vtf", "vtf/mata_nfa_anbn_n2.mata"}};
+      {"hoa", "hoa/spec_aut7.hoa"},
+      {"hoa", "hoa/spec_aut2.hoa"},
+      {"hoa", "hoa/spec_aut4.hoa"},
+      {"hoa", "hoa/tela_out_230.hoa"},
+      {"aut", "aut/mcrl2_dining2.aut"},
+      {"", "hoa/owl_ltl2dra_FaGb.hoa"},
+      {"ba", "ba/rabit_fold.ba"},
+      {"gff", "gff/goal_react_quickly_c0.gff"},
+      {"taf", "taf/automatalib_mealy.taf"},
+      {"", "taf/automatalib_dfa.taf"},
+      {"fsm", "fsm/mcrl2_fan.fsm"},
+      {"vtf", "vtf/mata_nfa_anbn_n2.mata"},
+      {"etf", "etf/ltsmin_manpage_example.etf"}};
   const std::vector<std::string> tokens{"&",
                                         "|",
                                         "!",
@@ -153,7 +163,11 @@ TEST_CASE(
                                         "~",
                                         "<state sid=\"9\">",
                                         "*",
-                                        ".."};
+                                        "..",
+                                        "begin trans",
+                                        "end",
+                                        "0/1",
+                                        "%"};
   std::mt19937 rng(34);
   std::size_t read = 0, refused = 0;
   for (std::size_t i = 0; i < seeds.size(); ++i) {

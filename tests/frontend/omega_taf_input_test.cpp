@@ -261,6 +261,17 @@ TEST_CASE("AutomataLib .taf: its parser tests' files, read as its builder reads 
   CHECK(noted("'asd' is not a letter of the alphabet"));
   CHECK(noted("the option 'sink'"));
   CHECK(noted("a second transition from 's1' on '?'"));
+
+  // A mealy transition without an output: AutomataLib's grammar (TAF.jj, transDeclMealy)
+  // makes '/ output' optional and builds the transition with a null output; read as ''.
+  notes.clear();
+  Automaton n = test::load_text(
+      "n.taf", "mealy {a, b} {\n s [init] { a -> t  b / y -> s }\n t { a / x -> s  b -> t }\n}",
+      mealy);
+  m = n;
+  // By hand: s -a/''-> t -b/''-> t -a/x-> s -b/y-> s.
+  CHECK(output({"a", "b", "a", "b"}) == std::vector<std::string>{"", "", "x", "y"});
+  CHECK(noted("line 2, column 15: a mealy transition without an output"));
 }
 
 TEST_CASE("AutomataLib .taf: malformed files name the line and column") {
@@ -273,10 +284,6 @@ TEST_CASE("AutomataLib .taf: malformed files name the line and column") {
       "never closed"));
   CHECK(
       contains(test::load_error("c.taf", "dfa [d..a] { }", "line 1, column 6").problem(), "empty"));
-  CHECK(contains(
-      test::load_error("d.taf", "mealy {a} {\n s [init] { a -> s }\n}", "line 2, column 15")
-          .problem(),
-      "without an output"));
   CHECK(contains(
       test::load_error("e.taf", "dfa {a} { s { a / x -> s } }", "line 1, column 17").problem(),
       "only a mealy machine"));
@@ -318,6 +325,9 @@ TEST_CASE("FSM: mCRL2's example, read as its traces; probabilities and malformed
   }
   CHECK(nfa.delta.size() == 8);
   CHECK(a.state_count() == 5);  // each state has 2 of the 4 actions: a rejecting sink
+  // States are named by their lines' values: "0 1" is b = "F", n = "2" (by hand).
+  CHECK(a.states() == std::vector<std::string>{"<F,1>", "<F,2>", "<T,1>", "<T,2>", "sink"});
+  CHECK(a.state_name(a.initial()) == "<F,1>");
   CHECK(a.letters() == std::vector<std::string>{"increase", "on", "decrease", "off"});
   check_language(a, nfa, 5);
   // By hand: 1 -increase-> 2 -on-> 4 -off-> 2 -decrease-> 1; state 1 has no "off".
@@ -333,6 +343,11 @@ TEST_CASE("FSM: mCRL2's example, read as its traces; probabilities and malformed
   Automaton t = test::load_text("t.fsm", "---\n---\n1 2 \"tau\"\n2 3 \"a\"\n3 1 \"b\"\n---\n3\n");
   CHECK(accepts(t, {"b", "a", "b"}));  // 3 -b-> 1 -tau-> 2 -a-> 3 -b-> 1
   CHECK_FALSE(accepts(t, {"a"}));      // state 3 has no "a"
+  // Values that would blur a name are quoted; equal vectors fall back to the numbers.
+  CHECK(test::load_text("q.fsm", "x(2) L \"[1, 2]\" \"\"\n---\n0\n1\n---\n1 2 \"a\"\n").states() ==
+        std::vector<std::string>{"<\"[1, 2]\">", "<\"\">", "sink"});
+  CHECK(test::load_text("e.fsm", "x(2) B \"a\" \"b\"\n---\n0\n0\n---\n1 2 \"a\"\n").states() ==
+        std::vector<std::string>{"1", "2", "sink"});
   CHECK(contains(test::load_error("s.fsm", "---\n\n---\n1 0 \"a\"\n", "line 4").problem(),
                  "'0' is not a state"));
   CHECK(contains(
@@ -401,12 +416,14 @@ TEST_CASE("mata VTF: an explicit NFA of mata's benchmarks; symbolic sections ref
 
 TEST_CASE("The input-format table: every name is a choice of --input-format, with its extension") {
   const auto names = input_format_names();
-  for (const char* n : {"json", "dot", "jff", "hoa", "aut", "ba", "gff", "taf", "fsm", "vtf"})
+  for (const char* n :
+       {"json", "dot", "jff", "hoa", "aut", "ba", "gff", "taf", "fsm", "vtf", "etf"})
     CHECK(std::find(names.begin(), names.end(), n) != names.end());
   CHECK(detect_format("x.ba", "") == "ba");
   CHECK(detect_format("x.GFF", "") == "gff");
   CHECK(detect_format("x.taf.gz", "") == "taf");
   CHECK(detect_format("x.mata", "") == "vtf");
+  CHECK(detect_format("x.etf", "") == "etf");
   // JSON that only looks like a RABIT line stays JSON.
   CHECK(detect_format("x", "[\"a,b->c\"]") == "json");
   CHECK(contains(test::load_error("u", "hello", "line 1").problem(), "RABIT BA"));

@@ -92,13 +92,15 @@ def test_input_format_complete_and_initial_options(tmp_path):
 
 
 def test_the_new_input_formats_by_keyword_extension_and_content():
-    # RABIT, GOAL, AutomataLib TAF, FSM and mata files (tests/frontend/data, with SOURCES.md):
+    # RABIT, GOAL, AutomataLib TAF, FSM, mata and LTSmin ETF files (tests/frontend/data, with
+    # SOURCES.md):
     # each read by name (the keyword shares the CLI's table), by extension and by content.
     cases = [("ba", "ba/rabit_fold.ba", ["a", "a"]),
              ("gff", "gff/goal_react_quickly_c0.gff", ["g0&!r0&!w0&w1"]),
              ("taf", "taf/automatalib_dfa.taf", ["a", "b", "c"]),
              ("fsm", "fsm/mcrl2_fan.fsm", ["increase", "on"]),
-             ("vtf", "vtf/mata_nfa_anbn_n2.mata", ["0", "1"])]
+             ("vtf", "vtf/mata_nfa_anbn_n2.mata", ["0", "1"]),
+             ("etf", "etf/ltsmin_manpage_example.etf", ["a", "b"])]
     for fmt, name, word in cases:
         path = os.path.join(REPO_DATA, name)
         with open(path) as f:
@@ -106,11 +108,20 @@ def test_the_new_input_formats_by_keyword_extension_and_content():
         for a in (krc.load_automaton(path), krc.parse_automaton(text, input_format=fmt),
                   krc.parse_automaton(text, file="noext")):
             assert a.run(word)[-1] in a.accepting, (fmt, word)  # accepted, by hand (SOURCES.md)
-    with pytest.raises(ValueError, match="ba, gff, taf, fsm and vtf"):
+    with pytest.raises(ValueError, match="ba, gff, taf, fsm, vtf and etf"):
         krc.parse_automaton("x", input_format="rabit")
     with pytest.raises(krc.InputError) as e:
         krc.parse_automaton("[0]\na,[0]->\n", file="bad.ba")
     assert (e.value.file, e.value.place) == ("bad.ba", "line 2")
+    # The etf(5) man page draws 00 -a-> 01 -b-> 11 and 00 -b-> 10 -a-> 11: no "a a".
+    with open(os.path.join(REPO_DATA, "etf/ltsmin_manpage_example.etf")) as f:
+        etf = krc.parse_automaton(f.read(), file="m.etf")
+    assert etf.run(["a", "a"])[-1] not in etf.accepting
+    assert etf.run(["b", "a"])[-1] in etf.accepting
+    with pytest.raises(krc.InputError) as e:
+        krc.parse_automaton("begin state\nx:s\nend state\nbegin edge\nend edge\nbegin init\n",
+                            file="cut.etf")
+    assert (e.value.file, e.value.place) == ("cut.etf", "line 6")
 
 
 @pytest.mark.parametrize("name", ["abab", "dihedral_4", "flipflop_3", "symmetric_4",

@@ -78,11 +78,6 @@ bool all_numbers(const std::string& line) {
 
 std::optional<std::string> foreign_format(const std::string& text) {
   const std::vector<std::string> lines = first_lines(text, 8);
-  if (lines.empty()) return std::nullopt;
-  const std::string& first = lines[0];
-  // LTSmin's ETF ("begin state").
-  if (first == "begin state" || first.rfind("begin state ", 0) == 0)
-    return "an LTSmin ETF file (.etf, 'begin state')";
   // Stamina's ADL: numbers only (states and transitions as integers).
   if (lines.size() >= 2 && std::all_of(lines.begin(), lines.end(), all_numbers))
     return "a file of numbers only, as Stamina's ADL format (.adl) writes automata";
@@ -109,6 +104,10 @@ std::string sniff_read_format(const std::string& text) {
   // mata's VTF: "@NFA-explicit", "%Initial q0", "%Final q1", "q0 a q1".
   if (first[0] == '@' && first.size() > 1 && std::isalpha(static_cast<unsigned char>(first[1])))
     return "vtf";
+  // LTSmin's ETF: "begin state" (a comment may follow).
+  if (first.rfind("begin state", 0) == 0 &&
+      (first.size() == 11 || first[11] == ' ' || first[11] == '\t' || first[11] == '%'))
+    return "etf";
   // mCRL2's and LTSmin's FSM: "name(N) Sort ..." declarations (or none), then "---" sections.
   if (first == "---" && lines.size() > 1) return "fsm";
   if (fsm_declaration(first))

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <vector>
 
@@ -24,6 +25,29 @@ struct Line {
   std::string text;
   std::size_t number;
 };
+
+// The quoted values of a parameter declaration's rest ('Bool "F" "T"' -> F, T).
+std::vector<std::string> quoted_values(const std::string& rest) {
+  std::vector<std::string> values;
+  for (auto open = rest.find('"'); open != std::string::npos;) {
+    const auto close = rest.find('"', open + 1);
+    if (close == std::string::npos) break;
+    values.push_back(rest.substr(open + 1, close - open - 1));
+    open = rest.find('"', close + 1);
+  }
+  return values;
+}
+
+// A value as it reads, unless it holds what separates or frames a state's name (",<>\"") or
+// is empty: then quoted, so that distinct vectors keep distinct names.
+std::string shown_value(const std::string& value) {
+  if (!value.empty() && value.find_first_of(",<>\"") == std::string::npos &&
+      !frontend::first_invalid_utf8(value))
+    return value;
+  std::string text = "\"";
+  for (char c : value) text += c == '"' || c == '\\' ? std::string{'\\', c} : std::string{c};
+  return frontend::replace_invalid_utf8(text + "\"");
+}
 
 constexpr const char* kProbabilistic =
     "a probability distribution ('[2 1/2 3 1/2]'): krc reads transition systems without "
@@ -55,6 +79,7 @@ Automaton read_fsm_automaton(const std::string& text, const std::string& file,
                std::to_string(sections.size() - 1) + " such lines");
   // Parameters: "name(N) Sort "v1" ... "vN"": their cardinalities bound the state lines.
   std::vector<std::uint32_t> cardinalities;
+  std::vector<std::vector<std::string>> domains;  // each parameter's quoted values
   for (const Line& p : sections[0]) {
     const auto open = p.text.find('('), close = p.text.find(')');
     const auto n = open != std::string::npos && close != std::string::npos && close > open
@@ -69,12 +94,18 @@ Automaton read_fsm_automaton(const std::string& text, const std::string& file,
       b.fail(line_place(p.number), "the parameter declares " + std::to_string(*n) +
                                        " values and lists " + std::to_string(values / 2));
     cardinalities.push_back(*n);
+    domains.push_back(quoted_values(p.text.substr(close + 1)));
   }
+  std::vector<std::string> vector_names;  // "<F,1>": each state line's parameter values
   for (const Line& s : sections[1]) {
     std::istringstream in(s.text);
     std::size_t k = 0;
+    std::string vector_name = "<";
     for (std::string field; in >> field; ++k) {
       const auto v = natural_number(field);
+      if (v && k < domains.size())
+        vector_name += (k ? "," : "") +
+                       (*v < domains[k].size() ? shown_value(domains[k][*v]) : std::to_string(*v));
       if (!v || k >= cardinalities.size() || (cardinalities[k] > 0 && *v >= cardinalities[k]))
         b.fail(line_place(s.number), "a state line lists the value index of each of the " +
                                          std::to_string(cardinalities.size()) +
@@ -84,6 +115,7 @@ Automaton read_fsm_automaton(const std::string& text, const std::string& file,
     if (k != cardinalities.size())
       b.fail(line_place(s.number), "a state line with " + std::to_string(k) + " values for " +
                                        std::to_string(cardinalities.size()) + " parameters");
+    vector_names.push_back(vector_name + ">");
   }
   // Transitions: "from to "label"".
   struct Edge {
@@ -138,8 +170,14 @@ Automaton read_fsm_automaton(const std::string& text, const std::string& file,
   states = std::max<std::uint32_t>(states, 1);
   check_memory("the " + std::to_string(states) + " states of the FSM file",
                saturating_mul(states, 160));
+  // States are named by their parameter values where every state has a line, the vectors are
+  // distinct and there are parameters; else by their numbers.
+  const bool by_values =
+      !cardinalities.empty() && declared == states &&
+      std::set<std::string>(vector_names.begin(), vector_names.end()).size() == vector_names.size();
   for (std::uint32_t q = 1; q <= states; ++q) {
-    b.add_state(std::to_string(q), line_place(q <= declared ? sections[1][q - 1].number : 1));
+    b.add_state(by_values ? vector_names[q - 1] : std::to_string(q),
+                line_place(q <= declared ? sections[1][q - 1].number : 1));
     b.add_accepting(q - 1);  // the language is the system's traces
   }
   b.set_initial(initial - 1, line_place(1));

@@ -13,6 +13,7 @@
 #include "krc/frontend/aut_reader.hpp"
 #include "krc/frontend/ba_reader.hpp"
 #include "krc/frontend/dot_reader.hpp"
+#include "krc/frontend/etf_reader.hpp"
 #include "krc/frontend/fsm_reader.hpp"
 #include "krc/frontend/gff_reader.hpp"
 #include "krc/frontend/hoa_reader.hpp"
@@ -99,6 +100,7 @@ const std::vector<InputFormat>& input_formats() {
       {"taf", {".taf"}, "AutomataLib TAF ('dfa {...} {')"},
       {"fsm", {".fsm"}, "mCRL2/LTSmin FSM ('---' sections)"},
       {"vtf", {".vtf", ".mata"}, "mata VTF ('@NFA-explicit')"},
+      {"etf", {".etf"}, "LTSmin ETF ('begin state')"},
   };
   return formats;
 }
@@ -127,8 +129,8 @@ Automaton parse_automaton(const std::string& text, const std::string& file,
   std::string format = frontend::lowercase(options.format);
   if (format == "gv") format = "dot";
   if (format.empty()) format = detect_format(file, text);
-  // RABIT, GOAL, TAF, FSM and VTF files are what their content says, whatever the extension (GOAL's
-  // XML saved as .jff would otherwise be "a JFLAP file without a finite automaton").
+  // RABIT, GOAL, TAF, FSM, VTF and ETF files are what their content says, whatever the extension
+  // (GOAL's XML saved as .jff would otherwise be "a JFLAP file without a finite automaton").
   if (options.format.empty())
     if (std::string sniffed = frontend::sniff_read_format(text); !sniffed.empty()) format = sniffed;
   if (text.find_first_not_of(" \t\r\n") == std::string::npos)
@@ -167,6 +169,7 @@ Automaton parse_automaton(const std::string& text, const std::string& file,
     if (format == "taf") return read_taf_automaton(text, file, name, options.completion);
     if (format == "fsm") return read_fsm_automaton(text, file, name, options.completion);
     if (format == "vtf") return read_vtf_automaton(text, file, name, options.completion);
+    if (format == "etf") return read_etf_automaton(text, file, name, options.completion);
   } catch (const InputError&) {
     throw;
   } catch (const LimitError&) {  // the subset construction's bound: the option that lifts it

@@ -40,6 +40,7 @@ class Parser {
   std::size_t pos_ = 0;
   std::optional<Token> peeked_;
   bool mealy_ = false;
+  bool null_output_noted_ = false;  // one note for the mealy transitions without an output
   std::vector<std::string> alphabet_;
   std::set<std::string> declared_;
   std::map<StateId, bool> accepting_;  // by its last declaration
@@ -246,8 +247,13 @@ void Parser::transition(StateId source, const std::string& source_name) {
     if (!mealy_) fail(peek().offset, "an output '/ x' in a dfa (only a mealy machine has outputs)");
     next();
     output = string_value("an output");
-  } else if (mealy_) {
-    fail(peek().offset, "a mealy transition without an output ('input / output -> target')");
+  } else if (mealy_ && !null_output_noted_) {
+    // AutomataLib's grammar makes the output optional ([<SLASH> output=string()]) and builds
+    // the transition with a null output: read as the empty output.
+    note(peek().offset,
+         "a mealy transition without an output ('input -> target'): AutomataLib "
+         "gives it a null output, read as the empty output ''");
+    null_output_noted_ = true;
   }
   expect("->", "before the transition's target");
   const Token target_token = peek();

@@ -44,9 +44,9 @@ def load_automaton(path: Union[str, "os.PathLike[str]"], input_format: Optional[
                    max_subset_states: int = _core.DEFAULT_MAX_SUBSET_STATES) -> Automaton:
     """Reads an automaton description: krc's JSON (and FlexFringe's JSON output), Graphviz DOT
     (AALpy, LearnLib, FlexFringe, MONA, Spot), JFLAP .jff, HOA, Aldebaran .aut, RABIT .ba,
-    GOAL .gff, AutomataLib .taf, mCRL2/LTSmin .fsm or mata .mata, gzip-compressed or not ("-"
-    reads standard input). input_format: "json", "dot", "jff", "hoa", "aut", "ba", "gff",
-    "taf", "fsm" or "vtf" when the extension does not say; complete: complete a partial DFA with a sink state instead of
+    GOAL .gff, AutomataLib .taf, mCRL2/LTSmin .fsm, mata .mata or LTSmin .etf, gzip-compressed or
+    not ("-" reads standard input). input_format: "json", "dot", "jff", "hoa", "aut", "ba", "gff",
+    "taf", "fsm", "vtf" or "etf" when the extension does not say; complete: complete a partial DFA with a sink state instead of
     failing (a partial acceptor, with accepting states and no outputs, is completed anyway);
     initial: the initial state by name; no_determinise: refuse an NFA instead of
     determinising it; max_subset_states: the most states the subset construction may make

@@ -11,8 +11,10 @@
 //   1                        (optional: the initial state; default 1)
 // Read as Aldebaran files are (aut_reader.hpp): labels are letters in order of first
 // appearance, mCRL2's internal action "tau" is an epsilon move, every state accepts (the
-// language is the system's traces). States are named by their numbers (1 to n: n is the
-// number of state lines, or the highest state number when there are none). Probability
+// language is the system's traces). States are named by their parameters' values ("<F,1>";
+// a value holding ',<>"' quoted) when every state has a line, there are parameters and the
+// vectors are distinct; else by their numbers (1 to n: n is the number of state lines, or the
+// highest state number when there are none). Probability
 // distributions ("[2 1/2 3 1/2]") are refused. Errors name the line.
 #include <string>
 

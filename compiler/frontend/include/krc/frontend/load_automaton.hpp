@@ -3,8 +3,8 @@
 // FlexFringe and the Automata Wiki write it, and JFLAP .jff 4-8 (see README, "Input formats").
 // Every problem is an InputError naming the file, the place (line and column, line, or JSON
 // pointer) and what is wrong; a weights file is refused as one, and a format krc does not read
-// (LTSmin's ETF, Stamina's ADL) by its name; FlexFringe's JSON output reads as JSON; RABIT,
-// GOAL, TAF, FSM and mata's VTF have their readers (ba_reader.hpp, ...). gzip
+// (Stamina's ADL) by its name; FlexFringe's JSON output reads as JSON; RABIT,
+// GOAL, TAF, FSM, mata's VTF and LTSmin's ETF have their readers (ba_reader.hpp, ...). gzip
 // input of any format is decompressed under the same cap as plain text.
 #include <optional>
 #include <string>
@@ -46,7 +46,7 @@ struct InputFormat {
 };
 const std::vector<InputFormat>& input_formats();
 std::vector<std::string> input_format_names();
-// "json, dot, jff, hoa, aut, ba, gff, taf, fsm and vtf".
+// "json, dot, jff, hoa, aut, ba, gff, taf, fsm, vtf and etf".
 std::string input_format_list();
 
 // "json", "dot", "jff", "hoa", ... for the text of `file`, or "" when neither the extension nor the

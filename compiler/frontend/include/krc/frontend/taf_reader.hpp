@@ -15,7 +15,8 @@
 // line: a second initial state is not initial, a second transition on a letter is ignored
 // (the first stays), a letter outside the alphabet is ignored, an unknown option is ignored.
 // A dfa is an acceptor (missing transitions reject); a mealy machine's transitions carry its
-// outputs (each must have one). Errors name the line and column.
+// outputs; one without ('a -> q', AutomataLib's null output) outputs '' (a note says so).
+// Errors name the line and column.
 #include <string>
 
 #include "krc/automata/automaton.hpp"
