@@ -138,7 +138,7 @@ def checked(function: Callable) -> Callable:
             hint = hints.get(name, p.annotation)
             if not _matches(value, hint):
                 raise refuse(qualname, name, value, hint)
-            if "\0" in str(value) and isinstance(value, (str, os.PathLike)):
+            if isinstance(value, (str, os.PathLike)) and "\0" in str(os.fspath(value)):
                 # The C++ core would cut the name at the NUL byte (and write "a" for "a\0b").
                 raise ValueError("%s: %s %s holds a NUL byte" % (qualname, name, _shown(value)))
         return function(*args, **kwargs)

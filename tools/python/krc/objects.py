@@ -26,7 +26,7 @@ _BYTES_PER_STATE = 512
 MAX_NAME_LENGTH = 4096
 
 
-def warn_notes(automaton, stacklevel: int = 3) -> None:
+def warn_notes(automaton, stacklevel: int = 4) -> None:
     """Raises the notes the builder made (the command line's `krc: note:` lines) as
     krc.ReadingNote warnings."""
     for note in getattr(automaton, "_notes", ()):
@@ -140,7 +140,7 @@ class _Description:
             complete = True  # the empty language: every missing transition rejects anyway
         automaton = _core.build_automaton(d, complete, acceptor, max_subset_states)
         automaton._notes = notes + list(getattr(automaton, "_notes", []))
-        warn_notes(automaton, stacklevel=5)
+        warn_notes(automaton, stacklevel=6)  # past from_*, @checked and krc.from_*
         return automaton
 
 
