@@ -266,6 +266,23 @@ def torch_device(device: Any, where: str) -> Any:
     return d
 
 
+def load_options(device, dtype, uniform, sparse, max_dense_bytes, warn_depth):
+    """load_torch's device and dtype, each option checked (ValueError naming it)."""
+    device = torch_device(device, "krc.load_torch")
+    if max_dense_bytes is not None and not 0 < max_dense_bytes < 1 << 63:
+        raise ValueError("krc.load_torch: max_dense_bytes %d is not in [1, 2**63-1] (None: no "
+                         "limit)" % max_dense_bytes)
+    if not 0 <= warn_depth <= 64:
+        raise ValueError("krc.load_torch: warn_depth %d is not in [0, 64]" % warn_depth)
+    dtype = DTYPES.get(dtype, dtype) if isinstance(dtype, str) else (dtype or torch.float32)
+    if dtype not in DTYPES.values():
+        raise ValueError("dtype %r: krc modules run in float32, bfloat16 or float16" % (dtype,))
+    if uniform and sparse:
+        raise ValueError("uniform=True (TransformerLens) needs dense layers; sparse=True "
+                         "cannot be uniform")
+    return device, dtype
+
+
 @checked
 def load_torch(path: Union[str, "os.PathLike[str]"], device: Any = None, dtype: Any = None,
                uniform: bool = False, sparse: bool = False,
@@ -290,18 +307,7 @@ def load_torch(path: Union[str, "os.PathLike[str]"], device: Any = None, dtype: 
     A dtype the file does not certify (its `compiler` metadata: krc info's "exact in") gives
     a krc.certified.UncertifiedFormatWarning naming the formats it is exact in; warn_depth
     adds stack levels for callers that wrap this function."""
-    device = torch_device(device, "krc.load_torch")
-    if max_dense_bytes is not None and not 0 < max_dense_bytes < 1 << 63:
-        raise ValueError("krc.load_torch: max_dense_bytes %d is not in [1, 2**63-1] (None: no "
-                         "limit)" % max_dense_bytes)
-    if not 0 <= warn_depth <= 64:
-        raise ValueError("krc.load_torch: warn_depth %d is not in [0, 64]" % warn_depth)
-    dtype = DTYPES.get(dtype, dtype) if isinstance(dtype, str) else (dtype or torch.float32)
-    if dtype not in DTYPES.values():
-        raise ValueError("dtype %r: krc modules run in float32, bfloat16 or float16" % (dtype,))
-    if uniform and sparse:
-        raise ValueError("uniform=True (TransformerLens) needs dense layers; sparse=True "
-                         "cannot be uniform")
+    device, dtype = load_options(device, dtype, uniform, sparse, max_dense_bytes, warn_depth)
     try:
         shapes, _ = dense_shapes(path)
     except Exception:  # not a safetensors file: read_safetensors names the problem below
