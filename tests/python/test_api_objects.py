@@ -267,7 +267,7 @@ def test_hostile_objects_are_refused_with_the_reason():
     # What krc does not compile, with the reason; what is no model at all, TypeError.
     with pytest.raises(krc.InputError, match=r"Onfsm is a nondeterministic Mealy machine"):
         krc.from_aalpy(get_ONFSM())
-    with pytest.raises(TypeError, match=r"takes AALpy's Dfa"):
+    with pytest.raises(TypeError, match=r"model must be AALpy's Dfa"):
         krc.from_aalpy("not a model")
     with pytest.raises(TypeError, match=r"automata-lib's DFA or NFA"):
         krc.from_automata_lib(get_Angluin_dfa())

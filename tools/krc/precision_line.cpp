@@ -1,5 +1,7 @@
 #include "precision_line.hpp"
 
+#include <iostream>
+
 #include "krc/automata/thousands.hpp"
 
 namespace krc::cli {
@@ -26,6 +28,27 @@ std::string precision_line(const nlohmann::json& compiler) {
     return line + "\n";
   } catch (const nlohmann::json::exception&) {
     return "";  // informational notes a file may fill with anything
+  }
+}
+
+bool warn_if_uncertified(const nlohmann::json& compiler, const std::string& arithmetic,
+                         const std::string& file) {
+  if (arithmetic != "bf16" && arithmetic != "fp16") return false;
+  try {
+    const nlohmann::json& exact_in = compiler.at("precision").at("exact_in");
+    if (!exact_in.contains(arithmetic) || !exact_in.at(arithmetic).is_null()) return false;
+    std::string certified;
+    for (const auto& [format, longest] : exact_in.items())
+      if (!longest.is_null())
+        certified += (certified.empty() ? "" : ", ") + format + " up to max-len " +
+                     with_thousands(longest.get<long long>());
+    std::cerr << "krc: warning: " << file << " is not certified in " << arithmetic
+              << " (exact in: " << (certified.empty() ? "no format" : certified)
+              << "); its answers there may be wrong. krc compile --precision " << arithmetic
+              << " builds a network exact in " << arithmetic << "\n";
+    return true;
+  } catch (const nlohmann::json::exception&) {
+    return false;  // notes without the member (older files): nothing to say
   }
 }
 

@@ -11,4 +11,12 @@ namespace krc::cli {
 // to 4,096\n", or "" when the notes carry no such member of the expected types.
 std::string precision_line(const nlohmann::json& compiler);
 
+// On stderr, "krc: warning: FILE is not certified in bf16 (exact in: fp32 up to max-len 64);
+// its answers there may be wrong" when `arithmetic` (krc run's and verify's --arithmetic) is
+// bf16 or fp16 and the notes do not certify it: the command line's side of the warning the
+// Python frameworks raise (krc.certified.UncertifiedFormatWarning, issue 33). Returns whether
+// it warned.
+bool warn_if_uncertified(const nlohmann::json& compiler, const std::string& arithmetic,
+                         const std::string& file);
+
 }  // namespace krc::cli

@@ -11,6 +11,7 @@
 #include "krc/runtime/forward.hpp"
 #include "krc/runtime/weights_file.hpp"
 #include "krc/runtime/word_run.hpp"
+#include "precision_line.hpp"
 
 namespace krc::cli {
 
@@ -33,6 +34,7 @@ int run_file(const RunArguments& a) {
   options.arithmetic = a.float64              ? Arithmetic::Float64
                        : a.arithmetic.empty() ? kDefaultArithmetic
                                               : arithmetic_from_string(a.arithmetic);
+  warn_if_uncertified(network.compiler, to_string(options.arithmetic), a.file);
   const WordRun r = run_word(network, automaton, parse_word(a.letters, automaton, "command line"),
                              options, "command line");
   const auto& [word, logits, states, margins, expected, ran] = r;

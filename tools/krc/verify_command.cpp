@@ -17,6 +17,8 @@
 #include "krc/runtime/verifier.hpp"
 #include "krc/runtime/weights_file.hpp"
 #include "option_checks.hpp"
+#include "precision_line.hpp"
+#include "verify_limits.hpp"
 
 namespace krc::cli {
 
@@ -90,6 +92,7 @@ int run_verify(const VerifyArguments& a) {
                                : a.arithmetic.empty() ? kDefaultArithmetic
                                                       : arithmetic_from_string(a.arithmetic);
   options.forward.threads = a.threads;
+  warn_if_uncertified(network.compiler, to_string(options.forward.arithmetic), a.file);
   auto progress = std::make_shared<ProgressLine>(a.progress || isatty(STDERR_FILENO));
   options.progress = [progress](const VerifyProgress& p) { (*progress)(p); };
 
@@ -124,7 +127,7 @@ const RegisterCommand verify_registration{Command{
       sub.add_option("--random", a->random,
                      "number of random words (default 1000, or fewer, at least 20, when the "
                      "network is so large that they would take more than about a minute)")
-          ->check(integer_in(0, 1'000'000'000'000));
+          ->check(integer_in(0, front_door::kMaxRandomWords));
       sub.add_option("--length", a->length, "length of the random words (default: max_len)")
           ->check(integer_in(0, kMaxDimension));
       sub.add_option("--seed", a->seed, "seed of the random words (default 1)")
@@ -145,7 +148,7 @@ const RegisterCommand verify_registration{Command{
       sub.add_flag("--float64", a->float64, "the same as --arithmetic float64")
           ->excludes("--arithmetic");
       sub.add_option("--threads", a->threads, "words run in parallel (default: one per core)")
-          ->check(integer_in(0, 1024));
+          ->check(integer_in(0, front_door::kMaxThreads));
       sub.add_flag("--json", a->json, "print the report as JSON");
       sub.add_flag("--progress", a->progress,
                    "show progress on stderr even when it is not a terminal");

@@ -6,11 +6,12 @@
 // krc::compile takes; with --verify-words K also how long krc::verify takes on K random words
 // of the full max_len. --strategy onelayer|all adds the one-layer strategy; with all three a
 // second table puts them side by side, with the largest max_len onelayer reaches.
+#include "bench_compile.hpp"
+
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
@@ -19,7 +20,6 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -31,7 +31,6 @@
 #include "krc/runtime/verifier.hpp"
 #include "krc/runtime/weights_file.hpp"
 #include "option_checks.hpp"
-#include "text_table.hpp"
 
 namespace krc::cli {
 
@@ -48,28 +47,6 @@ struct CompileBenchArguments {
   std::vector<int> sizes;
   long long verify_words = 0;
   bool json = false, quiet = false;
-};
-
-struct VerifyFigures {
-  long long words = 0, positions = 0, wrong_positions = 0;
-  double seconds = 0, cpu_seconds = 0, smallest_margin = 0;
-  int threads = 0;
-  bool ok() const { return wrong_positions == 0; }
-  double words_per_second() const { return seconds > 0 ? words / seconds : 0; }
-};
-
-struct Row {
-  std::string automaton, file;
-  std::size_t states = 0, letters = 0;
-  Strategy strategy = Strategy::Scan;
-  int max_len = 0;
-  std::string error;  // non-empty: the strategy could not build this network
-  NetworkSize size;
-  long long mlp_hidden_total = 0, mlp_hidden_max = 0, bytes = 0;
-  std::string scan_form;  // of the parallel prefix (kr: of its scanned levels), "-" without
-  double compile_seconds = 0;
-  std::optional<VerifyFigures> verified;
-  int onelayer_largest_len = -1;  // onelayer rows: the largest max_len it reaches (0: none)
 };
 
 // The largest max_len the onelayer strategy reaches for this automaton, 0 when none.
@@ -130,6 +107,35 @@ class Progress {
   int last_report_ = 0;
 };
 
+// krc::verify on `words` random words of length max_len, timed in wall and CPU seconds.
+VerifyFigures verify_figures(const Network& network, const Automaton& automaton, int max_len,
+                             long long words, const std::string& what, Progress& progress) {
+  progress.new_verification();
+  progress.note(what + ": verifying " + with_thousands(words) + " random words of length " +
+                std::to_string(max_len));
+  VerifyOptions verify_options;
+  if (automaton.letter_count() > 0) {  // else the verifier's plan: the empty word alone
+    verify_options.exhaustive_length = 0;
+    verify_options.random_words = words;
+    verify_options.random_length = max_len;
+  }
+  verify_options.forward.attention = network.attention;
+  verify_options.progress = [&](const VerifyProgress& p) { progress.verifying(what, p); };
+  // CPU time of all threads as well: unlike wall time it does not grow with the machine's load.
+  const std::clock_t cpu_start = std::clock();
+  const VerifyReport report = verify(network, automaton, verify_options);
+  const double cpu_seconds = static_cast<double>(std::clock() - cpu_start) / CLOCKS_PER_SEC;
+  VerifyFigures v;
+  v.words = report.words;
+  v.positions = report.positions;
+  v.wrong_positions = report.wrong_positions;
+  v.seconds = report.seconds;
+  v.cpu_seconds = cpu_seconds;
+  v.smallest_margin = report.smallest_margin;
+  v.threads = report.threads;
+  return v;
+}
+
 Row measure(const Automaton& automaton, const fs::path& file, Strategy strategy, int max_len,
             long long verify_words, Progress& progress) {
   Row row;
@@ -170,165 +176,9 @@ Row measure(const Automaton& automaton, const fs::path& file, Strategy strategy,
   row.scan_form = scan_forms(*result);
   row.bytes = static_cast<long long>(network_to_safetensors(network).size());
 
-  if (verify_words > 0) {
-    progress.new_verification();
-    progress.note(what + ": verifying " + with_thousands(verify_words) +
-                  " random words of length " + std::to_string(max_len));
-    VerifyOptions verify_options;
-    if (automaton.letter_count() > 0) {  // else the verifier's plan: the empty word alone
-      verify_options.exhaustive_length = 0;
-      verify_options.random_words = verify_words;
-      verify_options.random_length = max_len;
-    }
-    verify_options.forward.attention = network.attention;
-    verify_options.progress = [&](const VerifyProgress& p) { progress.verifying(what, p); };
-    // CPU time of all threads as well: unlike wall time it does not grow with the machine's load.
-    const std::clock_t cpu_start = std::clock();
-    const VerifyReport report = verify(network, automaton, verify_options);
-    const double cpu_seconds = static_cast<double>(std::clock() - cpu_start) / CLOCKS_PER_SEC;
-    VerifyFigures v;
-    v.words = report.words;
-    v.positions = report.positions;
-    v.wrong_positions = report.wrong_positions;
-    v.seconds = report.seconds;
-    v.cpu_seconds = cpu_seconds;
-    v.smallest_margin = report.smallest_margin;
-    v.threads = report.threads;
-    row.verified = v;
-  }
+  if (verify_words > 0)
+    row.verified = verify_figures(network, automaton, max_len, verify_words, what, progress);
   return row;
-}
-
-std::string fixed(double x, int decimals) {
-  std::ostringstream s;
-  s.setf(std::ios::fixed);
-  s.precision(decimals);
-  s << x;
-  return s.str();
-}
-
-std::string margin_text(double margin) {
-  if (std::isinf(margin)) return margin > 0 ? "inf" : "-inf";
-  std::ostringstream s;
-  s.precision(4);
-  s << margin;
-  return s.str();
-}
-
-nlohmann::json row_to_json(const Row& r) {
-  nlohmann::json j = {{"automaton", r.automaton},
-                      {"file", r.file},
-                      {"states", r.states},
-                      {"letters", r.letters},
-                      {"strategy", to_string(r.strategy)},
-                      {"max_len", r.max_len}};
-  if (r.onelayer_largest_len >= 0) j["largest_len"] = r.onelayer_largest_len;
-  if (!r.error.empty()) {
-    j["error"] = r.error;
-    return j;
-  }
-  j["layers"] = r.size.layers;
-  j["d_model"] = r.size.d_model;
-  j["heads"] = r.size.heads;
-  j["mlp_hidden"] = r.mlp_hidden_total;
-  j["mlp_hidden_max"] = r.mlp_hidden_max;
-  j["scan_form"] = r.scan_form;
-  j["parameters"] = r.size.parameters;
-  j["nonzeros"] = r.size.nonzeros;
-  j["bytes"] = r.bytes;
-  j["compile_seconds"] = r.compile_seconds;
-  if (r.verified) {
-    const auto& v = *r.verified;
-    j["verify"] = {
-        {"words", v.words},
-        {"length", r.max_len},
-        {"positions", v.positions},
-        {"wrong_positions", v.wrong_positions},
-        {"ok", v.ok()},
-        {"seconds", v.seconds},
-        {"cpu_seconds", v.cpu_seconds},
-        {"words_per_second", v.words_per_second()},
-        // +inf (one state: no wrong logit) has no JSON form: null.
-        {"smallest_margin", std::isfinite(v.smallest_margin) ? nlohmann::json(v.smallest_margin)
-                                                             : nlohmann::json(nullptr)},
-        {"threads", v.threads}};
-  }
-  return j;
-}
-
-// An aligned table: text columns left, numbers right; an error row gives its reason right
-// after the columns that identify it.
-void print_table(const std::vector<Row>& rows, bool with_verify) {
-  std::vector<std::string> header{
-      "automaton",  "strategy",  "max_len",    "states",   "layers",     "d_model",   "heads",
-      "MLP hidden", "per layer", "parameters", "nonzeros", "file bytes", "compile s", "scan form"};
-  if (with_verify)
-    for (const char* h : {"verify s", "cpu s", "words/s", "min margin", "result"})
-      header.push_back(h);
-  std::vector<std::vector<std::string>> cells{header};
-  for (const auto& r : rows) {
-    std::vector<std::string> c{r.automaton, to_string(r.strategy), with_thousands(r.max_len)};
-    if (r.error.empty()) {
-      for (long long n :
-           {static_cast<long long>(r.states), static_cast<long long>(r.size.layers),
-            static_cast<long long>(r.size.d_model), static_cast<long long>(r.size.heads),
-            r.mlp_hidden_total, r.mlp_hidden_max, r.size.parameters, r.size.nonzeros, r.bytes})
-        c.push_back(with_thousands(n));
-      c.push_back(fixed(r.compile_seconds, r.compile_seconds < 0.1 ? 4 : 3));
-      c.push_back(r.scan_form);
-      if (r.verified) {
-        const auto& v = *r.verified;
-        c.push_back(fixed(v.seconds, 2));
-        c.push_back(fixed(v.cpu_seconds, 2));
-        const double rate = v.words_per_second();
-        c.push_back(rate >= 100 ? with_thousands(std::llround(rate)) : fixed(rate, 1));
-        c.push_back(margin_text(v.smallest_margin));
-        c.push_back(v.ok() ? "all right" : with_thousands(v.wrong_positions) + " wrong positions");
-      }
-    }
-    cells.push_back(std::move(c));
-  }
-  const auto lines = aligned(cells, [&](std::size_t c) {
-    return c < 2 || header[c] == "scan form" || header[c] == "result";
-  });
-  for (std::size_t i = 0; i < lines.size(); ++i) {
-    std::cout << lines[i];
-    if (i > 0 && !rows[i - 1].error.empty()) std::cout << "  error: " << rows[i - 1].error;
-    std::cout << "\n";
-  }
-  std::cout << "\nMLP hidden: units in all layers, per layer: in the widest; compile s: wall time "
-               "of krc::compile alone (not loading, not writing the file); file bytes: the "
-               "safetensors file krc compile writes (sparse storage)\n";
-  if (with_verify)
-    std::cout << "verify s: wall time of krc::verify in float32 (attention as compiled) on the "
-                 "random words of"
-                 " length max_len, no exhaustive part; cpu s: its CPU time over all threads;\n"
-                 "words/s: words per wall second; min margin: right logit - best wrong logit\n";
-}
-
-// One line per automaton and max_len, a cell per strategy: "layers / parameters", or "-" over
-// a limit (the first table says which), and onelayer's largest max_len.
-void print_side_by_side(const std::vector<Row>& rows, const std::vector<Strategy>& strategies) {
-  std::vector<std::vector<std::string>> cells{{"automaton", "max_len"}};
-  for (Strategy s : strategies) cells[0].push_back(std::string(to_string(s)) + " layers/params");
-  cells[0].push_back("onelayer largest max_len");
-  for (std::size_t i = 0; i + strategies.size() <= rows.size(); i += strategies.size()) {
-    std::vector<std::string> line{rows[i].automaton, with_thousands(rows[i].max_len)};
-    std::string largest = "-";
-    for (std::size_t k = 0; k < strategies.size(); ++k) {
-      const Row& r = rows[i + k];
-      line.push_back(r.error.empty()
-                         ? std::to_string(r.size.layers) + " / " + with_thousands(r.size.parameters)
-                         : "-");
-      if (r.onelayer_largest_len >= 0) largest = with_thousands(r.onelayer_largest_len);
-    }
-    line.push_back(largest);
-    cells.push_back(std::move(line));
-  }
-  std::cout
-      << "\nside by side (layers / parameters; -: over a limit, the table above says which):\n";
-  for (const auto& line : aligned(cells, [](std::size_t c) { return c == 0; }))
-    std::cout << line << "\n";
 }
 
 // --strategy: one strategy's name (from its name table), both (scan and kr) or all (the three).

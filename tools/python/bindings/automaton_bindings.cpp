@@ -63,14 +63,25 @@ Automaton make_automaton(std::string name, std::vector<std::string> states,
                          std::vector<std::string> letters,
                          std::vector<std::vector<StateId>> transitions, const std::string& initial,
                          const std::vector<std::string>& accepting, std::string description) {
-  auto index = [&](const std::string& state) -> StateId {
+  // Each message names the keyword it is about (issue 33: no message without its argument).
+  auto index = [&](const char* keyword, const std::string& state) -> StateId {
     for (std::size_t q = 0; q < states.size(); ++q)
       if (states[q] == state) return static_cast<StateId>(q);
-    throw py::value_error("\"" + state + "\" is not one of the states");
+    throw py::value_error(std::string("krc.Automaton: ") + keyword + " \"" + state +
+                          "\" is not one of the states");
   };
-  const StateId start = index(initial);
+  const StateId start = index("initial", initial);
   std::vector<StateId> accepting_ids;
-  for (const auto& q : accepting) accepting_ids.push_back(index(q));
+  for (const auto& q : accepting) accepting_ids.push_back(index("accepting", q));
+  const std::string rows = std::to_string(transitions.size());
+  if (transitions.size() != letters.size())
+    throw py::value_error("krc.Automaton: transitions has " + rows + " rows for " +
+                          std::to_string(letters.size()) + " letters (one row per letter)");
+  for (std::size_t a = 0; a < transitions.size(); ++a)
+    if (transitions[a].size() != states.size())
+      throw py::value_error("krc.Automaton: transitions[" + std::to_string(a) + "] has " +
+                            std::to_string(transitions[a].size()) + " entries for " +
+                            std::to_string(states.size()) + " states (one per state)");
   return Automaton(std::move(name), std::move(states), std::move(letters), std::move(transitions),
                    start, std::move(accepting_ids), std::move(description));
 }

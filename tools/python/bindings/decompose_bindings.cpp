@@ -2,6 +2,9 @@
 // name their states; the skeleton, which may hold millions of sets, answers by index.
 #include <pybind11/stl.h>
 
+#include <stdexcept>
+#include <string>
+
 #include "bindings.hpp"
 #include "errors.hpp"
 #include "interrupt_scope.hpp"
@@ -115,6 +118,22 @@ std::string dot_of(const Decomposition& d, std::size_t max_sets) {
   }
 }
 
+// A set or class index checked against the skeleton's count: ValueError naming the argument
+// (an index past the end read past the tables before).
+std::size_t set_index(const Skeleton& s, long long e) {
+  if (e < 0 || static_cast<unsigned long long>(e) >= s.set_count())
+    throw py::value_error("krc.Skeleton: set " + std::to_string(e) + " is not in [0, " +
+                          std::to_string(s.set_count()) + ")");
+  return static_cast<std::size_t>(e);
+}
+
+int class_index(const Skeleton& s, long long c) {
+  if (c < 0 || static_cast<unsigned long long>(c) >= s.class_count())
+    throw py::value_error("krc.Skeleton: cls " + std::to_string(c) + " is not in [0, " +
+                          std::to_string(s.class_count()) + ")");
+  return static_cast<int>(c);
+}
+
 void bind_skeleton(py::module_& m) {
   py::class_<Skeleton>(m, "Skeleton",
                        "The holonomy skeleton: the sets E (images of the state set first, then "
@@ -124,22 +143,47 @@ void bind_skeleton(py::module_& m) {
       .def_property_readonly("image_count", &Skeleton::image_count)
       .def_property_readonly("class_count", &Skeleton::class_count)
       .def_property_readonly("depth", &Skeleton::depth_of_skeleton)
-      .def("states_of", &Skeleton::states_of, py::arg("set"))
-      .def("is_image", &Skeleton::is_image, py::arg("set"))
-      .def("depth_of", &Skeleton::depth, py::arg("set"))
-      .def("class_of", &Skeleton::class_of, py::arg("set"), "-1 for a non-image singleton")
-      .def("class_depth", &Skeleton::class_depth, py::arg("cls"))
-      .def("representative", &Skeleton::representative, py::arg("cls"))
-      .def("class_members", &Skeleton::class_members, py::arg("cls"))
+      .def(
+          "states_of", [](const Skeleton& s, long long e) { return s.states_of(set_index(s, e)); },
+          py::arg("set"))
+      .def(
+          "is_image", [](const Skeleton& s, long long e) { return s.is_image(set_index(s, e)); },
+          py::arg("set"))
+      .def(
+          "depth_of", [](const Skeleton& s, long long e) { return s.depth(set_index(s, e)); },
+          py::arg("set"))
+      .def(
+          "class_of", [](const Skeleton& s, long long e) { return s.class_of(set_index(s, e)); },
+          py::arg("set"), "-1 for a non-image singleton")
+      .def(
+          "class_depth",
+          [](const Skeleton& s, long long c) { return s.class_depth(class_index(s, c)); },
+          py::arg("cls"))
+      .def(
+          "representative",
+          [](const Skeleton& s, long long c) { return s.representative(class_index(s, c)); },
+          py::arg("cls"))
+      .def(
+          "class_members",
+          [](const Skeleton& s, long long c) { return s.class_members(class_index(s, c)); },
+          py::arg("cls"))
       .def(
           "tiles",
-          [](const Skeleton& s, std::size_t e) {
-            auto t = s.tiles(e);
+          [](const Skeleton& s, long long e) {
+            auto t = s.tiles(set_index(s, e));
             return std::vector<std::uint32_t>(t.begin(), t.end());
           },
           py::arg("set"), "The tiles of a set, as set indices (empty for a singleton)")
-      .def("successor", &Skeleton::successor, py::arg("set"), py::arg("letter"),
-           "The set's image under a letter (by index)");
+      .def(
+          "successor",
+          [](const Skeleton& s, long long e, long long a) {
+            const std::size_t set = set_index(s, e);
+            if (a < 0 || static_cast<unsigned long long>(a) >= s.letter_count())
+              throw py::value_error("krc.Skeleton.successor: letter " + std::to_string(a) +
+                                    " is not in [0, " + std::to_string(s.letter_count()) + ")");
+            return s.successor(set, static_cast<LetterId>(a));
+          },
+          py::arg("set"), py::arg("letter"), "The set's image under a letter (by index)");
 }
 
 }  // namespace
@@ -184,22 +228,36 @@ void bind_decompose(py::module_& m) {
           "encode",
           [](const Decomposition& d, const std::string& state) {
             const long q = d.holonomy->automaton().find_state(state);
-            if (q < 0) throw py::value_error("\"" + state + "\" is not a state");
+            if (q < 0)
+              throw py::value_error("krc.Decomposition.encode: state \"" + state +
+                                    "\" is not a state");
             return d.holonomy->encode(static_cast<StateId>(q));
           },
           py::arg("state"), "The coordinates of a state, one value per level")
       .def(
           "decode",
           [](const Decomposition& d, const Coordinates& c) {
-            return d.holonomy->automaton().state_name(d.holonomy->decode(c));
+            try {
+              return d.holonomy->automaton().state_name(d.holonomy->decode(c));
+            } catch (const std::invalid_argument& e) {
+              throw py::value_error(std::string("krc.Decomposition.decode: coordinates: ") +
+                                    e.what());
+            }
           },
           py::arg("coordinates"))
       .def(
           "apply",
           [](const Decomposition& d, const Coordinates& c, const std::string& letter) {
             const long a = d.holonomy->automaton().find_letter(letter);
-            if (a < 0) throw py::value_error("\"" + letter + "\" is not a letter");
-            return d.holonomy->apply(c, static_cast<LetterId>(a));
+            if (a < 0)
+              throw py::value_error("krc.Decomposition.apply: letter \"" + letter +
+                                    "\" is not a letter");
+            try {
+              return d.holonomy->apply(c, static_cast<LetterId>(a));
+            } catch (const std::invalid_argument& e) {
+              throw py::value_error(std::string("krc.Decomposition.apply: coordinates: ") +
+                                    e.what());
+            }
           },
           py::arg("coordinates"), py::arg("letter"), "One step of the cascade")
       .def("text", &text_of, py::arg("max_elements") = kDefaultReportElements,

@@ -6,6 +6,7 @@
 #include "interrupt_scope.hpp"
 #include "krc/automata/input_error.hpp"
 #include "krc/runtime/verifier.hpp"
+#include "verify_limits.hpp"
 
 namespace krc::python {
 
@@ -48,8 +49,12 @@ VerifyResult verify_network(const CompiledNetwork& c, std::optional<int> exhaust
   };
   too_long("exhaustive", exhaustive);
   too_long("length", length);
-  if ((random && *random < 0) || threads < 0)
-    throw py::value_error("random and threads must not be negative");
+  if (random && (*random < 0 || *random > front_door::kMaxRandomWords))
+    throw py::value_error("random " + std::to_string(*random) + " is not in [0, " +
+                          std::to_string(front_door::kMaxRandomWords) + "] (krc verify --random)");
+  if (threads < 0 || threads > front_door::kMaxThreads)
+    throw py::value_error("threads " + std::to_string(threads) + " is not in [0, " +
+                          std::to_string(front_door::kMaxThreads) + "] (krc verify --threads)");
   VerifyOptions options;
   options.exhaustive_length = exhaustive;
   options.random_words = random;

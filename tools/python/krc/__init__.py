@@ -17,6 +17,11 @@ import re
 from typing import Callable, Iterable, Optional, Union
 
 from . import _core
+from .arguments import checked, make_readable
+
+# pybind11's refusals of wrong arguments become TypeError/ValueError naming the argument.
+make_readable(_core, [c for c in vars(_core).values() if type(c).__name__ == "pybind11_type"])
+
 from ._core import (Automaton, Component, Counterexample, Decomposition, DecompositionLevel,
                     Group, KrPlan, Layer, OneLayerPlan, Role, RunResult, ScanPlan, Skeleton,
                     VerifyProgress, VerifyReport, ZooFamily, set_max_memory,
@@ -38,6 +43,7 @@ __all__ = [
 ]
 
 
+@checked
 def load_automaton(path: Union[str, "os.PathLike[str]"], input_format: Optional[str] = None,
                    complete: bool = False, initial: Optional[str] = None,
                    no_determinise: bool = False,
@@ -61,6 +67,7 @@ def load_automaton(path: Union[str, "os.PathLike[str]"], input_format: Optional[
     return automaton
 
 
+@checked
 def parse_automaton(text: str, file: str = "<string>", input_format: Optional[str] = None,
                     complete: bool = False, initial: Optional[str] = None,
                     no_determinise: bool = False,
@@ -73,6 +80,7 @@ def parse_automaton(text: str, file: str = "<string>", input_format: Optional[st
     return automaton
 
 
+@checked
 def from_aalpy(model, complete: bool = False,
                max_subset_states: int = _core.DEFAULT_MAX_SUBSET_STATES) -> Automaton:
     """The automaton of an AALpy model (`pip install 'krc[learners]'`; aalpy is imported only
@@ -91,6 +99,7 @@ def from_aalpy(model, complete: bool = False,
     return objects.from_aalpy(model, complete, max_subset_states)
 
 
+@checked
 def from_automata_lib(fa, complete: bool = False,
                       max_subset_states: int = _core.DEFAULT_MAX_SUBSET_STATES) -> Automaton:
     """The automaton of an automata-lib DFA or NFA (`pip install 'krc[learners]'`), an acceptor
@@ -103,6 +112,7 @@ def from_automata_lib(fa, complete: bool = False,
     return objects.from_automata_lib(fa, complete, max_subset_states)
 
 
+@checked
 def from_pyformlang(fa, complete: bool = False,
                     max_subset_states: int = _core.DEFAULT_MAX_SUBSET_STATES) -> Automaton:
     """The automaton of a pyformlang DeterministicFiniteAutomaton, NondeterministicFiniteAutomaton
@@ -115,6 +125,7 @@ def from_pyformlang(fa, complete: bool = False,
     return objects.from_pyformlang(fa, complete, max_subset_states)
 
 
+@checked
 def from_regex(pattern: str, alphabet: Union[str, Iterable[str], None] = None,
                max_subset_states: int = 1 << 16) -> Automaton:
     """The minimal DFA of a regular expression under full matching, as `krc compile --regex`
@@ -130,6 +141,7 @@ def from_regex(pattern: str, alphabet: Union[str, Iterable[str], None] = None,
     return _core.from_regex(pattern, alphabet, max_subset_states)
 
 
+@checked
 def decompose(automaton: Automaton, tables: bool = True, max_images: int = 1 << 22,
               max_image_memory: int = 512 << 20, max_tuples: int = 2_000_000,
               max_table_cells: int = 32_000_000) -> Decomposition:
@@ -141,6 +153,7 @@ def decompose(automaton: Automaton, tables: bool = True, max_images: int = 1 << 
                            max_table_cells)
 
 
+@checked
 def zoo(name: str, **parameters: int) -> Automaton:
     """An automaton of the built-in zoo (`krc zoo` lists them): zoo("dihedral", n=5), or by its
     name, zoo("gridworld_9"). The only parameter is n (its default when left out); an unknown
@@ -156,6 +169,7 @@ def zoo(name: str, **parameters: int) -> Automaton:
     return _core.zoo_automaton(name, n)
 
 
+@checked
 def compile(automaton: Automaton, strategy: str = "auto", max_len: int = 1024,
             attention: str = "softmax", max_onelayer_units: int = 2048,
             max_onelayer_values: int = 1 << 17,
@@ -191,6 +205,7 @@ def compile(automaton: Automaton, strategy: str = "auto", max_len: int = 1024,
                                  output_kind))
 
 
+@checked
 def load(path: Union[str, "os.PathLike[str]"]) -> Network:
     """Reads a weights file written by Network.save or `krc compile`; every tensor and metadata
     field is checked, and a bad file raises InputError naming the tensor or key."""

@@ -15,6 +15,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Unio
 
 from . import _core
 from .certified import UncertifiedFormatWarning
+from .arguments import checked
 from .errors import InputError, require
 
 Word = Union[str, Sequence[str]]
@@ -156,11 +157,13 @@ class Network:
     def __repr__(self) -> str:
         return "<krc.Network %s: %s>" % (self.automaton.name, self._core.size_line())
 
+    @checked
     def summary(self) -> str:
         """The size line and the layers, as `krc info` prints them."""
         return self._core.size_line() + "\n" + self._core.layers_text()
 
     # ---- the weights file
+    @checked
     def save(self, path: Union[str, "os.PathLike[str]"], dense: bool = False) -> None:
         """Writes the weights file (safetensors), whole or not at all: a temporary file beside
         it, renamed over it (the krc command's writer). A device or FIFO is written in place,
@@ -168,6 +171,7 @@ class Network:
         stores every tensor dense."""
         _core.write_file(os.fspath(path), self._core.to_safetensors(dense), [], "path")
 
+    @checked
     def to_hf(self, directory: Union[str, "os.PathLike[str]"], allow_inexact: bool = False,
               max_bytes: int = 2 << 30) -> str:
         """Writes the network as a stock Hugging Face GPT-2 checkpoint and returns its path.
@@ -221,16 +225,31 @@ class Network:
             yield path
 
     # ---- running it
+    def _warn_if_uncertified(self, arithmetic: str) -> None:
+        """arithmetic "bf16" or "fp16" where the network is not certified in it: an
+        UncertifiedFormatWarning naming the formats it is exact in (`krc run --arithmetic`
+        says the same on stderr). stacklevel: the caller of run or verify, past @checked."""
+        from .certified import warn_if_uncertified
+        dtype = {"bf16": "bfloat16", "fp16": "float16"}.get(arithmetic)
+        if dtype:
+            warn_if_uncertified({"compiler": self._core.compiler_json}, dtype,
+                                "the network %s" % self.automaton.name, stacklevel=5)
+
+    @checked
     def run(self, word: Word, attention: Optional[str] = None,
             arithmetic: str = "float32") -> "_core.RunResult":
         """The network's state after every prefix of `word` (letters as a list, or one string
         split as `krc run` splits it: tabs, else spaces and commas outside brackets), with the margins and the automaton's states beside them.
         attention: "softmax", "hard" or "hardmax" (default: what it was compiled for);
-        arithmetic: "float32" (a plain float32 framework), "float64-accumulate" or "float64".
+        arithmetic: "float32" (a plain float32 framework), "float64-accumulate", "float64", or
+        "bf16"/"fp16" (the model cast to that format; an UncertifiedFormatWarning where the
+        network is not certified in it).
         The forward pass is prepared on the first call for each attention and arithmetic and kept
         with the network, so later calls only run the word."""
+        self._warn_if_uncertified(arithmetic)
         return self._core.run(_tokens(word), attention, arithmetic)
 
+    @checked
     def verify(self, exhaustive: Optional[int] = None, random: Optional[int] = None,
                length: Optional[int] = None, seed: int = 1, attention: Optional[str] = None,
                arithmetic: str = "float32", threads: int = 0,
@@ -241,6 +260,7 @@ class Network:
         every position was right, report.counterexample shows the first wrong word.
         progress: True prints a line on stderr once the run takes more than two seconds, a
         callable receives a VerifyProgress after every batch of words, False is quiet."""
+        self._warn_if_uncertified(arithmetic)
         line = _ProgressLine() if progress is True else None
         callback = line if line else (progress if callable(progress) else None)
         try:
@@ -251,6 +271,7 @@ class Network:
                 line.clear()
 
     # ---- the circuit
+    @checked
     def circuit(self, granularity: str = "head", check: bool = False,
                 max_exhaustive_words: int = 512, random: int = 32, length: int = 0,
                 seed: int = 1) -> Dict[str, Any]:
@@ -268,6 +289,7 @@ class Network:
                                                   random, length, seed)))
 
     # ---- pictures
+    @checked
     def draw(self, path: Union[str, "os.PathLike[str]"], word: Optional[Word] = None,
              attention: bool = False) -> None:
         """Writes a picture of the network to `path`, its format from the extension (.svg,
@@ -282,6 +304,7 @@ class Network:
         _core.write_file(path, data, [self._core.source] if self._core.source else [], "path")
 
     # ---- other frameworks (their modules import torch, onnx... only when called)
+    @checked
     def to_torch(self, device: Any = None, dtype: Any = None, **options: Any) -> Any:
         """The network as a PyTorch module (krc.torch_module.load_torch); options are its
         keywords: sparse=True keeps the layers' weight matrices sparse, for networks too large
@@ -293,11 +316,12 @@ class Network:
         name = dtype if isinstance(dtype, str) else str(dtype).replace("torch.", "")
         if dtype is not None:
             warn_if_uncertified({"compiler": self._core.compiler_json}, name,
-                                "the network %s" % self.automaton.name, stacklevel=3)
+                                "the network %s" % self.automaton.name, stacklevel=4)
         with self._weights_file() as path, warnings.catch_warnings():
             warnings.simplefilter("ignore", UncertifiedFormatWarning)
             return load_torch(path, device=device, dtype=dtype, **options)
 
+    @checked
     def to_transformer_lens(self, **options: Any) -> Any:
         """The network as a TransformerLens 4 TransformerBridge (krc.tl_bridge)."""
         require(["torch", "safetensors", "transformer_lens"], "lens",
@@ -306,6 +330,7 @@ class Network:
         with self._weights_file() as path:
             return to_transformer_lens(path, **options)
 
+    @checked
     def to_onnx(self, path: Union[str, "os.PathLike[str]"]) -> None:
         """Writes the network as an ONNX model to `path` (krc.onnx_export)."""
         require(["torch", "safetensors", "onnx"], "onnx", "Network.to_onnx")

@@ -26,7 +26,7 @@ _BYTES_PER_STATE = 512
 MAX_NAME_LENGTH = 4096
 
 
-def warn_notes(automaton, stacklevel: int = 3) -> None:
+def warn_notes(automaton, stacklevel: int = 4) -> None:
     """Raises the notes the builder made (the command line's `krc: note:` lines) as
     krc.ReadingNote warnings."""
     for note in getattr(automaton, "_notes", ()):
@@ -140,7 +140,7 @@ class _Description:
             complete = True  # the empty language: every missing transition rejects anyway
         automaton = _core.build_automaton(d, complete, acceptor, max_subset_states)
         automaton._notes = notes + list(getattr(automaton, "_notes", []))
-        warn_notes(automaton, stacklevel=5)
+        warn_notes(automaton, stacklevel=6)  # past from_*, @checked and krc.from_*
         return automaton
 
 
@@ -171,7 +171,7 @@ def from_aalpy(model, complete: bool = False,
             _refuse(source, "AALpy's %s is %s" % (kind, why),
                     "krc reads AALpy's Dfa, MooreMachine and MealyMachine")
     if not isinstance(model, (Dfa, MooreMachine, MealyMachine)):
-        raise TypeError("krc.from_aalpy takes AALpy's Dfa, MooreMachine or MealyMachine, not %s"
+        raise TypeError("krc.from_aalpy: model must be AALpy's Dfa, MooreMachine or MealyMachine, not %s"
                         % type(model).__name__)
     states = list({id(s): s for s in model.states}.values())  # a state listed twice is one
     transitions = sum(len(s.transitions) for s in states)
@@ -216,7 +216,7 @@ def from_automata_lib(fa, complete: bool = False,
             _refuse(source, "automata-lib's %s is not a finite automaton krc reads" % kind,
                     "krc reads automata-lib's DFA and NFA (a GNFA's regular-expression "
                     "transitions and the pushdown and Turing machines are not read)")
-        raise TypeError("krc.from_automata_lib takes automata-lib's DFA or NFA, not %s" % kind)
+        raise TypeError("krc.from_automata_lib: fa must be automata-lib's DFA or NFA, not %s" % kind)
     nfa = isinstance(fa, NFA)
     states = sorted(fa.states, key=lambda s: _name(s, source, "state"))
     count = sum(len(v) if nfa else 1 for row in fa.transitions.values() for v in row.values())
@@ -253,7 +253,7 @@ def from_pyformlang(fa, complete: bool = False,
     kind = type(fa).__name__
     source = "<pyformlang %s>" % kind
     if not isinstance(fa, FiniteAutomaton):
-        raise TypeError("krc.from_pyformlang takes a pyformlang finite automaton "
+        raise TypeError("krc.from_pyformlang: fa must be a pyformlang finite automaton "
                         "(DeterministicFiniteAutomaton, NondeterministicFiniteAutomaton, "
                         "EpsilonNFA), not %s" % kind)
     table = fa.to_dict()

@@ -23,12 +23,15 @@ Three things need care, each exact:
 The bridge carries krc's names: `residual_labels` (one per d_model dimension), `heads` (each
 layer's heads: role, kind, ...; the padding heads are not listed), `states`, `vocabulary`
 (token 0 is <bos>) and `automaton`, and `tokens(words)` makes its input."""
+import os  # noqa: F401  (the annotations name os.PathLike)
 import warnings
+from typing import Any, Optional, Union
 
 import torch
 
 from krc.dense_budget import DEFAULT_MAX_DENSE_BYTES
-from krc.torch_module import KrcFileError, load_torch, word_tokens
+from krc.arguments import checked
+from krc.torch_module import KrcFileError, load_torch, torch_device, word_tokens
 
 
 def bridge_config(model):
@@ -64,7 +67,9 @@ def native_state_dict(model):
     return {name: t.detach().contiguous().clone() for name, t in state.items()}
 
 
-def to_transformer_lens(path, device=None, max_dense_bytes=DEFAULT_MAX_DENSE_BYTES):
+@checked
+def to_transformer_lens(path: Union[str, "os.PathLike[str]"], device: Any = None,
+                        max_dense_bytes: Optional[int] = DEFAULT_MAX_DENSE_BYTES):
     """A TransformerLens 4 TransformerBridge running the network of a krc weights file (or a
     `krc export` file) in float32, on `device` (default the CPU). Its logits for tokens [B, T]
     (<bos> = 0 first, then letter ids + 1; see bridge.tokens) are krc's [B, T, states].
@@ -76,6 +81,7 @@ def to_transformer_lens(path, device=None, max_dense_bytes=DEFAULT_MAX_DENSE_BYT
     except ImportError as e:
         raise ImportError("to_transformer_lens needs TransformerLens 4 (transformer-lens>=4.3, "
                           "requirements.txt): %s" % e) from None
+    device = torch_device(device, "krc.to_transformer_lens")
     model = load_torch(path, uniform=True, max_dense_bytes=max_dense_bytes)
     if model.attention == "hard":
         warnings.warn("%s was compiled for hard attention; the TransformerLens bridge runs "

@@ -23,12 +23,15 @@ module's dtype. Attention is causal; a score is scale * (q . k). Under hard atte
 so that a chunk's score block stays under `max_scores` elements: no T x T matrix per head is
 built for long words."""
 import json
+import os  # noqa: F401  (the annotations name os.PathLike)
+from typing import Any, Optional, Union
 
 import torch
 from torch import nn
 
 from krc.dense_budget import (DEFAULT_MAX_DENSE_BYTES, DenseBudgetError,  # noqa: F401
                                check_dense_budget, dense_bytes, dense_shapes)
+from krc.arguments import checked
 from krc.certified import warn_if_uncertified
 from krc.errors import InputError
 from krc.torch_layers import MLP, Attention, Block, Embed, PosEmbed, Unembed, uniform_blocks
@@ -250,8 +253,40 @@ def sparse_weight_names(names):
     return {n for n in names if n.startswith(("layers.", "blocks.")) and n.endswith(SPARSE_WEIGHTS)}
 
 
-def load_torch(path, device=None, dtype=None, uniform=False, sparse=False,
-               max_dense_bytes=DEFAULT_MAX_DENSE_BYTES, warn_depth=0):
+def torch_device(device: Any, where: str) -> Any:
+    """`device` as a torch.device that works here, or None; a name torch does not know, or a
+    device this machine does not have, raises ValueError naming it (torch says RuntimeError)."""
+    if device is None:
+        return None
+    try:
+        d = torch.device(device)
+        torch.empty(0, device=d)
+    except (RuntimeError, TypeError, AssertionError) as e:
+        raise ValueError("%s: device %r: %s" % (where, device, e)) from None
+    return d
+
+
+def load_options(device, dtype, uniform, sparse, max_dense_bytes, warn_depth):
+    """load_torch's device and dtype, each option checked (ValueError naming it)."""
+    device = torch_device(device, "krc.load_torch")
+    if max_dense_bytes is not None and not 0 < max_dense_bytes < 1 << 63:
+        raise ValueError("krc.load_torch: max_dense_bytes %d is not in [1, 2**63-1] (None: no "
+                         "limit)" % max_dense_bytes)
+    if not 0 <= warn_depth <= 64:
+        raise ValueError("krc.load_torch: warn_depth %d is not in [0, 64]" % warn_depth)
+    dtype = DTYPES.get(dtype, dtype) if isinstance(dtype, str) else (dtype or torch.float32)
+    if dtype not in DTYPES.values():
+        raise ValueError("dtype %r: krc modules run in float32, bfloat16 or float16" % (dtype,))
+    if uniform and sparse:
+        raise ValueError("uniform=True (TransformerLens) needs dense layers; sparse=True "
+                         "cannot be uniform")
+    return device, dtype
+
+
+@checked
+def load_torch(path: Union[str, "os.PathLike[str]"], device: Any = None, dtype: Any = None,
+               uniform: bool = False, sparse: bool = False,
+               max_dense_bytes: Optional[int] = DEFAULT_MAX_DENSE_BYTES, warn_depth: int = 0):
     """A KrcTransformer from a krc weights file or a `krc export` file, its weights cast to
     `dtype` (default float32; a torch.dtype or "float32", "bfloat16", "float16") and moved to
     `device` (default the CPU). uniform=True pads every layer to the same heads and MLP width
@@ -272,12 +307,7 @@ def load_torch(path, device=None, dtype=None, uniform=False, sparse=False,
     A dtype the file does not certify (its `compiler` metadata: krc info's "exact in") gives
     a krc.certified.UncertifiedFormatWarning naming the formats it is exact in; warn_depth
     adds stack levels for callers that wrap this function."""
-    dtype = DTYPES.get(dtype, dtype) if isinstance(dtype, str) else (dtype or torch.float32)
-    if dtype not in DTYPES.values():
-        raise ValueError("dtype %r: krc modules run in float32, bfloat16 or float16" % (dtype,))
-    if uniform and sparse:
-        raise ValueError("uniform=True (TransformerLens) needs dense layers; sparse=True "
-                         "cannot be uniform")
+    device, dtype = load_options(device, dtype, uniform, sparse, max_dense_bytes, warn_depth)
     try:
         shapes, _ = dense_shapes(path)
     except Exception:  # not a safetensors file: read_safetensors names the problem below
@@ -300,7 +330,7 @@ def load_torch(path, device=None, dtype=None, uniform=False, sparse=False,
                            % (path, type(e).__name__, e)) from None
     del raw
     dtype_name = next(n for n, d in DTYPES.items() if d == dtype)
-    warn_if_uncertified(metadata, dtype_name, str(path), stacklevel=3 + warn_depth)
+    warn_if_uncertified(metadata, dtype_name, str(path), stacklevel=4 + warn_depth)  # @checked
     if sparse:
         # A chunk of few rows repeats the whole CSR walk per chunk: on the TCP scan (m =
         # 2,080,641, bf16, one thread) 64 M elements (32 rows, 256 MB of float32) ran a
