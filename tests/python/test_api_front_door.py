@@ -189,9 +189,12 @@ def test_suite_options_are_keywords():
     text = subprocess.run([krc_binary(), "suite", "--help"], capture_output=True, text=True,
                           check=True).stdout
     defaults = inspect.signature(krc.suite).parameters
-    for option in ("set", "max_len", "random", "max_models", "max_bytes"):
-        shown = re.search(r"--%s\b[^\n]*\[([^\]]+)\]" % option.replace("_", "-"), text)
-        assert shown and shown.group(1) == str(defaults[option].default), (option, shown)
+    for option in ("set", "strategies", "norm", "max_len", "random", "max_models", "max_bytes"):
+        shown = re.search(r"--%s [^\n]*=(\S+)( \.\.\.)?\n" % option.replace("_", "-"), text)
+        default = defaults[option].default
+        if isinstance(default, tuple):  # CLI11 shows a list as [a,b]
+            default = "[%s]" % ",".join(default)
+        assert shown and shown.group(1) == str(default), (option, shown)
 
 
 def test_decomposition_outputs_are_the_command_lines(tmp_path):

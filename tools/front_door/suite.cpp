@@ -95,8 +95,8 @@ std::vector<Member> members(const SuiteRequest& r) {
     for (std::size_t j = 0; j < i; ++j)
       if (list[i].name == list[j].name)
         throw InputError(list[i].source, "",
-                         "its models would be named \"" + list[i].name + "\" as " +
-                             list[j].source + "'s are; rename one of the files");
+                         "its models would be named \"" + list[i].name + "\" as " + list[j].source +
+                             "'s are; rename one of the files");
   return list;
 }
 
@@ -148,8 +148,8 @@ Model build_model(const Member& m, const std::string& strategy, const std::strin
   verified.erase("threads");
   if (!report.ok())
     throw SuiteMismatch(id + ": the verification found " + with_thousands(report.wrong_positions) +
-                        " of " + with_thousands(report.positions) + " positions wrong: " +
-                        format_report(report, automaton));
+                        " of " + with_thousands(report.positions) +
+                        " positions wrong: " + format_report(report, automaton));
   model.files.emplace_back(id + "/verify.json", verified.dump(1) + "\n");
 
   json missing = json::object(), gpt2 = nullptr, kept = json::array();
@@ -184,8 +184,8 @@ Model build_model(const Member& m, const std::string& strategy, const std::strin
                {"parameters", summary["parameters"]},
                {"nonzeros", summary["nonzeros"]},
                {"certified", network.compiler.contains("precision")
-                                  ? network.compiler["precision"].value("exact_in", json(nullptr))
-                                  : json(nullptr)},
+                                 ? network.compiler["precision"].value("exact_in", json(nullptr))
+                                 : json(nullptr)},
                {"gpt2_formats", kept},
                {"verify",
                 {{"ok", report.ok()},
@@ -248,7 +248,8 @@ SuiteResult build_suite(const std::string& output, const SuiteRequest& r, Door d
     throw InputError(output, "", "exists and is not a directory; a suite is a directory");
 
   const std::vector<Member> list = members(r);
-  const long long total = static_cast<long long>(list.size() * r.strategies.size() * r.norms.size());
+  const long long total =
+      static_cast<long long>(list.size() * r.strategies.size() * r.norms.size());
   if (total > r.max_models)
     throw LimitError("suite: " + std::to_string(list.size()) + " automata x " +
                      std::to_string(r.strategies.size()) + " strategies x " +
@@ -279,7 +280,8 @@ SuiteResult build_suite(const std::string& output, const SuiteRequest& r, Door d
         ++done;
         if (progress) {
           SuiteProgress p{done, total, rows.back()["model"].get<std::string>(), seconds(), -1};
-          p.seconds_left = p.seconds / static_cast<double>(done) * static_cast<double>(total - done);
+          p.seconds_left =
+              p.seconds / static_cast<double>(done) * static_cast<double>(total - done);
           progress(p);
         }
       }

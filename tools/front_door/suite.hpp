@@ -35,8 +35,8 @@ struct SuiteRequest {
   std::vector<std::string> strategies = {"kr", "scan"};
   std::vector<std::string> norms = {"layernorm"};
   long long max_len = 64;
-  long long verify_random = 64;  // random words of length max_len each network is checked on
-  long long max_models = 64;     // refused above, before anything is compiled
+  long long verify_random = 64;     // random words of length max_len each network is checked on
+  long long max_models = 64;        // refused above, before anything is compiled
   long long max_bytes = 1LL << 30;  // of all files together, checked as they are made
 };
 

@@ -7,8 +7,7 @@
 
 namespace krc::cli {
 
-ProgressDisplay::ProgressDisplay(bool wanted)
-    : wanted_(wanted), terminal_(isatty(STDERR_FILENO)) {}
+ProgressDisplay::ProgressDisplay(bool wanted) : wanted_(wanted), terminal_(isatty(STDERR_FILENO)) {}
 
 void ProgressDisplay::clear() {
   if (shown_ && terminal_) std::cerr << "\r" << std::string(width_, ' ') << "\r" << std::flush;

@@ -43,8 +43,8 @@ void print_summary(const std::string& output, const front_door::SuiteResult& res
   for (const std::string& line : aligned(cells, [](std::size_t c) { return c == 0 || c == 4; }))
     std::cout << line << "\n";
   std::cout << "wrote " << output << "/ (manifest.json and " << models.size() << " models, "
-            << checkpoints << " with a GPT-2 checkpoint; "
-            << with_thousands(result.bytes) << " bytes) in " << std::fixed;
+            << checkpoints << " with a GPT-2 checkpoint; " << with_thousands(result.bytes)
+            << " bytes) in " << std::fixed;
   std::cout.precision(2);
   std::cout << result.seconds << " s\n";
 }
@@ -81,8 +81,8 @@ int run_suite(const SuiteArguments& a) {
 
 const RegisterCommand suite_registration{Command{
     "suite",
-    "Compile many automata x strategies x norms into one directory of models with a manifest",
-    46, [](CLI::App& sub) -> std::function<int()> {
+    "Compile many automata x strategies x norms into one directory of models with a manifest", 46,
+    [](CLI::App& sub) -> std::function<int()> {
       auto a = std::make_shared<SuiteArguments>();
       sub.footer(
           "The directory (built beside its target and renamed into place whole):\n"
@@ -92,7 +92,7 @@ const RegisterCommand suite_registration{Command{
           "  MODEL/weights.safetensors        krc compile's weights file\n"
           "  MODEL/circuit.json               krc circuit's file (head granularity)\n"
           "  MODEL/verify.json                krc verify --json's report (timing left out)\n"
-          "  MODEL/gpt2/                      krc export --format gpt2's checkpoint, where the\n"
+          "  MODEL/gpt2/                      the GPT-2 checkpoint krc export writes, where the\n"
           "                                   network allows one (the manifest says why not)\n"
           "MODEL is AUTOMATON.STRATEGY.NORM. Every network is verified on all words of the\n"
           "longest length with at most 4,096 words and --random words of length --max-len\n"
@@ -115,16 +115,18 @@ const RegisterCommand suite_registration{Command{
           ->capture_default_str();
       sub.add_option("--strategies", a->request.strategies,
                      "strategies to compile each automaton with, comma-separated (auto, kr, "
-                     "scan, onelayer; default kr,scan)")
+                     "scan, onelayer)")
           ->allow_extra_args(false)  // a file after it is a file, not a strategy
           ->delimiter(',')
-          ->check(CLI::IsMember(strategy_names()));
+          ->check(CLI::IsMember(strategy_names()))
+          ->capture_default_str();
       sub.add_option("--norm", a->request.norms,
-                     "norms, comma-separated (none, layernorm; default layernorm: what GPT-2 "
+                     "norms, comma-separated (none, layernorm; layernorm is what GPT-2 "
                      "checkpoints need to be provably exact, see krc compile --help)")
           ->allow_extra_args(false)
           ->delimiter(',')
-          ->check(CLI::IsMember(norm_names()));
+          ->check(CLI::IsMember(norm_names()))
+          ->capture_default_str();
       sub.add_option("--max-len", a->request.max_len, "longest input word of every network")
           ->check(CLI::Range(1, front_door::kMaxLenLimit))
           ->capture_default_str();

@@ -48,8 +48,8 @@ std::string suite(const std::string& directory, const std::vector<std::string>& 
     InterruptScope interruptible;  // Ctrl-C stops the work: KeyboardInterrupt
     py::gil_scoped_release unlocked;
     try {
-      result = front_door::build_suite(directory, request, front_door::Door::Python, report,
-                                       options);
+      result =
+          front_door::build_suite(directory, request, front_door::Door::Python, report, options);
     } catch (const front_door::SuiteMismatch& e) {
       mismatch = e.what();
     }
