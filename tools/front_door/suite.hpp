@@ -37,7 +37,7 @@ struct SuiteRequest {
   long long max_len = 64;
   long long verify_random = 64;     // random words of length max_len each network is checked on
   long long max_models = 64;        // refused above, before anything is compiled
-  long long max_bytes = 1LL << 30;  // of all files together, checked as they are made
+  long long max_bytes = 4LL << 30;  // of all files together, checked as they are made
 };
 
 // The bounds both doors check: max_models at most kMaxSuiteModels, max_bytes at least 1.

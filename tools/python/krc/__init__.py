@@ -198,7 +198,7 @@ def suite(directory: Union[str, "os.PathLike[str]"],
           files: Iterable[Union[str, "os.PathLike[str]"]] = (), set: str = "small",
           strategies: Union[str, Iterable[str]] = ("kr", "scan"),
           norm: Union[str, Iterable[str]] = ("layernorm",), max_len: int = 64, random: int = 64,
-          max_models: int = 64, max_bytes: int = 1 << 30,
+          max_models: int = 64, max_bytes: int = 4 << 30,
           progress: Optional[Callable[[dict], None]] = None) -> dict:
     """Compiles many networks into one directory, ready to load in a loop: `krc suite` with the
     same options, defaults and bounds, writing the same bytes (tools/README.md, "A suite").
