@@ -139,6 +139,8 @@ def test_a_failing_member_writes_nothing(tmp_path):
     assert r.returncode == 2 and "bad.json" in r.stderr, r.stderr
     with pytest.raises(krc.InputError, match="bad.json"):
         krc.suite(out, files=[MEMBERS[0], bad], set="none", max_len=8)
+    with pytest.raises(krc.InputError, match="bad.json"):  # one path alone is a list of one
+        krc.suite(out, files=bad, set="none", max_len=8)
     # A strategy that refuses a member fails the suite too.
     r = cli_suite("--set", "none", MEMBERS[2], "--strategies", "onelayer", "--max-len", 64,
                   "-o", out)

@@ -218,10 +218,11 @@ def suite(directory: Union[str, "os.PathLike[str]"],
     strategy that refuses a member, LimitError past max_models models or max_bytes bytes,
     VerificationError when a network is found wrong, ValueError for a bad name or bound.
     """
-    as_list = lambda v: [v] if isinstance(v, str) else list(v)
-    return json.loads(_core.suite(os.fspath(directory), [os.fspath(f) for f in files], set,
-                                  as_list(strategies), as_list(norm), max_len, random,
-                                  max_models, max_bytes, progress))
+    as_list = lambda v: [v] if isinstance(v, (str, os.PathLike)) else list(v)
+    paths = [os.fspath(f) for f in as_list(files)]
+    return json.loads(_core.suite(os.fspath(directory), paths, set, as_list(strategies),
+                                  as_list(norm), max_len, random, max_models, max_bytes,
+                                  progress))
 
 
 def load(path: Union[str, "os.PathLike[str]"]) -> Network:
