@@ -176,3 +176,14 @@ def test_targets_and_bounds_are_refused_before_the_work(tmp_path):
     r = cli_suite("--set", "none", "-o", tmp_path / "big")
     assert r.returncode == 2 and "the suite would be empty" in r.stderr, r.stderr
     assert sorted(os.listdir(tmp_path)) == ["other", "suite"]
+
+
+@pytest.mark.frameworks
+def test_json_summary_holds_the_manifest_written(tmp_path):
+    r = cli_suite("--set", "none", MEMBERS[0], "--strategies", "scan", "--max-len", 4,
+                  "--random", 1, "--json", "-o", tmp_path / "one")
+    assert r.returncode == 0, r.stderr
+    summary = json.loads(r.stdout)
+    assert summary["models"] == 1 and summary["output"] == str(tmp_path / "one")
+    assert summary["manifest"] == json.loads((tmp_path / "one" / "manifest.json").read_text())
+    assert summary["bytes"] == sum(len(b) for b in files_of(tmp_path / "one").values())
