@@ -176,6 +176,27 @@ def test_verify_run_export_and_decompose_options_are_keywords():
     assert "max_sets" in keywords(decomposition.to_dot)
 
 
+@pytest.mark.frameworks
+def test_suite_options_are_keywords():
+    """`krc suite`'s options are krc.suite's keywords and the other way round (issue 35): the
+    files are the command's arguments and Python's `files`, the directory its -o and Python's
+    first argument; --json and --progress print (Python returns the manifest and takes a
+    progress callable)."""
+    options = {o[2:].replace("-", "_") for o in command_options("suite")
+               if o not in {"--help", "--json", "--output", "--progress"}}
+    assert options == keywords(krc.suite) - {"directory", "files", "progress"}
+    # The same defaults: the command's --help shows them, krc.suite's signature holds them.
+    text = subprocess.run([krc_binary(), "suite", "--help"], capture_output=True, text=True,
+                          check=True).stdout
+    defaults = inspect.signature(krc.suite).parameters
+    for option in ("set", "strategies", "norm", "max_len", "random", "max_models", "max_bytes"):
+        shown = re.search(r"--%s [^\n]*=(\S+)( \.\.\.)?\n" % option.replace("_", "-"), text)
+        default = defaults[option].default
+        if isinstance(default, tuple):  # CLI11 shows a list as [a,b]
+            default = "[%s]" % ",".join(default)
+        assert shown and shown.group(1) == str(default), (option, shown)
+
+
 def test_decomposition_outputs_are_the_command_lines(tmp_path):
     """Decomposition.text(), to_json() and to_dot() are what `krc decompose` prints in its three
     formats for the same file, with the same limits."""

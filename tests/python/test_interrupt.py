@@ -93,6 +93,7 @@ CLI = {
     "certify": (["certify", "{s5}", "-o", "cert.json"], None),
     "export-transformer-lens": (["export", "{s5}", "-o", "out.safetensors"], None),
     "export-gpt2": (["export", "{s5ln}", "--format", "gpt2", "-o", "checkpoint"], None),
+    "suite": (["suite", "--set", "zoo", "-o", "suite"], None),
 }
 
 
@@ -115,6 +116,7 @@ PYTHON = {
               "n.verify(exhaustive=0, random=10**6, threads=1, progress=False)",
     "decompose": "a = krc.load_automaton({orbit!r})\nready()\nkrc.decompose(a)",
     "to_hf": "n = krc.load({s5ln!r})\nready()\nn.to_hf('checkpoint')",
+    "suite": "ready()\nkrc.suite('suite', set='zoo')",
 }
 
 

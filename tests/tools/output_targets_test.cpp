@@ -195,3 +195,31 @@ TEST_CASE("output: a checkpoint whose write fails part way leaves nothing behind
       target, {{"small.json", "{}"}, {"large.bin", std::string(4000, 'x')}}, {});
   CHECK(fs::file_size(fs::path(target) / "large.bin") == 4000);
 }
+
+TEST_CASE("output: a directory output with subdirectories appears whole and replaces its own") {
+  // krc suite's layout: files in subdirectories of subdirectories.
+  test::TempDir dir;
+  const std::string target = (dir / "suite").string();
+  const std::vector<front_door::DirectoryFile> files{
+      {"manifest.json", "{}"}, {"a.kr/weights.bin", "w"}, {"a.kr/gpt2/config.json", "c"}};
+  front_door::write_output_directory(target, files, {});
+  CHECK(test::read_text((fs::path(target) / "a.kr" / "gpt2" / "config.json").string()) == "c");
+  CHECK(test::read_text((fs::path(target) / "a.kr" / "weights.bin").string()) == "w");
+  // An earlier output of the same files is replaced whole.
+  auto again = files;
+  again[1].second = "w2";
+  front_door::write_output_directory(target, again, {});
+  CHECK(test::read_text((fs::path(target) / "a.kr" / "weights.bin").string()) == "w2");
+  CHECK(temporaries(dir.path()) == 0);
+  // A file krc does not write, deep inside, makes it refuse the directory and keep it.
+  { std::ofstream((fs::path(target) / "a.kr" / "gpt2" / "mine.txt").string()) << "mine"; }
+  CHECK_THROWS_WITH_AS(front_door::write_output_directory(target, files, {}),
+                       doctest::Contains("a.kr/gpt2/mine.txt"), InputError);
+  CHECK(test::read_text((fs::path(target) / "a.kr" / "weights.bin").string()) == "w2");
+  CHECK(temporaries(dir.path()) == 0);
+  // Names that would leave the directory or hide in it are a programming error.
+  for (const char* bad : {"../x", "a/../x", "a//x", "a/.x", "a/"})
+    CHECK_THROWS_AS(front_door::write_output_directory((dir / "other").string(), {{bad, "x"}}, {}),
+                    std::logic_error);
+  CHECK_FALSE(fs::exists(dir / "other"));
+}

@@ -10,9 +10,6 @@
 
 namespace krc::front_door {
 
-namespace {
-
-// The value of `keyword`, which must be one of `names`.
 void check_member(Door door, const std::string& keyword, const std::string& value,
                   const std::vector<std::string>& names) {
   if (std::find(names.begin(), names.end(), value) != names.end()) return;
@@ -29,8 +26,6 @@ void check_range(Door door, const std::string& keyword, long long value, long lo
                               " is not in [" + std::to_string(min) + ", " + std::to_string(max) +
                               "]");
 }
-
-}  // namespace
 
 std::string option_name(Door door, const std::string& keyword) {
   if (door == Door::Python) return keyword;

@@ -5,6 +5,7 @@
 // CompileRequest, calls prepare_compile, and prints; a message about an option spells it the
 // door's way (`--max-len` on the command line, `max_len` in Python).
 #include <string>
+#include <vector>
 
 #include "krc/automata/automaton.hpp"
 #include "krc/automata/machine_outputs.hpp"
@@ -16,6 +17,13 @@ enum class Door { CommandLine, Python };
 
 // "max_len" as the door spells it: "--max-len" or "max_len".
 std::string option_name(Door door, const std::string& keyword);
+
+// std::invalid_argument, naming the option the door's way, unless `value` is one of `names`
+// (check_member) or in [min, max] (check_range): the checks prepare_compile makes.
+void check_member(Door door, const std::string& keyword, const std::string& value,
+                  const std::vector<std::string>& names);
+void check_range(Door door, const std::string& keyword, long long value, long long min,
+                 long long max);
 
 // The longest max-len either door accepts: the position embedding past it would not fit the
 // memory a laptop has (compiler/README.md); checked before anything is allocated.

@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <iostream>
 #include <random>
+#include <stdexcept>
 
 #include "krc/automata/input_error.hpp"
 #include "krc/automata/interrupt.hpp"
@@ -25,8 +26,9 @@ namespace {
 namespace fs = std::filesystem;
 
 // The temporaries being written, for the signal handlers (which may only read them): files to
-// unlink, then at most one directory to remove.
-constexpr std::size_t kMaxGuarded = 32;
+// unlink (or, when one is a subdirectory, to remove once emptied, so subdirectories come after
+// what they hold), then at most one directory to remove.
+constexpr std::size_t kMaxGuarded = 16384;
 std::array<const char*, kMaxGuarded> g_files{};
 volatile std::sig_atomic_t g_file_count = 0;
 const char* g_directory = nullptr;
@@ -39,7 +41,8 @@ volatile std::sig_atomic_t g_interrupt_exits = 0;
 
 extern "C" void remove_temporaries_and_stop(int signal) {
   if (g_writing) {
-    for (std::sig_atomic_t i = 0; i < g_file_count; ++i) unlink(g_files[i]);
+    for (std::sig_atomic_t i = 0; i < g_file_count; ++i)
+      if (unlink(g_files[i]) != 0) rmdir(g_files[i]);
     if (g_directory) rmdir(g_directory);
   }
   if (signal == SIGINT && g_interrupt_exits) {
@@ -60,6 +63,8 @@ class TemporaryGuard {
  public:
   TemporaryGuard(std::vector<std::string> files, std::string directory, bool signals)
       : files_(std::move(files)), directory_(std::move(directory)), signals_(signals) {
+    if (files_.size() > kMaxGuarded)
+      throw std::length_error("more than " + std::to_string(kMaxGuarded) + " files in one output");
     struct sigaction ignore {};
     ignore.sa_handler = SIG_IGN;
     sigaction(SIGXFSZ, &ignore, &previous_[3]);
@@ -171,14 +176,33 @@ bool inside(const fs::path& inner, const fs::path& outer) {
   return end == b.end();
 }
 
+// The subdirectories `files` names ("a/b/c.json": "a", "a/b"), parents first.
+std::vector<std::string> subdirectories(const std::vector<DirectoryFile>& files) {
+  std::vector<std::string> dirs;
+  for (const auto& f : files)
+    for (std::size_t slash = f.first.find('/'); slash != std::string::npos;
+         slash = f.first.find('/', slash + 1))
+      dirs.push_back(f.first.substr(0, slash));
+  std::sort(dirs.begin(), dirs.end());  // a parent sorts before what it holds
+  dirs.erase(std::unique(dirs.begin(), dirs.end()), dirs.end());
+  return dirs;
+}
+
 // Refuses an existing directory that holds anything but the files of `files` (regular files
-// by those names): replacing it would destroy what krc did not write.
-void refuse_foreign_directory(const std::string& path, const std::vector<DirectoryFile>& files) {
+// by those names) and their subdirectories: replacing it would destroy what krc did not write.
+void refuse_foreign_directory(const std::string& path, const std::vector<DirectoryFile>& files,
+                              const std::vector<std::string>& dirs,
+                              const std::string& prefix = "") {
   std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(path, ec)) {
-    const std::string name = entry.path().filename().string();
+  for (const auto& entry : fs::directory_iterator(fs::path(path) / prefix, ec)) {
+    const std::string name = prefix + entry.path().filename().string();
+    const bool is_link = entry.is_symlink(ec);
+    if (!is_link && entry.is_directory(ec) && std::binary_search(dirs.begin(), dirs.end(), name)) {
+      refuse_foreign_directory(path, files, dirs, name + "/");
+      continue;
+    }
     const bool ours =
-        entry.is_regular_file(ec) && !entry.is_symlink(ec) &&
+        entry.is_regular_file(ec) && !is_link &&
         std::any_of(files.begin(), files.end(), [&](const auto& f) { return f.first == name; });
     if (!ours)
       throw InputError(path, "",
@@ -190,8 +214,11 @@ void refuse_foreign_directory(const std::string& path, const std::vector<Directo
   if (ec) fail(path, "cannot read the directory", ec.value());
 }
 
-void remove_directory(const std::string& dir, const std::vector<DirectoryFile>& files) {
+// Removes what `files` wrote into `dir`, its subdirectories (the deepest first), then `dir`.
+void remove_directory(const std::string& dir, const std::vector<DirectoryFile>& files,
+                      const std::vector<std::string>& dirs) {
   for (const auto& f : files) unlink((fs::path(dir) / f.first).c_str());
+  for (auto d = dirs.rbegin(); d != dirs.rend(); ++d) rmdir((fs::path(dir) / *d).c_str());
   rmdir(dir.c_str());
 }
 
@@ -248,9 +275,14 @@ void write_output_directory(const std::string& path, const std::vector<Directory
   if (path.empty()) throw InputError(options.option, "", "the output path is empty");
   if (path == "-")
     throw InputError(options.option, "", "this output is a directory; - cannot hold it");
-  for (const auto& f : files)
-    if (f.first.empty() || f.first.find('/') != std::string::npos || f.first[0] == '.')
-      throw std::logic_error("write_output_directory: bad file name \"" + f.first + "\"");
+  // A name is a relative path of plain components: none empty, none starting with '.'.
+  for (const auto& f : files) {
+    const std::string& n = f.first;
+    if (n.empty() || n[0] == '.' || n.back() == '/' || n.find("//") != std::string::npos ||
+        n.find("/.") != std::string::npos)
+      throw std::logic_error("write_output_directory: bad file name \"" + n + "\"");
+  }
+  const std::vector<std::string> dirs = subdirectories(files);
   refuse_output_over_inputs(path, options.inputs, options.option);
   const fs::path target = resolved(path);
   std::error_code ec;
@@ -258,26 +290,32 @@ void write_output_directory(const std::string& path, const std::vector<Directory
   const bool exists = fs::exists(status);
   if (exists && !fs::is_directory(status))
     throw InputError(path, "", "exists and is not a directory");
-  if (exists) refuse_foreign_directory(path, files);
+  if (exists) refuse_foreign_directory(path, files, dirs);
   const fs::path parent = target.has_parent_path() ? target.parent_path() : fs::path(".");
   if (!fs::is_directory(parent)) throw InputError(path, "", "its parent directory does not exist");
 
   const std::string temp = temporary_beside(target);
   std::vector<std::string> temp_files;
   for (const auto& f : files) temp_files.push_back((fs::path(temp) / f.first).string());
+  // The subdirectories after the files, the deepest first: the order the handler removes in.
+  for (auto d = dirs.rbegin(); d != dirs.rend(); ++d)
+    temp_files.push_back((fs::path(temp) / *d).string());
   TemporaryGuard guard(temp_files, temp, options.guard_signals);
   if (mkdir(temp.c_str(), 0777) != 0) fail(path, "cannot create the directory", errno);
   try {
+    for (const std::string& d : dirs)
+      if (mkdir((fs::path(temp) / d).c_str(), 0777) != 0)
+        fail(path, "cannot create the directory", errno);
     for (std::size_t i = 0; i < files.size(); ++i)
       write_new_file(temp_files[i], files[i].second, path);
   } catch (...) {
-    remove_directory(temp, files);
+    remove_directory(temp, files, dirs);
     throw;
   }
   if (rename(temp.c_str(), target.c_str()) == 0) return;  // new, or an empty directory replaced
   if (!exists || (errno != ENOTEMPTY && errno != EEXIST)) {
     const int error = errno;
-    remove_directory(temp, files);
+    remove_directory(temp, files, dirs);
     fail(path, "cannot create the directory", error);
   }
   // An earlier output's directory: exchanged with the new one in one step, then removed.
@@ -287,19 +325,19 @@ void write_output_directory(const std::string& path, const std::vector<Directory
     const std::string old = temporary_beside(target);
     if (rename(target.c_str(), old.c_str()) != 0) {
       const int error = errno;
-      remove_directory(temp, files);
+      remove_directory(temp, files, dirs);
       fail(path, "cannot replace the directory", error);
     }
     if (rename(temp.c_str(), target.c_str()) != 0) {
       const int error = errno;
       rename(old.c_str(), target.c_str());  // the earlier directory back where it was
-      remove_directory(temp, files);
+      remove_directory(temp, files, dirs);
       fail(path, "cannot replace the directory", error);
     }
-    remove_directory(old, files);
+    remove_directory(old, files, dirs);
     return;
   }
-  remove_directory(temp, files);  // now the earlier directory
+  remove_directory(temp, files, dirs);  // now the earlier directory
 }
 
 void exit_on_interrupt() {

@@ -34,10 +34,13 @@ struct OutputOptions {
 void write_output(const std::string& path, std::string_view contents,
                   const OutputOptions& options = {});
 
-// One file of a directory output: its name inside the directory and its bytes.
+// One file of a directory output: its name inside the directory and its bytes. A name may hold
+// subdirectories ("parity.kr/gpt2/config.json"), which are made too; no component may be empty
+// or start with '.'.
 using DirectoryFile = std::pair<std::string, std::string>;
 
-// Writes `files` as the directory `path` (created beside it, renamed into place).
+// Writes `files` as the directory `path` (created beside it, renamed into place). An existing
+// directory is replaced only when it holds nothing but those files and their subdirectories.
 void write_output_directory(const std::string& path, const std::vector<DirectoryFile>& files,
                             const OutputOptions& options = {});
 

@@ -18,6 +18,7 @@
 #include "krc/runtime/weights_file.hpp"
 #include "option_checks.hpp"
 #include "precision_line.hpp"
+#include "progress_display.hpp"
 #include "verify_limits.hpp"
 
 namespace krc::cli {
@@ -33,39 +34,6 @@ struct VerifyArguments {
   std::string arithmetic;  // empty: kDefaultArithmetic (or float64 with --float64)
   bool float64 = false, json = false, progress = false;
   int threads = 0;
-};
-
-// Progress on stderr once a run has taken more than two seconds: on a terminal one line
-// rewritten in place; elsewhere (a log file, a CI job) a whole line every ten seconds, since a
-// carriage return there only piles the updates onto one line.
-class ProgressLine {
- public:
-  explicit ProgressLine(bool wanted) : wanted_(wanted), terminal_(isatty(STDERR_FILENO)) {}
-  // Erases the line, so that the report starts on a clean one.
-  void clear() {
-    if (shown_ && terminal_) std::cerr << "\r" << std::string(width_, ' ') << "\r" << std::flush;
-    shown_ = false;
-  }
-  void operator()(const VerifyProgress& p) {
-    if (!wanted_ || p.seconds < 2.0) return;
-    std::string line = progress_line(p);
-    if (!terminal_) {
-      if (shown_ && p.seconds < last_ + 10.0) return;
-      std::cerr << line << "\n" << std::flush;
-      last_ = p.seconds;
-      shown_ = true;
-      return;
-    }
-    width_ = std::max(width_, line.size());
-    line.resize(width_, ' ');  // over the longer line before it
-    std::cerr << "\r" << line << std::flush;
-    shown_ = true;
-  }
-
- private:
-  bool wanted_, terminal_, shown_ = false;
-  std::size_t width_ = 0;
-  double last_ = 0.0;
 };
 
 int run_verify(const VerifyArguments& a) {
@@ -93,8 +61,10 @@ int run_verify(const VerifyArguments& a) {
                                                       : arithmetic_from_string(a.arithmetic);
   options.forward.threads = a.threads;
   warn_if_uncertified(network.compiler, to_string(options.forward.arithmetic), a.file);
-  auto progress = std::make_shared<ProgressLine>(a.progress || isatty(STDERR_FILENO));
-  options.progress = [progress](const VerifyProgress& p) { (*progress)(p); };
+  auto progress = std::make_shared<ProgressDisplay>(a.progress || isatty(STDERR_FILENO));
+  options.progress = [progress](const VerifyProgress& p) {
+    progress->show(progress_line(p), p.seconds);
+  };
 
   VerifyReport report;
   try {

@@ -40,6 +40,7 @@ void bind_compile(py::module_& m);
 void bind_run(py::module_& m);
 void bind_verify(py::module_& m);
 void bind_output(py::module_& m);
+void bind_suite(py::module_& m);
 
 // A property that returns the elements of a vector member as references kept alive by their
 // owner (no copies of the weights each time Python reads `layers`).

@@ -24,4 +24,5 @@ PYBIND11_MODULE(_core, m) {
   python::bind_run(m);
   python::bind_verify(m);
   python::bind_output(m);
+  python::bind_suite(m);
 }

@@ -12,6 +12,7 @@ krc.InputError (file, place, problem), a limit krc.LimitError (option). tools/RE
 "Python package", documents every function and type. Importing krc never imports torch.
 """
 
+import json
 import os
 import re
 from typing import Callable, Iterable, Optional, Union
@@ -26,7 +27,8 @@ from ._core import (Automaton, Component, Counterexample, Decomposition, Decompo
                     Group, KrPlan, Layer, OneLayerPlan, Role, RunResult, ScanPlan, Skeleton,
                     VerifyProgress, VerifyReport, ZooFamily, set_max_memory,
                     zoo_families)
-from .errors import InputError, KrcError, LimitError, MissingExtraError, ReadingNote
+from .errors import (InputError, KrcError, LimitError, MissingExtraError, ReadingNote,
+                     VerificationError)
 from .network import Network
 from .objects import warn_notes as _warn_notes
 
@@ -36,10 +38,11 @@ __all__ = [
     "Automaton", "Component", "Counterexample", "Decomposition", "DecompositionLevel", "Group",
     "InputError", "KrPlan", "KrcError", "Layer", "LimitError", "MissingExtraError", "Network",
     "OneLayerPlan", "ReadingNote", "Role",
-    "RunResult", "ScanPlan", "Skeleton", "VerifyProgress", "VerifyReport", "ZooFamily",
+    "RunResult", "ScanPlan", "Skeleton", "VerificationError", "VerifyProgress", "VerifyReport",
+    "ZooFamily",
     "compile", "decompose", "from_aalpy", "from_automata_lib", "from_pyformlang", "from_regex",
     "load", "load_automaton", "parse_automaton",
-    "set_max_memory", "zoo", "zoo_families",
+    "set_max_memory", "suite", "zoo", "zoo_families",
 ]
 
 
@@ -203,6 +206,38 @@ def compile(automaton: Automaton, strategy: str = "auto", max_len: int = 1024,
     return Network(_core.compile(automaton, strategy, max_len, attention, max_onelayer_units,
                                  max_onelayer_values, progress, norm, precision, counting,
                                  output_kind))
+
+
+@checked
+def suite(directory: Union[str, "os.PathLike[str]"],
+          files: Iterable[Union[str, "os.PathLike[str]"]] = (), set: str = "small",
+          strategies: Union[str, Iterable[str]] = ("kr", "scan"),
+          norm: Union[str, Iterable[str]] = ("layernorm",), max_len: int = 64, random: int = 64,
+          max_models: int = 64, max_bytes: int = 4 << 30,
+          progress: Optional[Callable[[dict], None]] = None) -> dict:
+    """Compiles many networks into one directory, ready to load in a loop: `krc suite` with the
+    same options, defaults and bounds, writing the same bytes (tools/README.md, "A suite").
+
+    The members are the zoo set `set` ("small": parity, flipflop_2, cyclic_3, gridworld_4;
+    "zoo": every family at its default size; "none") and the automaton `files`, each compiled
+    with every strategy of `strategies` and every norm of `norm` at `max_len`, and verified on
+    all words of the longest length with at most 4,096 words and `random` random words. The
+    directory holds manifest.json and, for each model AUTOMATON.STRATEGY.NORM, its
+    weights.safetensors, circuit.json (Network.circuit()), verify.json (the report, timing left
+    out) and gpt2/ (Network.to_hf's checkpoint) where the network allows one; the manifest's
+    row says why not where it does not. It is built beside its target and renamed into place
+    whole: any failure writes nothing. progress: called after each model with a dict (done,
+    total, model, seconds, seconds_left, line).
+
+    Returns the manifest (a dict). Raises InputError for a file that cannot be read or a
+    strategy that refuses a member, LimitError past max_models models or max_bytes bytes,
+    VerificationError when a network is found wrong, ValueError for a bad name or bound.
+    """
+    as_list = lambda v: [v] if isinstance(v, (str, os.PathLike)) else list(v)
+    paths = [os.fspath(f) for f in as_list(files)]
+    return json.loads(_core.suite(os.fspath(directory), paths, set, as_list(strategies),
+                                  as_list(norm), max_len, random, max_models, max_bytes,
+                                  progress))
 
 
 @checked

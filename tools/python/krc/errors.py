@@ -34,6 +34,12 @@ class LimitError(KrcError):
         self.option = option
 
 
+class VerificationError(KrcError):
+    """A network krc built was found wrong by its verification (the command line's exit status
+    1): raised by krc.suite, which then writes nothing. The message names the model and holds
+    the verifier's report with its first counterexample."""
+
+
 class ReadingNote(UserWarning):
     """What a reader decided by a convention, the command line's `krc: note: FILE: ...` lines:
     a partial acceptor completed with a rejecting sink state, an NFA determinised, the first
