@@ -4,6 +4,7 @@ margin raised, a domain element removed) and one-ulp faults planted in the weigh
 by both; certify and `krc verify` agree on a wrong network."""
 
 import json
+import math
 import os
 import struct
 import subprocess
@@ -140,3 +141,31 @@ def test_refusals_of_what_is_not_covered(tmp_path):
     scan = compile_zoo(tmp_path, "parity", "scan", 16)
     r = certify(scan, "--max-len", "17")
     assert r.returncode == 2 and "past the network's max_len" in r.stderr
+
+
+def bf16_ulp_up(v, i):
+    """v[i] moved up by one bf16 ulp (a float32 ulp would round away in bf16)."""
+    x = float(v[i])
+    v[i] = np.float32(x + 2.0 ** (math.floor(math.log2(abs(x))) - 7))
+
+
+def test_selector_rule_certificates_are_refused_unchecked_and_faults_named(tmp_path):
+    # The selector rule (per state slot, binary coordinates): krc certifies, the checker does not
+    # re-derive its MLP obligations yet, so it must refuse rather than accept the certificate.
+    weights = compile_zoo(tmp_path, "gridworld_4", "scan", 64, "--precision", "bf16")
+    cert = os.path.join(str(tmp_path), "selector.json")
+    r = krc("certify", weights, "--arithmetic", "bf16", "--rule", "selector", "-o", cert)
+    assert "selector rule" in r.stdout and "certified: margin 2" in r.stdout
+    assert json.load(open(cert))["claim"]["rule"] == "selector"
+    status, out = check(weights, cert)
+    assert status == 1 and "selector rule" in out["reason"]
+    # A compose unit's output weight one bf16 ulp up in layer 2: refused there, by both rules.
+    faulty = plant(weights, os.path.join(str(tmp_path), "faulty.safetensors"),
+                   "layers.2.mlp.out.weight", lambda v: bf16_ulp_up(v, np.flatnonzero(v)[0]))
+    for rule in ("selector", "pairs"):
+        r = certify(faulty, "--arithmetic", "bf16", "--rule", rule)
+        assert r.returncode == 1, r.stdout
+        assert json.loads(r.stdout)["refusal"]["layer"] == 2
+    # A network not in binary coordinates is a question the selector rule does not answer.
+    r = certify(compile_zoo(tmp_path, "parity", "scan", 16), "--rule", "selector")
+    assert r.returncode == 2 and "binary-coordinate" in r.stderr

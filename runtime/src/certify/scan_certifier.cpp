@@ -17,7 +17,9 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "certify/certify_common.hpp"
 #include "certify/interval.hpp"
+#include "certify/selector_rule.hpp"
 #include "krc/automata/interrupt.hpp"
 #include "krc/runtime/certify.hpp"
 
@@ -30,6 +32,11 @@ using bounds::Format;
 using bounds::Interval;
 using Vec = std::vector<Interval>;
 using Tau = std::vector<StateId>;
+using certify_detail::add_rounded;
+using certify_detail::interval_text;
+using certify_detail::number;
+using certify_detail::refuse;
+using certify_detail::Refused;
 
 // Past this much of a change to an encoding, the layer has not reproduced it: far above the
 // softmax's leaks (about T e^-40 per layer) and far below one ulp of any value it holds.
@@ -40,25 +47,6 @@ constexpr std::size_t kMaxPatterns = 16;
 // Interval operations one layer's MLP enumeration may take (about a minute on one core): past it
 // the certifier says so instead of running for hours (a 55-state protocol's monoid).
 constexpr long long kMaxWork = 1'000'000'000;
-
-struct Refused {
-  CertifyRefusal refusal;
-};
-
-[[noreturn]] void refuse(int layer, std::string part, std::string reason) {
-  throw Refused{CertifyRefusal{layer, std::move(part), std::move(reason)}};
-}
-
-std::string number(double x) {
-  std::ostringstream s;
-  s.precision(9);
-  s << x;
-  return s.str();
-}
-
-std::string interval_text(Interval v) {
-  return v.is_point() ? number(v.lo) : "[" + number(v.lo) + ", " + number(v.hi) + "]";
-}
 
 std::string tau_text(const Automaton& a, const Tau& tau) {
   std::string s = "(";
@@ -113,15 +101,6 @@ Network rounded(const Network& n, Format f) {
   return r;
 }
 
-// fl32(a + b) for the residual adds, monotone in both.
-Interval add_rounded(Interval a, Interval b, Format f) {
-  const double lo = a.lo + b.lo, hi = a.hi + b.hi;
-  const Interval v = bounds::float32_inside(
-      std::nextafter(static_cast<double>(static_cast<float>(std::nextafter(lo, -1e300))), -1e300),
-      std::nextafter(static_cast<double>(static_cast<float>(std::nextafter(hi, 1e300))), 1e300));
-  return bounds::store(f, v);
-}
-
 class ScanCertifier {
  public:
   ScanCertifier(const Network& network, const Automaton& automaton, const CertifyOptions& o)
@@ -130,6 +109,7 @@ class ScanCertifier {
         arithmetic_(o.arithmetic),
         format_(bounds::format_of(o.arithmetic)),
         max_domain_(o.max_domain),
+        selector_(o.rule == CertifyRule::Selector),
         net_(rounded(network, format_)) {
     t_max_ = o.max_len.value_or(network.max_len);
     d_ = net_.d_model();
@@ -149,12 +129,23 @@ class ScanCertifier {
     c["assumptions"] = {"round to nearest, ties to even", "exp(x) within 2 ulp of e^x, exp(0) = 1",
                         "no TF32 (float32 products of float32 factors)",
                         "fused multiply-adds allowed (the bounds hold for any summation order)"};
+    c["claim"]["rule"] = selector_ ? "selector" : "pairs";
     c["obligations"] = nlohmann::json::array();
     try {
       check_shape();
+      if (selector_) {
+        slots_ = certify_detail::binary_slots(net_, a_);
+        if (!slots_)
+          throw std::invalid_argument(
+              "the selector rule covers binary-coordinate scans of the automaton's states "
+              "(compiled with --precision bf16 or fp16 where that form is the smaller); this "
+              "network's scan is in another form: use --rule pairs");
+      }
       embedding(c["obligations"]);
-      for (int l = 0; l < static_cast<int>(net_.layers.size()); ++l) layer(l, c["obligations"]);
-      unembedding(c["obligations"]);
+      if (selector_) slot_sets_from_embedding();
+      for (int l = 0; l < static_cast<int>(net_.layers.size()); ++l)
+        selector_ ? selector_layer(l, c["obligations"]) : layer(l, c["obligations"]);
+      selector_ ? selector_unembedding(c["obligations"]) : unembedding(c["obligations"]);
       c["claim"]["margin"] = margin_;
     } catch (const Refused& r) {
       result.refusal = r.refusal;
@@ -422,16 +413,6 @@ class ScanCertifier {
     return bound;
   }
 
-  Interval mlp_sum(Accumulator acc, double bias) const {
-    if (format_ == Format::Float32) {  // the bias may be any term of the float32 sum
-      acc.add_constant(bias);
-      return acc.result();
-    }
-    // bf16/fp16: R(R(x W) + b), as `x @ W + b` runs cast (runtime/README.md).
-    return bounds::store(
-        format_, add_rounded(bounds::store(format_, acc.result()), Interval::point(bias), format_));
-  }
-
   // The residual after layer l's MLP, for the pre-MLP residual `in` (static part included).
   Vec mlp(int l, const Vec& in) const {
     const Mlp& m = *net_.layers[l].mlp;
@@ -440,7 +421,7 @@ class ScanCertifier {
       Accumulator acc;
       for (SparseMatrix::InnerIterator it(m.in_weight, u); it; ++it)
         acc.add(it.value(), in[it.col()]);
-      hidden[u] = bounds::relu(mlp_sum(acc, m.in_bias[u]));
+      hidden[u] = bounds::relu(certify_detail::mlp_sum(acc, m.in_bias[u], format_));
     }
     Vec out = in;
     for (int r = 0; r < d_; ++r) {
@@ -448,17 +429,18 @@ class ScanCertifier {
       Accumulator acc;
       for (SparseMatrix::InnerIterator it(m.out_weight, r); it; ++it)
         acc.add(it.value(), hidden[it.col()]);
-      out[r] = add_rounded(in[r], mlp_sum(acc, m.out_bias[r]), format_);
+      out[r] = add_rounded(in[r], certify_detail::mlp_sum(acc, m.out_bias[r], format_), format_);
     }
     return out;
   }
 
-  // The distinct values the static dimensions `read` take over t >= 1, each with a t that has
-  // them: a part that reads the constant feature sees one; one that reads the position, T.
+  // The distinct values the static dimensions `read` take over t >= from (1: the letters'
+  // positions; 0: BOS's too), each with a t that has them: a part that reads the constant
+  // feature sees one; one that reads the position, T.
   std::map<std::vector<double>, int> static_patterns(const std::vector<int>& read, int layer,
-                                                     const std::string& part) const {
+                                                     const std::string& part, int from = 1) const {
     std::map<std::vector<double>, int> patterns;
-    for (int t = 1; t <= t_max_; ++t) {
+    for (int t = from; t <= t_max_; ++t) {
       std::vector<double> key;
       for (int c : read) key.push_back(static_at_[t][c].lo), key.push_back(static_at_[t][c].hi);
       patterns.emplace(key, t);
@@ -495,7 +477,9 @@ class ScanCertifier {
       refuse(l, m.blocks.empty() ? "mlp" : m.blocks.front().name,
              "the windows reach " + std::to_string(domain_.size()) +
                  " transformations, past the enumeration limit " + std::to_string(max_domain_) +
-                 " (per-coordinate certification of the integer and binary forms is not built)");
+                 " (the selector rule, --rule selector, covers binary coordinates; the integer "
+                 "form's is not built)",
+             true);
     const long long work = pairs * static_cast<long long>(patterns.size()) *
                            (m.in_weight.nonZeros() + m.out_weight.nonZeros() + m.hidden());
     if (work > kMaxWork)
@@ -504,7 +488,9 @@ class ScanCertifier {
                  std::to_string(domain_.size()) + " window transformations costs " +
                  std::to_string(work) + " interval operations, past the limit " +
                  std::to_string(kMaxWork) +
-                 " (per-coordinate certification of the integer and binary forms is not built)");
+                 " (the selector rule, --rule selector, covers binary coordinates; the integer "
+                 "form's is not built)",
+             true);
     std::vector<std::pair<Tau, Vec>> fetches;  // BOS's identity first, then every window
     fetches.emplace_back(identity_, fetched(l, bos_, p, others, bound));
     for (const auto& [tau, v] : domain_) {
@@ -620,11 +606,184 @@ class ScanCertifier {
                            {"prefixes", domain_.size() + 1}});
   }
 
+  // ---- The selector rule (selector_rule.hpp): per state slot, for binary coordinates. ----
+
+  static Interval hull_of(const std::vector<Interval>& set) {
+    Interval h = set.front();
+    for (const Interval& v : set) h = bounds::hull(h, v);
+    return h;
+  }
+
+  // Every letter's slot q holds exactly the code of its image of q, BOS's the code of q; a
+  // prefix bit's value set is then {-1, +1}, every other written dimension one interval.
+  void slot_sets_from_embedding() {
+    const certify_detail::SlotLayout& sl = *slots_;
+    auto check_codes = [&](const Vec& v, const Tau& tau, const std::string& what) {
+      for (int q = 0; q < sl.n; ++q)
+        for (int i = 0; i < sl.b; ++i) {
+          const Interval x = v[sl.prefix_dim(q, i)];
+          const double want = certify_detail::code_bit(static_cast<int>(tau[q]), i);
+          if (x.lo != want || x.hi != want)
+            refuse(-1, "embedding",
+                   "'" + net_.residual_labels[sl.prefix_dim(q, i)] + "' of " + what + " is " +
+                       interval_text(x) + ", not " + number(want) + " (bit " + std::to_string(i) +
+                       " of the code of " + a_.state_name(tau[q]) + ")");
+        }
+    };
+    check_codes(bos_, identity_, "BOS");
+    for (const auto& [tau, v] : domain_) check_codes(v, tau, "the letter " + tau_text(a_, tau));
+    sets_.assign(d_, {});
+    for (int c = 0; c < d_; ++c) {
+      if (static_[c]) continue;
+      const int f = c - sl.prefix;
+      if (f >= 0 && f < sl.n * sl.b) {
+        sets_[c] = {Interval::point(-1.0), Interval::point(1.0)};
+        continue;
+      }
+      Interval h = bos_[c];
+      for (const auto& [tau, v] : domain_) h = bounds::hull(h, v[c]);
+      sets_[c] = {h};
+    }
+  }
+
+  // The largest |v_c| any key holds when its residual lies in `x`.
+  std::vector<double> value_bound_of(int l, const Vec& x) const {
+    const AttentionHead& h = net_.layers[l].heads[0];
+    std::vector<Accumulator> acc(h.value.cols());
+    for (int r = 0; r < h.value.outerSize(); ++r)
+      for (SparseMatrix::InnerIterator it(h.value, r); it; ++it)
+        acc[it.col()].add(it.value(), x[r]);
+    std::vector<double> bound(h.value.cols(), 0.0);
+    for (std::size_t c = 0; c < bound.size(); ++c)
+      bound[c] = bounds::store(format_, acc[c].result()).magnitude();
+    return bound;
+  }
+
+  Vec hull_residual() const {
+    Vec x(d_);
+    for (int c = 0; c < d_; ++c)
+      if (!static_[c]) x[c] = hull_of(sets_[c]);
+    return x;
+  }
+
+  // The static patterns `part` reads over t = 0..T, as full-width vectors.
+  std::vector<Vec> patterns_read(const std::vector<int>& read, int layer,
+                                 const std::string& part) const {
+    std::vector<Vec> out;
+    for (const auto& [key, t] : static_patterns(read, layer, part, 0)) {
+      Vec v(d_);
+      for (int c = 0; c < d_; ++c)
+        if (static_[c]) v[c] = static_at_[t][c];
+      out.push_back(v);
+    }
+    return out;
+  }
+
+  void selector_layer(int l, nlohmann::json& obligations) {
+    const certify_detail::SlotLayout& sl = *slots_;
+    const AttentionHead& h = net_.layers[l].heads[0];
+    nlohmann::json select = {{"kind", "select"}, {"layer", l}, {"head", h.name}};
+    auto [p, others] = fetch_weights(l, select);
+    obligations.push_back(select);
+    const Vec hull = hull_residual();
+    const std::vector<double> bound = value_bound_of(l, hull);
+    const Vec added = fetched(l, hull, p, others, bound);
+    certify_detail::PreMlp pre;
+    pre.sets.assign(d_, {});
+    for (int c = 0; c < d_; ++c)
+      for (const Interval& v : sets_[c]) pre.sets[c].push_back(add_rounded(v, added[c], format_));
+    // The fetched slot q when the key's slot q names s (the key's other slots: any code).
+    pre.selector.assign(sl.n, std::vector<Vec>(sl.n, Vec(sl.b)));
+    for (int q = 0; q < sl.n; ++q) {
+      interruption_point();  // n fetches since the last
+      for (int s = 0; s < sl.n; ++s) {
+        Vec x = hull;
+        for (int i = 0; i < sl.b; ++i)
+          x[sl.prefix_dim(q, i)] = sets_[sl.prefix_dim(q, i)][certify_detail::code_bit(s, i) > 0];
+        const Vec o = fetched(l, x, p, others, bound);
+        for (int i = 0; i < sl.b; ++i) {
+          const int f = sl.fetched_dim(q, i);
+          pre.selector[q][s][i] = add_rounded(hull[f], o[f], format_);
+          pre.sets[f] = {s ? bounds::hull(pre.sets[f][0], pre.selector[q][s][i])
+                           : pre.selector[q][s][i]};
+        }
+      }
+    }
+    const Mlp& m = *net_.layers[l].mlp;
+    std::vector<int> read;
+    {
+      std::vector<char> seen(d_, 0);
+      for (int u = 0; u < m.in_weight.outerSize(); ++u)
+        for (SparseMatrix::InnerIterator it(m.in_weight, u); it; ++it)
+          if (static_[it.col()] && !seen[it.col()]) seen[it.col()] = 1, read.push_back(it.col());
+    }
+    pre.patterns = patterns_read(read, l, m.blocks.empty() ? "mlp" : m.blocks.front().name);
+    const bool last = l + 1 == static_cast<int>(net_.layers.size());
+    std::vector<int> composed;
+    for (int q = 0; q < sl.n; ++q)
+      if (!last || q == static_cast<int>(a_.initial())) composed.push_back(q);
+    auto outcome =
+        certify_detail::slot_compose(net_, format_, static_, sl, pre, l, composed, !last);
+    sets_ = std::move(outcome.sets);
+    obligations.push_back(outcome.obligation);
+    invariant_.push_back(
+        {{"after_layer", l},
+         {"slots", last ? "the initial state's slot holds the code of the state after the prefix"
+                        : "slot q holds the code of f(q), f the window's transformation; the "
+                          "fetched copy holds 0"}});
+  }
+
+  void selector_unembedding(nlohmann::json& obligations) {
+    const certify_detail::SlotLayout& sl = *slots_;
+    const int layers = static_cast<int>(net_.layers.size());
+    const int q0 = static_cast<int>(a_.initial());
+    margin_ = std::numeric_limits<double>::infinity();
+    std::string at;
+    std::vector<int> read;
+    for (int r = 0; r < net_.unembedding.outerSize(); ++r)
+      if (static_[r] && SparseMatrix::InnerIterator(net_.unembedding, r)) read.push_back(r);
+    const Vec hull = hull_residual();
+    const int states = static_cast<int>(net_.unembedding.cols());
+    for (const Vec& pattern : patterns_read(read, layers, "unembedding"))
+      for (int answer = 0; answer < sl.n; ++answer) {
+        Vec x = hull;
+        for (int c = 0; c < d_; ++c)
+          if (static_[c]) x[c] = pattern[c];
+        for (int i = 0; i < sl.b; ++i)
+          x[sl.prefix_dim(q0, i)] =
+              sets_[sl.prefix_dim(q0, i)][certify_detail::code_bit(answer, i) > 0];
+        std::vector<Accumulator> acc(states);
+        for (int r = 0; r < net_.unembedding.outerSize(); ++r)
+          for (SparseMatrix::InnerIterator it(net_.unembedding, r); it; ++it)
+            acc[it.col()].add(it.value(), x[r]);
+        const Interval right = bounds::store(format_, acc[answer].result());
+        for (int s = 0; s < states; ++s) {
+          if (s == answer) continue;
+          const Interval other = bounds::store(format_, acc[s].result());
+          const double gap = right.lo - other.hi;
+          if (gap < margin_) margin_ = gap, at = "a prefix that ends in " + a_.state_name(answer);
+          if (gap <= 0.0)
+            refuse(layers, "unembedding",
+                   "when the initial state's slot names " + a_.state_name(answer) +
+                       ", its logit is " + interval_text(right) + ", not above " +
+                       a_.state_name(s) + "'s " + interval_text(other));
+        }
+      }
+    obligations.push_back({{"kind", "unembedding"},
+                           {"layer", layers},
+                           {"margin", margin_},
+                           {"at", at},
+                           {"prefixes", sl.n}});
+  }
+
   const Network& original_;
   const Automaton& a_;
   Arithmetic arithmetic_;  // as asked; the certificate names it
   Format format_;
   long long max_domain_;
+  bool selector_;                                    // the rule: per slot, not per pair
+  std::optional<certify_detail::SlotLayout> slots_;  // the selector rule's slots
+  std::vector<std::vector<Interval>> sets_;          // the selector rule's value sets per dimension
   Network net_;
   int t_max_ = 0, d_ = 0;
   std::vector<char> static_;    // per residual dimension: written by no layer
@@ -641,7 +800,16 @@ class ScanCertifier {
 
 CertifyResult certify(const Network& network, const Automaton& automaton,
                       const CertifyOptions& options) {
-  return ScanCertifier(network, automaton, options).run();
+  CertifyResult result = ScanCertifier(network, automaton, options).run();
+  // Auto: the pairs rule when it decides; the selector rule where it is undecided (too many
+  // window transformations) and the scan is in binary coordinates.
+  if (options.rule == CertifyRule::Auto && result.refusal && result.refusal->undecided &&
+      certify_detail::binary_slots(network, automaton)) {
+    CertifyOptions selector = options;
+    selector.rule = CertifyRule::Selector;
+    return ScanCertifier(network, automaton, selector).run();
+  }
+  return result;
 }
 
 }  // namespace krc
