@@ -160,6 +160,24 @@ TEST_CASE("certify selector rule: a one-ulp fault in a compose unit is refused a
   }
 }
 
+TEST_CASE("certify selector rule: auto moves to it where the pairs rule is undecided") {
+  std::mt19937_64 rng(3639);
+  const Automaton a = random_states(rng, 6);
+  const Network net = bf16_scan(a, 8);
+  CertifyOptions options;
+  options.arithmetic = Arithmetic::BFloat16;
+  options.max_domain = 2;  // the pairs rule stops at the first layer whose windows pass 2
+  options.rule = CertifyRule::Pairs;
+  const CertifyResult pairs = certify(net, a, options);
+  REQUIRE(!pairs.certified());
+  CHECK(pairs.refusal->undecided);
+  options.rule = CertifyRule::Auto;
+  const CertifyResult automatic = certify(net, a, options);
+  INFO(why(automatic));
+  CHECK(automatic.certified());
+  CHECK(automatic.certificate["claim"]["rule"] == "selector");
+}
+
 TEST_CASE("certify selector rule: a network in another form is a question, not a refusal") {
   std::mt19937_64 rng(3638);
   const Automaton a = random_states(rng, 6);
