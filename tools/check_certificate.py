@@ -17,7 +17,11 @@ the automaton the file carries, then checks the certificate's claims against wha
   margin at least the certificate's.
 
 Certificates that rest on the selector rule (`krc certify --rule selector`, per state slot, for
-binary coordinates) are refused: their MLP obligations are not re-derived here yet.
+binary coordinates) are re-derived by check_selector, its own way: the units' supports are
+checked (a bit of slot q reads only the fetched slot q, that bit of the prefix slots and the
+positions), then for every (q, s) four rows over the whole residual, with y(s)'s bits and slot
+q's old bits each in one class in lockstep, every other bit at its hull; each new bit must be
+y(s)'s. Its cost grows as n^2 rows of the whole MLP: small networks, not the 55-state ones.
 
 Bounds are sound for any float32 summation order: |fl(sum) - sum| <= gamma_n sum |terms|,
 or exact when every product is a multiple of 2^g and their magnitudes add to at most 2^24 2^g;
@@ -176,6 +180,197 @@ def compose(x, y):
     return tuple(y[q] for q in x)
 
 
+def mlp_rows(W, i, fmt, static, in_lo, in_hi):
+    """Layer i's MLP and residual add on a batch of residual intervals, in the format."""
+    win, bin_ = W[f"layers.{i}.mlp.in.weight"], W[f"layers.{i}.mlp.in.bias"]
+    wout, bout = W[f"layers.{i}.mlp.out.weight"], W[f"layers.{i}.mlp.out.bias"]
+    if fmt == "float32":
+        hl, hh = idot(win, in_lo, in_hi, bin_)
+    else:
+        hl, hh = store(fmt, *idot(win, in_lo, in_hi))
+        hl, hh = add_rounded(fmt, hl, hh, bin_[None, :], bin_[None, :])
+    hl, hh = np.maximum(hl, 0), np.maximum(hh, 0)
+    if fmt == "float32":
+        ol, oh = idot(wout, hl, hh, bout)
+    else:
+        ol, oh = store(fmt, *idot(wout, hl, hh))
+        ol, oh = add_rounded(fmt, ol, oh, bout[None, :], bout[None, :])
+    lo, hi = add_rounded(fmt, in_lo, in_hi, ol, oh)
+    lo[:, static] = 0.0
+    hi[:, static] = 0.0
+    return lo, hi
+
+
+def check_selector(cert, W, fmt, T, states, letter_tau, q0, static, st, labels, tok, n_layers,
+                   fetch_head, claimed, derived):
+    """The selector rule, re-derived its own way (compiler/certify.md): slot q of the prefix
+    holds the code of f(q) (bit i of s: +1 set, -1 clear), the fetched copy 0. Per layer and
+    per (q, s): the fetched slot q at fetch(code(s)), and four rows in lockstep over the bits:
+    y(s)'s bits all in class cy, slot q's old bits all in class co, every other prefix bit at
+    its hull. Lockstep is sound because the units writing bit i of slot q are checked to read
+    only the fetched slot q, bit i of the prefix slots and position dimensions; each new bit
+    must be y(s)'s within DRIFT, each fetched dimension of slot q back to 0."""
+    import re
+    n = len(states)
+    b = max(1, (n - 1).bit_length())
+    P, F = np.full((n, b), -1), np.full((n, b), -1)
+    name = {s: j for j, s in enumerate(states)}
+    for c, lab in enumerate(labels):
+        m = re.match(r"^.* (prefix|fetched):f\((.*)\):bit(\d+)$", lab)
+        if m and m.group(2) in name and int(m.group(3)) < b:
+            (P if m.group(1) == "prefix" else F)[name[m.group(2)], int(m.group(3))] = c
+    if (P < 0).any() or (F < 0).any():
+        raise Refuse("the selector rule needs a binary-coordinate scan: prefix and fetched slots "
+                     "of b bits for every state")
+    slot_dims = np.zeros(len(labels), dtype=bool)
+    slot_dims[P.ravel()] = True
+    slot_dims[F.ravel()] = True
+    if (~static & ~slot_dims).any():
+        raise Refuse("a written dimension is neither a prefix nor a fetched slot")
+    code = np.array([[1.0 if (s >> i) & 1 else -1.0 for i in range(b)] for s in range(n)])
+    for row, tau in [(0, tuple(range(n)))] + [(a + 1, t) for a, t in enumerate(letter_tau)]:
+        got = np.asarray(np.float32(tok[row]), dtype=np.float64)
+        if not (got[P] == code[list(tau)]).all():
+            raise Refuse(f"token {row}'s prefix slots are not the codes of its images")
+    fl = np.min([np.float32(tok[r])[F.ravel()] for r in range(len(tok))], axis=0).astype(np.float64)
+    fh = np.max([np.float32(tok[r])[F.ravel()] for r in range(len(tok))], axis=0).astype(np.float64)
+    # The prefix bits' classes: cls[0] when the bit is -1, cls[1] when +1 ([lo, hi] each).
+    cls_lo = np.array([[-1.0] * n * b, [1.0] * n * b])
+    cls_hi = cls_lo.copy()
+    d = len(labels)
+
+    def hull_row():
+        lo, hi = np.zeros(d), np.zeros(d)
+        lo[P.ravel()], hi[P.ravel()] = cls_lo.min(axis=0), cls_hi.max(axis=0)
+        lo[F.ravel()], hi[F.ravel()] = fl, fh
+        return lo, hi
+
+    for i in range(n_layers):
+        plo, phi, oth = fetch_head(i)
+        v, o = W[f"layers.{i}.attn.v"][0], W[f"layers.{i}.attn.o"][0]
+        if ((o != 0).any(axis=0) & ~np.isin(np.arange(d), F.ravel())).any():
+            raise Refuse(f"layer {i}: the head writes outside the fetched slots")
+        wout, win = W[f"layers.{i}.mlp.out.weight"], W[f"layers.{i}.mlp.in.weight"]
+        for q in range(n):
+            for bit in range(b):
+                allowed = static.copy()
+                allowed[F[q]] = True
+                allowed[P[:, bit]] = True
+                units = wout[P[q, bit]] != 0
+                if ((win[units] != 0) & ~allowed[None, :]).any():
+                    raise Refuse(f"layer {i}: a unit writing '{labels[P[q, bit]]}' reads more "
+                                 "than its fetched slot, its bit of the prefix slots and positions")
+                allowed = static.copy()
+                allowed[F[q]] = True
+                units = wout[F[q, bit]] != 0
+                if ((win[units] != 0) & ~allowed[None, :]).any():
+                    raise Refuse(f"layer {i}: a unit writing '{labels[F[q, bit]]}' reads more "
+                                 "than its fetched slot and positions")
+        hlo, hhi = hull_row()
+        keys_lo = [hlo]
+        keys_hi = [hhi]
+        for q in range(n):
+            for s in range(n):
+                lo, hi = hlo.copy(), hhi.copy()
+                sel = (code[s] > 0).astype(int)
+                lo[P[q]] = cls_lo[sel, q * b + np.arange(b)]
+                hi[P[q]] = cls_hi[sel, q * b + np.arange(b)]
+                keys_lo.append(lo)
+                keys_hi.append(hi)
+        xl, xh = np.stack(keys_lo), np.stack(keys_hi)
+        vl, vh = store(fmt, *idot(v.T, xl, xh))
+        bound = np.maximum(np.abs(vl), np.abs(vh)).max(axis=0)
+        cands = np.stack([plo * vl, plo * vh, phi * vl, phi * vh])
+        elo, ehi = cands.min(axis=0), cands.max(axis=0)
+        exact_p = (elo == ehi) & (np.float32(elo).astype(np.float64) == elo)
+        elo = np.where(exact_p, elo, elo - np.abs(elo) * U * 1.0001)
+        ehi = np.where(exact_p, ehi, ehi + np.abs(ehi) * U * 1.0001)
+        err = 2.0 * oth * bound * (1 + U) * (1 + (T + 1) * U * 1.01) * (1 + 2.0 ** -40)
+        zl, zh = store(fmt, *f32_inside(elo - err, ehi + err))
+        al, ah = store(fmt, *idot(o.T, zl, zh))  # [1 + n n, d]: what the head adds
+        pre_lo, pre_hi = add_rounded(fmt, hlo[None, :], hhi[None, :], al, ah)
+        # Every fetched dimension's hull over the keys (read by no unit of another slot).
+        last = i + 1 == n_layers
+        sread = (win != 0).any(axis=0) & static
+        pats = {}
+        for t in range(0, T + 1):
+            pats.setdefault(tuple(st[t][sread]), t)
+        rows_lo, rows_hi, meta = [], [], []
+        for q in range(n):
+            if last and q != q0:
+                continue
+            for s in range(n):
+                r = 1 + q * n + s
+                for cy in (0, 1):
+                    for co in (0, 1):
+                        if s == q and cy != co:
+                            continue
+                        for t in pats.values():
+                            lo, hi = pre_lo[0].copy(), pre_hi[0].copy()
+                            lo[F[q]], hi[F[q]] = pre_lo[r, F[q]], pre_hi[r, F[q]]
+                            lo[P[s]], hi[P[s]] = cls_lo[cy, s * b + np.arange(b)], cls_hi[cy, s * b + np.arange(b)]
+                            if s != q:
+                                lo[P[q]], hi[P[q]] = cls_lo[co, q * b + np.arange(b)], cls_hi[co, q * b + np.arange(b)]
+                            lo[static], hi[static] = st[t][static], st[t][static]
+                            rows_lo.append(lo)
+                            rows_hi.append(hi)
+                            meta.append((q, s, cy))
+        out_lo, out_hi = mlp_rows(W, i, fmt, static, np.stack(rows_lo), np.stack(rows_hi))
+        new_lo = np.full((2, n * b), np.inf)
+        new_hi = np.full((2, n * b), -np.inf)
+        new_fl, new_fh = np.zeros(n * b), np.zeros(n * b)
+        for row, (q, s, cy) in enumerate(meta):
+            want = 1.0 if cy else -1.0
+            got_lo, got_hi = out_lo[row, P[q]], out_hi[row, P[q]]
+            bad = np.flatnonzero((got_lo < want - DRIFT) | (got_hi > want + DRIFT))
+            if len(bad):
+                raise Refuse(f"layer {i}: '{labels[P[q, bad[0]]]}' becomes [{got_lo[bad[0]]}, "
+                             f"{got_hi[bad[0]]}] where it must be {want} (fetched slot names "
+                             f"{states[s]})")
+            idx = q * b + np.arange(b)
+            new_lo[cy, idx] = np.minimum(new_lo[cy, idx], got_lo)
+            new_hi[cy, idx] = np.maximum(new_hi[cy, idx], got_hi)
+            if not last:
+                cl, ch = out_lo[row, F[q]], out_hi[row, F[q]]
+                if (np.maximum(np.abs(cl), np.abs(ch)) > DRIFT).any():
+                    raise Refuse(f"layer {i}: the fetched copy of {states[q]} is not cleared")
+                new_fl[idx] = np.minimum(new_fl[idx], cl)
+                new_fh[idx] = np.maximum(new_fh[idx], ch)
+        if not last:
+            cls_lo, cls_hi, fl, fh = new_lo, new_hi, new_fl, new_fh
+        else:
+            cls_lo[:, q0 * b + np.arange(b)] = new_lo[:, q0 * b + np.arange(b)]
+            cls_hi[:, q0 * b + np.arange(b)] = new_hi[:, q0 * b + np.arange(b)]
+
+    U_ = W["unembed"]
+    reads = (U_ != 0).any(axis=1)
+    only = static.copy()
+    only[P[q0]] = True
+    if (reads & ~only).any():
+        raise Refuse("the unembedding reads more than the initial state's slot and positions")
+    upats = {}
+    for t in range(0, T + 1):
+        upats.setdefault(tuple(st[t][reads & static]), t)
+    margin = math.inf
+    for t in upats.values():
+        for s in range(n):
+            sel = (code[s] > 0).astype(int)
+            lo, hi = np.zeros(len(labels)), np.zeros(len(labels))
+            lo[static], hi[static] = st[t][static], st[t][static]
+            lo[P[q0]], hi[P[q0]] = cls_lo[sel, q0 * b + np.arange(b)], cls_hi[sel, q0 * b + np.arange(b)]
+            ll, lh = store(fmt, *idot(U_.T, lo[None, :], hi[None, :]))
+            rest = np.delete(lh[0], s)
+            if len(rest):
+                margin = min(margin, float(ll[0, s] - rest.max()))
+    if margin <= 0:
+        raise Refuse(f"the unembedding's margin is {margin}")
+    c_margin = claimed("unembedding", n_layers, "margin")
+    if c_margin is None or c_margin > margin + TOLERANCE * (1 + abs(margin)) or cert["claim"].get("margin") != c_margin:
+        raise Refuse(f"the certificate claims margin {c_margin}, the weights give {margin}")
+    derived["margin"] = margin
+    return derived
+
+
 def check(weights_path, cert):
     with open(weights_path, "rb") as f:
         digest = hashlib.sha256(f.read()).hexdigest()
@@ -186,12 +381,9 @@ def check(weights_path, cert):
     if cert.get("certified") is not True:
         raise Refuse("the certificate does not claim the network certified")
     rules = {claim.get("rule", "pairs")} | {o.get("rule", "pairs") for o in cert.get("obligations", [])
-                                           if isinstance(o, dict)}
-    if rules != {"pairs"}:
-        # The selector rule's obligations (per state slot, compiler/certify.md) are not
-        # re-derived here yet: a certificate that rests on them is not accepted unchecked.
-        raise Refuse(f"the certificate rests on the {'/'.join(sorted(rules - {'pairs'}))} rule, "
-                     "whose MLP obligations this checker does not re-check yet")
+                                           if isinstance(o, dict) and o.get("kind") == "mlp"}
+    if rules not in ({"pairs"}, {"selector"}):
+        raise Refuse(f"the certificate mixes or names unknown rules {sorted(rules)}")
     tensors, meta = load_weights(weights_path)
     config = json.loads(meta["config"])
     compiler = json.loads(meta.get("compiler", "{}"))
@@ -261,7 +453,8 @@ def check(weights_path, cert):
             v = (np.minimum(domain[tau][0], v[0]), np.maximum(domain[tau][1], v[1]))
         domain[tau] = v
 
-    recorded = {inv["after_layer"]: {tuple(t) for t in inv["domain"]} for inv in cert.get("invariant", [])}
+    recorded = {inv["after_layer"]: {tuple(t) for t in inv["domain"]} for inv in cert.get("invariant", [])
+                if "domain" in inv}
     obligations = cert.get("obligations", [])
 
     def check_domain(layer):
@@ -282,9 +475,10 @@ def check(weights_path, cert):
     reference = dict(domain)
     reference[identity] = bos
     derived = {"select": [], "margin": None}
-    for i in range(n_layers):
+
+    def fetch_head(i):
+        """The select obligation of layer i: the target's weight and the others' bound."""
         q, k = W[f"layers.{i}.attn.q"][0], W[f"layers.{i}.attn.k"][0]
-        v, o = W[f"layers.{i}.attn.v"][0], W[f"layers.{i}.attn.o"][0]
         ql, qh = store(fmt, *idot(q.T, st, st))
         kl, kh = store(fmt, *idot(k.T, st, st))
         slo, shi = store(fmt, *score_bounds(ql, qh, kl, kh))  # [t, s] = q_t . k_s
@@ -313,6 +507,15 @@ def check(weights_path, cert):
             oth = oth * (1 + 2.0 ** -7) + (T + 1) * 2.0 ** -133
         elif fmt == "fp16":
             oth = oth * 2.0
+        return plo, phi, oth
+
+    if rules == {"selector"}:
+        return check_selector(cert, W, fmt, T, states, letter_tau, q0, static, st, labels, tok,
+                              n_layers, fetch_head, claimed, derived)
+    for i in range(n_layers):
+        plo, phi, oth = fetch_head(i)
+        q, k = W[f"layers.{i}.attn.q"][0], W[f"layers.{i}.attn.k"][0]
+        v, o = W[f"layers.{i}.attn.v"][0], W[f"layers.{i}.attn.o"][0]
 
         keys = [identity] + list(domain)
         vecs = [bos] + [domain[t] for t in domain]

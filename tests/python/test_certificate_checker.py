@@ -149,23 +149,36 @@ def bf16_ulp_up(v, i):
     v[i] = np.float32(x + 2.0 ** (math.floor(math.log2(abs(x))) - 7))
 
 
-def test_selector_rule_certificates_are_refused_unchecked_and_faults_named(tmp_path):
-    # The selector rule (per state slot, binary coordinates): krc certifies, the checker does not
-    # re-derive its MLP obligations yet, so it must refuse rather than accept the certificate.
+def test_selector_rule_certificates_are_rechecked_and_faults_refused_by_both(tmp_path):
+    # The selector rule (per state slot, binary coordinates): krc certifies, the checker
+    # re-derives it its own way (lockstep rows over the whole residual), and both refuse a
+    # one-bf16-ulp fault in a compose unit at its layer, and a raised margin.
     weights = compile_zoo(tmp_path, "gridworld_4", "scan", 64, "--precision", "bf16")
-    cert = os.path.join(str(tmp_path), "selector.json")
-    r = krc("certify", weights, "--arithmetic", "bf16", "--rule", "selector", "-o", cert)
+    cert_path = os.path.join(str(tmp_path), "selector.json")
+    r = krc("certify", weights, "--arithmetic", "bf16", "--rule", "selector", "-o", cert_path)
     assert "selector rule" in r.stdout and "certified: margin 2" in r.stdout
-    assert json.load(open(cert))["claim"]["rule"] == "selector"
-    status, out = check(weights, cert)
-    assert status == 1 and "selector rule" in out["reason"]
-    # A compose unit's output weight one bf16 ulp up in layer 2: refused there, by both rules.
+    cert = json.load(open(cert_path))
+    assert cert["claim"]["rule"] == "selector"
+    status, out = check(weights, cert_path)
+    assert status == 0, out
+    assert out["margin"] >= cert["claim"]["margin"]
+    forged = json.loads(json.dumps(cert))
+    forged["claim"]["margin"] += 0.5
+    for o in forged["obligations"]:
+        if o["kind"] == "unembedding":
+            o["margin"] += 0.5
+    status, out = check(weights, write_json(tmp_path, "forged.json", forged))
+    assert status == 1 and "margin" in out["reason"]
     faulty = plant(weights, os.path.join(str(tmp_path), "faulty.safetensors"),
                    "layers.2.mlp.out.weight", lambda v: bf16_ulp_up(v, np.flatnonzero(v)[0]))
     for rule in ("selector", "pairs"):
         r = certify(faulty, "--arithmetic", "bf16", "--rule", rule)
         assert r.returncode == 1, r.stdout
         assert json.loads(r.stdout)["refusal"]["layer"] == 2
+    import hashlib
+    cert["claim"]["weights_sha256"] = hashlib.sha256(open(faulty, "rb").read()).hexdigest()
+    status, out = check(faulty, write_json(tmp_path, "renamed.json", cert))
+    assert status == 1 and "layer 2" in out["reason"]
     # A network not in binary coordinates is a question the selector rule does not answer.
     r = certify(compile_zoo(tmp_path, "parity", "scan", 16), "--rule", "selector")
     assert r.returncode == 2 and "binary-coordinate" in r.stderr

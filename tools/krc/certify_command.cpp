@@ -78,8 +78,8 @@ const RegisterCommand certify_registration{Command{
       sub.add_option("--rule", a->rule,
                      "how compose MLPs are proved: pairs (every pair of window transformations; "
                      "re-checked by tools/check_certificate.py), selector (per state slot, "
-                     "binary coordinates only; not yet re-checked by the checker, which refuses "
-                     "it), auto (pairs, then selector where pairs is undecided; default)")
+                     "binary coordinates only; the checker re-derives it for small networks), "
+                     "auto (pairs, then selector where pairs is undecided; default)")
           ->check(CLI::IsMember({"auto", "pairs", "selector"}));
       sub.add_option("-o,--output", a->output,
                      "write the certificate (JSON) here when it certifies (atomically)");

@@ -22,8 +22,8 @@ namespace krc {
 //    form, re-checked by tools/check_certificate.py;
 //  - Selector: per state slot, the binary-coordinate form only: slot q encodes f(q), and for
 //    every written bit (q, i) and every state s the fetched slot q may name, the new bit is
-//    y(s)_i; n^2 b evaluations a layer, not yet re-checked by the Python checker (it refuses
-//    such certificates);
+//    y(s)_i; n^2 b evaluations a layer; re-checked by tools/check_certificate.py its own way
+//    (n^2 rows of the whole MLP: small networks only);
 //  - Auto: Pairs, and Selector when Pairs is undecided (too many transformations) on a
 //    binary-coordinate network.
 enum class CertifyRule { Auto, Pairs, Selector };
