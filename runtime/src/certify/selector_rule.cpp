@@ -203,7 +203,9 @@ std::optional<SlotLayout> binary_slots(const Network& network, const Automaton& 
     const bool prefix = sub.role.kind == RoleKind::ScanPrefix,
                fetched = sub.role.kind == RoleKind::ScanFetch;
     if (!prefix && !fetched) continue;
-    if (sub.width != s.n * s.b) return std::nullopt;
+    if (sub.width != s.n * s.b || sub.first < 0 ||
+        sub.first + sub.width > static_cast<int>(network.residual_labels.size()))
+      return std::nullopt;
     for (int q = 0; q < s.n; ++q)
       for (int i = 0; i < s.b; ++i) {
         const std::string want = "f(" + automaton.state_name(q) + "):bit" + std::to_string(i);
