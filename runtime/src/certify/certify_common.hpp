@@ -1,15 +1,21 @@
 #pragma once
-// What the two MLP rules of the scan certifier share (scan_certifier.cpp, the pairs rule;
-// selector_rule.cpp, the per-slot rule): the refusal they throw, the float32 residual add
-// and the MLP's sum-plus-bias as the arithmetic computes them, and the text of numbers.
+// What the two MLP rules of the scan certifier share (pairs_rule.cpp; selector_layer.cpp and
+// selector_rule.cpp, the per-slot rule): the refusal they throw, the drift they allow, the
+// float32 residual add and the MLP's sum-plus-bias as the arithmetic computes them, and the
+// text of numbers.
 #include <cmath>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "certify/interval.hpp"
 #include "krc/runtime/certify.hpp"
 
 namespace krc::certify_detail {
+
+// Past this much of a change to an encoding or a bit, the layer has not reproduced it: far
+// above the softmax's leaks (about T e^-40 per layer) and far below one ulp of any value held.
+constexpr double kDrift = 0x1p-30;
 
 struct Refused {
   CertifyRefusal refusal;
@@ -25,6 +31,13 @@ inline std::string number(double x) {
   s.precision(9);
   s << x;
   return s.str();
+}
+
+// The hull of a value set (not empty).
+inline bounds::Interval hull_of(const std::vector<bounds::Interval>& set) {
+  bounds::Interval h = set.front();
+  for (const bounds::Interval& v : set) h = bounds::hull(h, v);
+  return h;
 }
 
 inline std::string interval_text(bounds::Interval v) {
