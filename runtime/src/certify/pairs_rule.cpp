@@ -193,6 +193,7 @@ void ScanCertifier::unembedding(nlohmann::json& obligations) {
   margin_ = std::numeric_limits<double>::infinity();
   std::string at;
   auto check = [&](const Tau& tau, Vec x, int t, const std::string& what) {
+    interruption_point();  // one prefix's logits since the last
     for (int c = 0; c < d_; ++c)
       if (static_[c]) x[c] = static_at_[t][c];
     const int answer = static_cast<int>(tau[a_.initial()]);

@@ -5,6 +5,7 @@
 
 #include "certify/certify_common.hpp"
 #include "certify/scan_certifier.hpp"
+#include "krc/automata/interrupt.hpp"
 
 namespace krc::certify_detail {
 
@@ -33,7 +34,8 @@ void ScanCertifier::static_part() {
     acc.add_constant(net_.position_embedding(t, c));
     return bounds::store(format_, acc.result());
   };
-  for (int t = 0; t <= t_max_; ++t)
+  for (int t = 0; t <= t_max_; ++t) {
+    interruption_point();  // one residual since the last (T may be 10^6)
     for (int c = 0; c < d_; ++c) {
       if (static_[c]) {
         static_at_[t][c] = static_of(0, t, c);
@@ -45,6 +47,7 @@ void ScanCertifier::static_part() {
                    number(net_.position_embedding(t, c)) + " to '" + net_.residual_labels[c] +
                    "', a dimension the layers write: it would not be a function of the window");
     }
+  }
   for (int c = 0; c < d_; ++c) {
     if (!static_[c]) continue;
     for (int a = 1; a < net_.token_embedding.rows(); ++a)

@@ -29,6 +29,7 @@ std::vector<Vec> ScanCertifier::projected(const SparseMatrix& m) const {
   const int hd = static_cast<int>(m.cols());
   std::vector<Vec> out(t_max_ + 1, Vec(hd));
   for (int t = 0; t <= t_max_; ++t) {
+    interruption_point();  // one projection since the last (T may be 10^6)
     std::vector<Accumulator> acc(hd);
     for (int r = 0; r < m.outerSize(); ++r)
       for (SparseMatrix::InnerIterator it(m, r); it; ++it)
