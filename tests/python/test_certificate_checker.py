@@ -182,3 +182,28 @@ def test_selector_rule_certificates_are_rechecked_and_faults_refused_by_both(tmp
     # A network not in binary coordinates is a question the selector rule does not answer.
     r = certify(compile_zoo(tmp_path, "parity", "scan", 16), "--rule", "selector")
     assert r.returncode == 2 and "binary-coordinate" in r.stderr
+
+
+def test_compile_certify_fails_where_certify_refuses_and_its_claim_is_rechecked(tmp_path):
+    # krc compile --certify (issue 36, item 3). The 55-state TCP server in float32 (integer
+    # coordinates) is a network certify refuses (undecided: the windows' transformations grow
+    # past the pairs rule's work limit, and it is not in binary coordinates; about 7 s of CPU):
+    # compile --certify exits 2 with that refusal and leaves no file.
+    out = os.path.join(str(tmp_path), "tcp.safetensors")
+    r = krc("compile", os.path.join(REPO, "tests", "reference", "realworld", "files",
+                                    "aalpy__TCP_tcp_server_bsd_trans.dot"),
+            "--output-kind", "state", "--strategy", "scan", "--max-len", "64", "--certify",
+            "-o", out, check=False)
+    assert r.returncode == 2, r.stdout
+    assert "--certify: the network is not certified (undecided" in r.stderr
+    assert "window transformations" in r.stderr and not os.path.exists(out)
+    # Where it certifies, the claim the file carries is re-derived by the independent checker
+    # from the certificate `krc certify` writes for that file (margin at least the claim's).
+    weights = compile_zoo(tmp_path, "cyclic_3", "scan", 64, "--certify")
+    claim = json.loads(krc("info", weights, "--json").stdout)["compiler"]["certified"]
+    cert_path = os.path.join(str(tmp_path), "cert.json")
+    krc("certify", weights, "-o", cert_path)
+    status, out = check(weights, cert_path)
+    assert status == 0, out
+    assert claim["max_len"] == 64 and claim["arithmetic"] == "float32"
+    assert out["margin"] >= claim["margin"] > 0
