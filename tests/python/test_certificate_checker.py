@@ -13,7 +13,7 @@ import sys
 import numpy as np
 import pytest
 
-from frameworks_support import REPO, compile_zoo, krc
+from frameworks_support import REPO, ZOO, compile_zoo, krc
 
 pytestmark = pytest.mark.frameworks
 
@@ -185,18 +185,20 @@ def test_selector_rule_certificates_are_rechecked_and_faults_refused_by_both(tmp
 
 
 def test_compile_certify_fails_where_certify_refuses_and_its_claim_is_rechecked(tmp_path):
-    # krc compile --certify (issue 36, item 3). The 55-state TCP server in float32 (integer
-    # coordinates) is a network certify refuses (undecided: the windows' transformations grow
-    # past the pairs rule's work limit, and it is not in binary coordinates; about 7 s of CPU):
-    # compile --certify exits 2 with that refusal and leaves no file.
-    out = os.path.join(str(tmp_path), "tcp.safetensors")
-    r = krc("compile", os.path.join(REPO, "tests", "reference", "realworld", "files",
-                                    "aalpy__TCP_tcp_server_bsd_trans.dot"),
-            "--output-kind", "state", "--strategy", "scan", "--max-len", "64", "--certify",
-            "-o", out, check=False)
+    # krc compile --certify (issue 36, item 3) fails exactly where krc certify refuses. parity
+    # has no accepting states, so its accepting output is one class: a one-state scan whose
+    # slot no layer writes, which certify refuses at layer 0 (the fetch would read a dimension
+    # that is a function of the position). compile --certify exits 2 with that refusal and
+    # leaves no file; krc certify refuses the same network compiled without it (exit 1).
+    out = os.path.join(str(tmp_path), "one_class.safetensors")
+    options = ("--strategy", "scan", "--max-len", "64", "--output-kind", "accepting")
+    r = krc("compile", os.path.join(ZOO, "parity.json"), *options, "--certify", "-o", out,
+            check=False)
     assert r.returncode == 2, r.stdout
-    assert "--certify: the network is not certified (undecided" in r.stderr
-    assert "window transformations" in r.stderr and not os.path.exists(out)
+    assert "--certify: the network is not certified: layer 0" in r.stderr
+    assert not os.path.exists(out)
+    krc("compile", os.path.join(ZOO, "parity.json"), *options, "-o", out)
+    assert certify(out).returncode == 1
     # Where it certifies, the claim the file carries is re-derived by the independent checker
     # from the certificate `krc certify` writes for that file (margin at least the claim's).
     weights = compile_zoo(tmp_path, "cyclic_3", "scan", 64, "--certify")

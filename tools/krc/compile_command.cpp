@@ -251,7 +251,7 @@ const RegisterCommand compile_registration{{
       sub.add_flag("--certify", a->request.certify,
                    "Prove the network before writing it, as krc certify does (every word up to "
                    "--max-len, in the arithmetic --precision names); where certify refuses or "
-                   "does not cover the network (today: scan networks, state outputs), exit 2 "
+                   "does not cover the network (today: scan networks), exit 2 "
                    "with its reason and write nothing. The claim goes into the file (krc info)");
       sub.add_flag("--dense", a->dense,
                    "Store every tensor dense (default: sparse where it saves space)");

@@ -182,7 +182,7 @@ def compile(automaton: Automaton, strategy: str = "auto", max_len: int = 1024,
     what `krc compile` decides. certify: prove the network as `krc certify` does (every word up
     to max_len, in the arithmetic precision names) before returning it, and record the claim
     in network.compiler["certified"]; where certify refuses or does not cover the network
-    (today: scan networks, state outputs), raise InputError with its reason (`krc compile
+    (today: scan networks), raise InputError with its reason (`krc compile
     --certify`).
 
     Returns a krc.Network: network.strategy, .reason and .plan say what was built and why;
