@@ -16,9 +16,14 @@ the automaton the file carries, then checks the certificate's claims against wha
 - every MLP evaluated on every (fetched, current) pair of the domain, and the unembedding's
   margin at least the certificate's.
 
-Bounds are sound for any float32 summation order: |fl(sum) - sum| <= gamma_n sum |terms|,
-or exact when every product is a multiple of 2^g and their magnitudes add to at most 2^24 2^g;
-rounding to a format is monotone, so an interval's ends round to bounds of the rounded value.
+Certificates that rest on the selector rule (`krc certify --rule selector`, per state slot, for
+binary coordinates) are re-derived by check_selector (certificate_selector.py), its own way: the units' supports are
+checked (a bit of slot q reads only the fetched slot q, that bit of the prefix slots and the
+positions), then for every (q, s) four rows over the whole residual, with y(s)'s bits and slot
+q's old bits each in one class in lockstep, every other bit at its hull; each new bit must be
+y(s)'s. Its cost grows as n^2 rows of the whole MLP: small networks, not the 55-state ones.
+
+The interval arithmetic (bounds sound for any float32 summation order) is certificate_bounds.py.
 
 Exit status: 0 the certificate holds, 1 it does not (the reason is printed), 2 bad input.
 """
@@ -28,20 +33,13 @@ import json
 import math
 import sys
 
-import ml_dtypes
 import numpy as np
 from safetensors import safe_open
 
-U = 2.0 ** -24
-# The certificate's figures (min_gap, margin) are reports: the checker proves its own bounds
-# from the weights and accepts a figure no larger than its own but for this much (its any-
-# order bounds are derived apart from the C++'s and may be a few ulps looser).
-TOLERANCE = 1e-6
-DRIFT = 2.0 ** -30  # past this, a layer changed an encoding (far above the softmax's leaks)
+from certificate_bounds import (DRIFT, TOLERANCE, Refuse, add_rounded, f32_inside, head_adds, idot,
+                                mlp_rows, rounder, score_bounds, store)
+from certificate_selector import check_selector
 
-
-class Refuse(Exception):
-    pass
 
 
 def load_weights(path):
@@ -62,111 +60,6 @@ def load_weights(path):
     return tensors, meta
 
 
-def rounder(fmt):
-    if fmt == "float32":
-        return lambda x: np.asarray(x, dtype=np.float32).astype(np.float64)
-    dtype = ml_dtypes.bfloat16 if fmt == "bf16" else np.float16
-    return lambda x: np.asarray(x, dtype=np.float32).astype(dtype).astype(np.float64)
-
-
-def f32_inside(lo, hi):
-    """The float32 numbers in [lo, hi] (a computed float32 lies there)."""
-    flo = np.asarray(lo, dtype=np.float32)
-    flo = np.where(flo.astype(np.float64) < lo, np.nextafter(flo, np.float32(np.inf)), flo)
-    fhi = np.asarray(hi, dtype=np.float32)
-    fhi = np.where(fhi.astype(np.float64) > hi, np.nextafter(fhi, np.float32(-np.inf)), fhi)
-    return flo.astype(np.float64), fhi.astype(np.float64)
-
-
-def lowbit(x):
-    """Exponent of the lowest set bit of each value (a large number for 0)."""
-    x = np.abs(np.asarray(x, dtype=np.float64))
-    m, e = np.frexp(x)
-    mant = np.ldexp(m, 53).astype(np.uint64)
-    lowest = mant & (~mant + np.uint64(1))  # the lowest set bit, a power of two
-    tz = np.frexp(lowest.astype(np.float64))[1].astype(np.int64) - 1
-    return np.where(x == 0, 10 ** 6, e.astype(np.int64) - 53 + tz)
-
-
-def idot(W, lo, hi, bias=None):
-    """Bounds on the float32 x @ W.T (+ bias as one more term), any order. W [out, in]; lo, hi
-    [batch, in]. Returns the float32 numbers it can be. Three cases per output: every term a
-    point on one grid 2^g with magnitudes <= 2^(24+g) (exact); such points plus inexact terms
-    of total magnitude below 2^(g-24) (the point sum G when G != 0, since every partial sum of
-    the points is a float32 and the rest is below half its ulp; else the inexact terms' sum);
-    otherwise |fl(sum) - sum| <= gamma_n sum |terms|."""
-    W = np.asarray(W, dtype=np.float64)
-    if bias is not None:
-        W = np.concatenate([W, np.asarray(bias, dtype=np.float64)[:, None]], axis=1)
-        ones = np.ones((lo.shape[0], 1))
-        lo, hi = np.concatenate([lo, ones], axis=1), np.concatenate([hi, ones], axis=1)
-    Wp, Wn = np.maximum(W, 0), np.minimum(W, 0)
-    nzW = (W != 0).astype(np.float64)
-    point = hi == lo
-    plo = np.where(point, lo, 0.0)
-    nlo, nhi = np.where(point, 0.0, lo), np.where(point, 0.0, hi)
-    g_sum = plo @ W.T
-    mag_p = np.abs(plo) @ np.abs(W).T
-    small = np.maximum(np.abs(nlo), np.abs(nhi)) @ np.abs(W).T
-    s_lo = nlo @ Wp.T + nhi @ Wn.T
-    s_hi = nhi @ Wp.T + nlo @ Wn.T
-    mag_in = np.maximum(np.abs(lo), np.abs(hi))
-    n = (mag_in > 0).astype(np.float64) @ nzW.T
-    # g[b, o]: the least lowest-bit exponent of a product W[o, k] x[b, k] (min-plus product),
-    # in chunks of the batch to bound the memory.
-    LW = np.where(W != 0, lowbit(W), 10 ** 6)  # [out, in]
-    LX = np.where(plo != 0, lowbit(plo), 10 ** 6)  # [batch, in]
-    g = np.empty((lo.shape[0], W.shape[0]), dtype=np.int64)
-    step = max(1, int(2e7 // max(1, W.size)))
-    for b in range(0, lo.shape[0], step):
-        g[b: b + step] = (LX[b: b + step, None, :] + LW[None, :, :]).min(axis=2)
-    g = np.minimum(g, 4000)
-    on_grid = (mag_p > 0) & (mag_p <= np.ldexp(1.0, np.clip(24 + g, -1000, 1000)))
-    with np.errstate(over="ignore", invalid="ignore"):
-        gamma = n * U / (1 - n * U)
-    exact = on_grid & (small == 0)
-    dominated = on_grid & (small > 0) & (small * (1 + 2 * n * U) < np.ldexp(1.0, np.clip(g - 24, -1000, 1000)))
-    slack_all = (mag_p + small) * (gamma + n * 2.0 ** -52) * (1 + 2.0 ** -40)
-    slack_small = small * (gamma + n * 2.0 ** -52) * (1 + 2.0 ** -40)
-    total_lo, total_hi = g_sum + s_lo, g_sum + s_hi
-    lo_out = np.where(exact | (dominated & (g_sum != 0)), g_sum,
-                      np.where(dominated, s_lo - slack_small, total_lo - slack_all))
-    hi_out = np.where(exact | (dominated & (g_sum != 0)), g_sum,
-                      np.where(dominated, s_hi + slack_small, total_hi + slack_all))
-    none = (mag_p == 0) & (small == 0)
-    lo_out, hi_out = np.where(none, 0.0, lo_out), np.where(none, 0.0, hi_out)
-    # Outward by double's own rounding of the products' sums (exact sums stay exact).
-    pad = np.where(exact | (dominated & (g_sum != 0)) | none, 0.0, (mag_p + small) * n * 2.0 ** -52)
-    return f32_inside(lo_out - pad, hi_out + pad)
-
-
-def score_bounds(ql, qh, kl, kh):
-    """Bounds on the float32 q_t . k_s for every (t, s), any order, both factors intervals."""
-    qc, qr = (ql + qh) / 2, (qh - ql) / 2
-    kc, kr = (kl + kh) / 2, (kh - kl) / 2
-    center = qc @ kc.T
-    rad = np.abs(qc) @ kr.T + qr @ np.abs(kc).T + qr @ kr.T
-    qm, km = np.maximum(np.abs(ql), np.abs(qh)), np.maximum(np.abs(kl), np.abs(kh))
-    mag = qm @ km.T
-    n = (qm > 0).astype(np.float64) @ (km > 0).astype(np.float64).T
-    g = (np.where(qc != 0, lowbit(qc), 10 ** 6).min(initial=10 ** 6)
-         + np.where(kc != 0, lowbit(kc), 10 ** 6).min(initial=10 ** 6))
-    exact = (not (qr.any() or kr.any())) and bool((mag <= np.ldexp(1.0, int(min(24 + g, 1000)))).all())
-    slack = 0.0 if exact else mag * (n * U / (1 - n * U) + n * 2.0 ** -52) * (1 + 2.0 ** -40)
-    return f32_inside(center - rad - slack, center + rad + slack)
-
-
-def store(fmt, lo, hi):
-    r = rounder(fmt)
-    return (lo, hi) if fmt == "float32" else (r(lo), r(hi))
-
-
-def add_rounded(fmt, alo, ahi, blo, bhi):
-    """fl32(a + b) then stored: round to nearest is monotone, so the ends of the exact sum's
-    range (taken outward in double) round to bounds of it."""
-    lo = np.nextafter(alo + blo, -np.inf).astype(np.float32).astype(np.float64)
-    hi = np.nextafter(ahi + bhi, np.inf).astype(np.float32).astype(np.float64)
-    return store(fmt, lo, hi)
 
 
 def compose(x, y):
@@ -182,6 +75,10 @@ def check(weights_path, cert):
                      f"not this file's {digest}")
     if cert.get("certified") is not True:
         raise Refuse("the certificate does not claim the network certified")
+    rules = {claim.get("rule", "pairs")} | {o.get("rule", "pairs") for o in cert.get("obligations", [])
+                                           if isinstance(o, dict) and o.get("kind") == "mlp"}
+    if rules not in ({"pairs"}, {"selector"}):
+        raise Refuse(f"the certificate mixes or names unknown rules {sorted(rules)}")
     tensors, meta = load_weights(weights_path)
     config = json.loads(meta["config"])
     compiler = json.loads(meta.get("compiler", "{}"))
@@ -251,7 +148,8 @@ def check(weights_path, cert):
             v = (np.minimum(domain[tau][0], v[0]), np.maximum(domain[tau][1], v[1]))
         domain[tau] = v
 
-    recorded = {inv["after_layer"]: {tuple(t) for t in inv["domain"]} for inv in cert.get("invariant", [])}
+    recorded = {inv["after_layer"]: {tuple(t) for t in inv["domain"]} for inv in cert.get("invariant", [])
+                if "domain" in inv}
     obligations = cert.get("obligations", [])
 
     def check_domain(layer):
@@ -272,9 +170,10 @@ def check(weights_path, cert):
     reference = dict(domain)
     reference[identity] = bos
     derived = {"select": [], "margin": None}
-    for i in range(n_layers):
+
+    def fetch_head(i):
+        """The select obligation of layer i: the target's weight and the others' bound."""
         q, k = W[f"layers.{i}.attn.q"][0], W[f"layers.{i}.attn.k"][0]
-        v, o = W[f"layers.{i}.attn.v"][0], W[f"layers.{i}.attn.o"][0]
         ql, qh = store(fmt, *idot(q.T, st, st))
         kl, kh = store(fmt, *idot(k.T, st, st))
         slo, shi = store(fmt, *score_bounds(ql, qh, kl, kh))  # [t, s] = q_t . k_s
@@ -303,29 +202,22 @@ def check(weights_path, cert):
             oth = oth * (1 + 2.0 ** -7) + (T + 1) * 2.0 ** -133
         elif fmt == "fp16":
             oth = oth * 2.0
+        return plo, phi, oth
+
+    if rules == {"selector"}:
+        net = {"states": states, "letter_tau": letter_tau, "q0": q0, "tok": tok, "n_layers": n_layers}
+        return check_selector(cert, net, W, fmt, T, static, st, labels, fetch_head, claimed, derived)
+    for i in range(n_layers):
+        plo, phi, oth = fetch_head(i)
+        v, o = W[f"layers.{i}.attn.v"][0], W[f"layers.{i}.attn.o"][0]
 
         keys = [identity] + list(domain)
         vecs = [bos] + [domain[t] for t in domain]
         xl = np.stack([x[0] for x in vecs])
         xh = np.stack([x[1] for x in vecs])
-        vl, vh = store(fmt, *idot(v.T, xl, xh))
-        bound = np.maximum(np.abs(vl), np.abs(vh)).max(axis=0)
-        # z = fl(p v_target) + the others (see the module's docstring): every addition that
-        # holds the target's term errs by at most its other operand, a sum of disjoint runs of
-        # the small terms, so |z - fl(p v)| <= 2 others (1 + u)(1 + n u).
-        cands = np.stack([plo * vl, plo * vh, phi * vl, phi * vh])
-        elo, ehi = cands.min(axis=0), cands.max(axis=0)
-        exact_p = (elo == ehi) & (np.float32(elo).astype(np.float64) == elo)
-        elo = np.where(exact_p, elo, elo - np.abs(elo) * U * 1.0001)
-        ehi = np.where(exact_p, ehi, ehi + np.abs(ehi) * U * 1.0001)
-        err = 2.0 * oth * bound * (1 + U) * (1 + (T + 1) * U * 1.01) * (1 + 2.0 ** -40)
-        zl, zh = store(fmt, *f32_inside(elo - err, ehi + err))
-        al, ah = store(fmt, *idot(o.T, zl, zh))  # [element, d]
+        al, ah = head_adds(fmt, T, v, o, plo, phi, oth, xl, xh)  # [element, d]
 
         win = W[f"layers.{i}.mlp.in.weight"]
-        bin_ = W[f"layers.{i}.mlp.in.bias"]
-        wout = W[f"layers.{i}.mlp.out.weight"]
-        bout = W[f"layers.{i}.mlp.out.bias"]
         sread = (win != 0).any(axis=0) & static
         pats = {}
         for t in range(1, T + 1):
@@ -334,23 +226,6 @@ def check(weights_path, cert):
         pairs = [(xi, yi) for xi in range(len(keys)) for yi in range(len(cur))]
         new = {}
 
-        def mlp_rows(in_lo, in_hi):
-            if fmt == "float32":
-                hl, hh = idot(win, in_lo, in_hi, bin_)
-            else:
-                hl, hh = store(fmt, *idot(win, in_lo, in_hi))
-                hl, hh = add_rounded(fmt, hl, hh, bin_[None, :], bin_[None, :])
-            hl, hh = np.maximum(hl, 0), np.maximum(hh, 0)
-            if fmt == "float32":
-                ol, oh = idot(wout, hl, hh, bout)
-            else:
-                ol, oh = store(fmt, *idot(wout, hl, hh))
-                ol, oh = add_rounded(fmt, ol, oh, bout[None, :], bout[None, :])
-            lo, hi = add_rounded(fmt, in_lo, in_hi, ol, oh)
-            lo[:, static] = 0.0
-            hi[:, static] = 0.0
-            return lo, hi
-
         for t in list(pats.values()):
             yl = np.stack([domain[cur[yi]][0] for _, yi in pairs])
             yh = np.stack([domain[cur[yi]][1] for _, yi in pairs])
@@ -358,7 +233,7 @@ def check(weights_path, cert):
             il, ih = add_rounded(fmt, yl, yh, al[xi], ah[xi])
             il[:, static] = st[t][static]
             ih[:, static] = st[t][static]
-            lo, hi = mlp_rows(il, ih)
+            lo, hi = mlp_rows(W, i, fmt, static, il, ih)
             for r, (a_, b_) in enumerate(pairs):
                 tau = compose(keys[a_], cur[b_])
                 if tau in new:
@@ -368,7 +243,7 @@ def check(weights_path, cert):
         il, ih = add_rounded(fmt, bos[0][None, :], bos[1][None, :], al[:1], ah[:1])
         il[:, static] = st[0][static]
         ih[:, static] = st[0][static]
-        lo, hi = mlp_rows(il, ih)
+        lo, hi = mlp_rows(W, i, fmt, static, il, ih)
         bos = (lo[0], hi[0])
         domain = new
         check_domain(i)

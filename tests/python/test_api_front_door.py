@@ -213,3 +213,50 @@ def test_decomposition_outputs_are_the_command_lines(tmp_path):
         decomposition.to_dot(max_sets=1)
     with pytest.raises(ValueError):
         decomposition.to_dot(max_sets=0)
+
+
+def test_compile_certify_is_one_option_of_both_doors(tmp_path):
+    # `krc compile --certify` and krc.compile(certify=True) prove the network before handing it
+    # out (issue 36, item 3): the same bytes from both, the claim in the file's compiler notes,
+    # `krc info` showing it; the claim is what `krc certify` proves again from the written file.
+    path = os.path.join(ZOO, "gridworld_4.json")
+    out = str(tmp_path / "cli.safetensors")
+    options = ["--strategy", "scan", "--precision", "bf16", "--max-len", "64"]
+    r = subprocess.run([krc_binary(), "compile", path, *options, "--certify", "-o", out],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert "certified at compile time (krc compile --certify): every word up to max-len 64 in " \
+           "bf16" in r.stdout
+    network = krc.compile(krc.load_automaton(path), strategy="scan", precision="bf16", max_len=64,
+                          certify=True)
+    network.save(str(tmp_path / "python.safetensors"))
+    assert open(out, "rb").read() == open(tmp_path / "python.safetensors", "rb").read()
+    claim = network.compiler["certified"]
+    again = subprocess.run([krc_binary(), "certify", out, "--arithmetic", "bf16", "--json"],
+                           capture_output=True, text=True)
+    assert again.returncode == 0, again.stdout
+    proved = json.loads(again.stdout)["claim"]
+    for key in ("max_len", "arithmetic", "rule", "margin", "statement"):
+        assert claim[key] == proved[key], key
+    info = subprocess.run([krc_binary(), "info", out], capture_output=True, text=True, check=True)
+    assert "certified at compile time" in info.stdout and "max-len 64 in bf16" in info.stdout
+    # Without the option nothing is claimed.
+    plain = str(tmp_path / "plain.safetensors")
+    subprocess.run([krc_binary(), "compile", path, *options, "-o", plain], check=True,
+                   capture_output=True)
+    info = subprocess.run([krc_binary(), "info", plain], capture_output=True, text=True, check=True)
+    assert "certified" not in info.stdout
+
+
+def test_compile_certify_refuses_what_certify_does_not_cover_and_writes_nothing(tmp_path):
+    # A kr network is a question certify does not answer yet: both doors refuse it with
+    # certify's message (exit 2 on the command line, InputError in Python) and nothing is written.
+    path = os.path.join(ZOO, "parity.json")
+    out = tmp_path / "kr.safetensors"
+    r = subprocess.run([krc_binary(), "compile", path, "--strategy", "kr", "--certify", "-o",
+                        str(out)], capture_output=True, text=True)
+    assert r.returncode == 2, r.stderr
+    assert "--certify: certify covers scan networks only" in r.stderr
+    assert not out.exists() and os.listdir(tmp_path) == []
+    with pytest.raises(krc.InputError, match="certify: certify covers scan networks only"):
+        krc.compile(krc.load_automaton(path), strategy="kr", certify=True)

@@ -4,6 +4,7 @@ margin raised, a domain element removed) and one-ulp faults planted in the weigh
 by both; certify and `krc verify` agree on a wrong network."""
 
 import json
+import math
 import os
 import struct
 import subprocess
@@ -12,7 +13,7 @@ import sys
 import numpy as np
 import pytest
 
-from frameworks_support import REPO, compile_zoo, krc
+from frameworks_support import REPO, ZOO, compile_zoo, krc
 
 pytestmark = pytest.mark.frameworks
 
@@ -140,3 +141,71 @@ def test_refusals_of_what_is_not_covered(tmp_path):
     scan = compile_zoo(tmp_path, "parity", "scan", 16)
     r = certify(scan, "--max-len", "17")
     assert r.returncode == 2 and "past the network's max_len" in r.stderr
+
+
+def bf16_ulp_up(v, i):
+    """v[i] moved up by one bf16 ulp (a float32 ulp would round away in bf16)."""
+    x = float(v[i])
+    v[i] = np.float32(x + 2.0 ** (math.floor(math.log2(abs(x))) - 7))
+
+
+def test_selector_rule_certificates_are_rechecked_and_faults_refused_by_both(tmp_path):
+    # The selector rule (per state slot, binary coordinates): krc certifies, the checker
+    # re-derives it its own way (lockstep rows over the whole residual), and both refuse a
+    # one-bf16-ulp fault in a compose unit at its layer, and a raised margin.
+    weights = compile_zoo(tmp_path, "gridworld_4", "scan", 64, "--precision", "bf16")
+    cert_path = os.path.join(str(tmp_path), "selector.json")
+    r = krc("certify", weights, "--arithmetic", "bf16", "--rule", "selector", "-o", cert_path)
+    assert "selector rule" in r.stdout and "certified: margin 2" in r.stdout
+    cert = json.load(open(cert_path))
+    assert cert["claim"]["rule"] == "selector"
+    status, out = check(weights, cert_path)
+    assert status == 0, out
+    assert out["margin"] >= cert["claim"]["margin"]
+    forged = json.loads(json.dumps(cert))
+    forged["claim"]["margin"] += 0.5
+    for o in forged["obligations"]:
+        if o["kind"] == "unembedding":
+            o["margin"] += 0.5
+    status, out = check(weights, write_json(tmp_path, "forged.json", forged))
+    assert status == 1 and "margin" in out["reason"]
+    faulty = plant(weights, os.path.join(str(tmp_path), "faulty.safetensors"),
+                   "layers.2.mlp.out.weight", lambda v: bf16_ulp_up(v, np.flatnonzero(v)[0]))
+    for rule in ("selector", "pairs"):
+        r = certify(faulty, "--arithmetic", "bf16", "--rule", rule)
+        assert r.returncode == 1, r.stdout
+        assert json.loads(r.stdout)["refusal"]["layer"] == 2
+    import hashlib
+    cert["claim"]["weights_sha256"] = hashlib.sha256(open(faulty, "rb").read()).hexdigest()
+    status, out = check(faulty, write_json(tmp_path, "renamed.json", cert))
+    assert status == 1 and "layer 2" in out["reason"]
+    # A network not in binary coordinates is a question the selector rule does not answer.
+    r = certify(compile_zoo(tmp_path, "parity", "scan", 16), "--rule", "selector")
+    assert r.returncode == 2 and "binary-coordinate" in r.stderr
+
+
+def test_compile_certify_fails_where_certify_refuses_and_its_claim_is_rechecked(tmp_path):
+    # krc compile --certify (issue 36, item 3) fails exactly where krc certify refuses. parity
+    # has no accepting states, so its accepting output is one class: a one-state scan whose
+    # slot no layer writes, which certify refuses at layer 0 (the fetch would read a dimension
+    # that is a function of the position). compile --certify exits 2 with that refusal and
+    # leaves no file; krc certify refuses the same network compiled without it (exit 1).
+    out = os.path.join(str(tmp_path), "one_class.safetensors")
+    options = ("--strategy", "scan", "--max-len", "64", "--output-kind", "accepting")
+    r = krc("compile", os.path.join(ZOO, "parity.json"), *options, "--certify", "-o", out,
+            check=False)
+    assert r.returncode == 2, r.stdout
+    assert "--certify: the network is not certified: layer 0" in r.stderr
+    assert not os.path.exists(out)
+    krc("compile", os.path.join(ZOO, "parity.json"), *options, "-o", out)
+    assert certify(out).returncode == 1
+    # Where it certifies, the claim the file carries is re-derived by the independent checker
+    # from the certificate `krc certify` writes for that file (margin at least the claim's).
+    weights = compile_zoo(tmp_path, "cyclic_3", "scan", 64, "--certify")
+    claim = json.loads(krc("info", weights, "--json").stdout)["compiler"]["certified"]
+    cert_path = os.path.join(str(tmp_path), "cert.json")
+    krc("certify", weights, "-o", cert_path)
+    status, out = check(weights, cert_path)
+    assert status == 0, out
+    assert claim["max_len"] == 64 and claim["arithmetic"] == "float32"
+    assert out["margin"] >= claim["margin"] > 0

@@ -7,6 +7,7 @@
 #include "krc/automata/input_error.hpp"
 #include "krc/backend/plan.hpp"
 #include "krc/backend/precision.hpp"
+#include "krc/runtime/certify.hpp"
 
 namespace krc::front_door {
 
@@ -71,6 +72,35 @@ PreparedCompile prepare_compile(const Automaton& automaton, const MachineOutputs
   o.norm = norm_from_string(r.norm);
   if (r.counting != "auto") o.kr.counter_sum = counter_sum_from_string(r.counting);
   return p;
+}
+
+void certify_compiled(Network& network, const Automaton& automaton, const CompileRequest& request,
+                      Door door, const std::string& source) {
+  if (!request.certify) return;
+  CertifyOptions options;
+  options.arithmetic = request.precision == "bf16"   ? Arithmetic::BFloat16
+                       : request.precision == "fp16" ? Arithmetic::Float16
+                                                     : Arithmetic::Float32;
+  const std::string flag = option_name(door, "certify");
+  const std::string instead = " (compile without " + flag + " and check it with krc verify)";
+  CertifyResult result;
+  try {
+    result = certify(network, automaton, options);
+  } catch (const std::invalid_argument& e) {  // a network certify does not cover
+    throw InputError(source, "", flag + ": " + e.what() + instead);
+  }
+  if (!result.certified()) {
+    const CertifyRefusal& r = *result.refusal;
+    const std::string where = r.layer < 0 ? "the embedding"
+                              : r.layer == static_cast<int>(network.layers.size())
+                                  ? "the unembedding"
+                                  : "layer " + std::to_string(r.layer) + " (" + r.part + ")";
+    throw InputError(source, "",
+                     flag + ": the network is not certified" +
+                         (r.undecided ? " (undecided: past a cost limit)" : "") + ": " + where +
+                         ": " + r.reason + instead);
+  }
+  network.compiler["certified"] = result.certificate["claim"];
 }
 
 }  // namespace krc::front_door

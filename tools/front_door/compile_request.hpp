@@ -10,6 +10,7 @@
 #include "krc/automata/automaton.hpp"
 #include "krc/automata/machine_outputs.hpp"
 #include "krc/backend/compile.hpp"
+#include "krc/runtime/network.hpp"
 
 namespace krc::front_door {
 
@@ -39,6 +40,7 @@ struct CompileRequest {
   long long max_len = 1024;
   long long max_onelayer_units = OneLayerOptions{}.max_units;
   long long max_onelayer_values = OneLayerOptions{}.max_values;
+  bool certify = false;  // prove the network before it is handed out (certify_compiled)
 };
 
 // What the request compiles: the output machine (its automaton is what the network computes)
@@ -56,5 +58,13 @@ struct PreparedCompile {
 PreparedCompile prepare_compile(const Automaton& automaton, const MachineOutputs& outputs,
                                 const CompileRequest& request, Door door,
                                 const std::string& source);
+
+// `--certify` / certify=True: proves the compiled network as `krc certify` does (every word up
+// to max-len, in the arithmetic its precision names: fp32 -> float32, bf16, fp16; rule auto)
+// and records the claim in its compiler metadata ("certified"), which `krc info` shows. Where
+// certify refuses, or does not cover the network, throws InputError naming `source` with
+// certify's message: the door writes nothing.
+void certify_compiled(Network& network, const Automaton& automaton, const CompileRequest& request,
+                      Door door, const std::string& source);
 
 }  // namespace krc::front_door

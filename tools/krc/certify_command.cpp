@@ -21,7 +21,7 @@ namespace krc::cli {
 namespace {
 
 struct CertifyArguments {
-  std::string file, output, arithmetic = "float32";
+  std::string file, output, arithmetic = "float32", rule = "auto";
   std::optional<int> max_len;
   bool json = false;
 };
@@ -33,6 +33,9 @@ int run_certify(const CertifyArguments& a) {
   CertifyOptions options;
   options.arithmetic = arithmetic_from_string(a.arithmetic);
   options.max_len = a.max_len;
+  options.rule = a.rule == "pairs"      ? CertifyRule::Pairs
+                 : a.rule == "selector" ? CertifyRule::Selector
+                                        : CertifyRule::Auto;
   CertifyResult result;
   try {
     result = certify(network, automaton, options);
@@ -46,7 +49,8 @@ int run_certify(const CertifyArguments& a) {
   if (!result.certified())
     c["refusal"] = {{"layer", result.refusal->layer},
                     {"part", result.refusal->part},
-                    {"reason", result.refusal->reason}};
+                    {"reason", result.refusal->reason},
+                    {"undecided", result.refusal->undecided}};
   // The certificate is written only when it certifies: a refusal is a report, not a proof.
   if (!a.output.empty() && result.certified())
     front_door::write_output(a.output, c.dump(1) + "\n", {.inputs = {a.file}});
@@ -71,13 +75,20 @@ const RegisterCommand certify_registration{Command{
                      "prove for words up to this length (default: the network's max_len; not "
                      "past it)")
           ->check(integer_in(0, kMaxDimension));
+      sub.add_option("--rule", a->rule,
+                     "how compose MLPs are proved: pairs (every pair of window transformations; "
+                     "re-checked by tools/check_certificate.py), selector (per state slot, "
+                     "binary coordinates only; the checker re-derives it for small networks), "
+                     "auto (pairs, then selector where pairs is undecided; default)")
+          ->check(CLI::IsMember({"auto", "pairs", "selector"}));
       sub.add_option("-o,--output", a->output,
                      "write the certificate (JSON) here when it certifies (atomically)");
       sub.add_flag("--json", a->json, "print the certificate, or the refusal, as JSON");
       sub.footer(
           "Exit status: 0 certified; 1 not certified: the report names the layer, the head or MLP\n"
           "block and the values (also when the windows reach more than 4,096 transformations or\n"
-          "a layer's enumeration would pass 10^9 interval operations: undecided, said so); 2 bad\n"
+          "a layer's enumeration would pass 10^9 interval operations: undecided, said so, unless\n"
+          "--rule auto moves to the selector rule); 2 bad\n"
           "input or a network certify does not cover yet (kr, onelayer, output kinds).\n"
           "tools/check_certificate.py WEIGHTS CERT re-derives a certificate independently.");
       return [a] { return run_certify(*a); };

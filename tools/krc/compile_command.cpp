@@ -1,7 +1,7 @@
 // `krc compile AUT|--regex P [--alphabet L] -o OUT.safetensors [--strategy auto|scan|kr|onelayer]
 // [--max-len N] [--precision fp32|bf16|fp16] [--norm none|layernorm] [--attention softmax|hard]
 // [--max-onelayer-units U] [--max-onelayer-values V] [--input-format F] [--complete]
-// [--initial S] [--dense] [--json]`:
+// [--initial S] [--certify] [--dense] [--json]`:
 // compiles an automaton description into transformer weights and says what it built.
 #include <unistd.h>
 
@@ -92,6 +92,9 @@ int run_compile(const CompileArguments& a) {
     if (tty && seconds() > 1.0) std::cerr << "krc: " << stage << " (" << int(seconds()) << " s)\n";
   };
   CompileResult result = compile(automaton, options);
+  // --certify: proved before anything is written; a refusal leaves no output (exit 2).
+  front_door::certify_compiled(result.network, automaton, a.request, front_door::Door::CommandLine,
+                               a.input);
 
   WriteOptions write;
   if (a.dense) write.storage = WriteOptions::Storage::Dense;
@@ -124,6 +127,7 @@ int run_compile(const CompileArguments& a) {
     if (result.walk) summary["cascade"] = to_json(*result.walk);
     if (result.scan) summary["scan"] = to_json(*result.scan);
     if (result.onelayer) summary["onelayer"] = to_json(*result.onelayer);
+    if (net.compiler.contains("certified")) summary["certified"] = net.compiler["certified"];
     // The output path comes from the command line and need not be UTF-8.
     out << summary.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     return 0;
@@ -155,6 +159,7 @@ int run_compile(const CompileArguments& a) {
   if (result.onelayer) out << plan_text(*result.onelayer);
   out << "network: " << network_size_line(net) << "\n";
   out << precision_line(net.compiler);
+  out << certified_line(net.compiler);
   out << "wrote " << a.output << " (" << with_thousands(static_cast<long long>(bytes.size()))
       << " bytes) in " << std::fixed;
   out.precision(2);
@@ -243,6 +248,11 @@ const RegisterCommand compile_registration{{
           ->check(CLI::IsMember(output_kind_names()));
       add_automaton_input_options(sub, a->load, file);
       refuse_format_option(sub);
+      sub.add_flag("--certify", a->request.certify,
+                   "Prove the network before writing it, as krc certify does (every word up to "
+                   "--max-len, in the arithmetic --precision names); where certify refuses or "
+                   "does not cover the network (today: scan networks), exit 2 "
+                   "with its reason and write nothing. The claim goes into the file (krc info)");
       sub.add_flag("--dense", a->dense,
                    "Store every tensor dense (default: sparse where it saves space)");
       sub.add_flag("--json", a->json, "Print the summary as JSON");

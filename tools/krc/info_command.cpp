@@ -157,6 +157,7 @@ int network_info(const InfoArguments& a) {
             << ", attention " << to_string(net.attention) << "\n";
   std::cout << scan_lines(net.compiler);
   std::cout << precision_line(net.compiler);
+  std::cout << certified_line(net.compiler);
   std::cout << "size: " << network_size_line(net) << "\n";
   if (net.layers.empty()) {
     // An automaton without letters: the embedding of <bos> is read by the unembedding.

@@ -1,6 +1,7 @@
 #include "precision_line.hpp"
 
 #include <iostream>
+#include <sstream>
 
 #include "krc/automata/thousands.hpp"
 
@@ -49,6 +50,22 @@ bool warn_if_uncertified(const nlohmann::json& compiler, const std::string& arit
     return true;
   } catch (const nlohmann::json::exception&) {
     return false;  // notes without the member (older files): nothing to say
+  }
+}
+
+std::string certified_line(const nlohmann::json& compiler) {
+  try {
+    if (!compiler.is_object() || !compiler.contains("certified")) return "";
+    const nlohmann::json& c = compiler.at("certified");
+    std::ostringstream margin;
+    margin << c.at("margin").get<double>();
+    return "certified at compile time (krc compile --certify): every word up to max-len " +
+           with_thousands(c.at("max_len").get<long long>()) + " in " +
+           c.at("arithmetic").get<std::string>() + ", rule " + c.at("rule").get<std::string>() +
+           ", margin " + margin.str() +
+           "; krc certify FILE proves it again and writes the certificate\n";
+  } catch (const nlohmann::json::exception&) {
+    return "";  // informational notes a file may fill with anything
   }
 }
 

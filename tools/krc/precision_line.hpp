@@ -1,7 +1,7 @@
 #pragma once
-// The line `krc compile` and `krc info` print about number formats: the precision a network
+// The lines `krc compile` and `krc info` print about number formats: the precision a network
 // was compiled for and, per format, the largest length the bounds certify (the `compiler`
-// metadata's "precision" member, compile.cpp).
+// metadata's "precision" member, compile.cpp); and the claim `krc compile --certify` proved.
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -18,5 +18,10 @@ std::string precision_line(const nlohmann::json& compiler);
 // it warned.
 bool warn_if_uncertified(const nlohmann::json& compiler, const std::string& arithmetic,
                          const std::string& file);
+
+// "certified at compile time (krc compile --certify): every word up to max-len 64 in bf16,
+// rule selector, margin 2; krc certify FILE proves it again and writes the certificate\n",
+// from the `compiler` metadata's "certified" member (the certificate's claim), or "".
+std::string certified_line(const nlohmann::json& compiler);
 
 }  // namespace krc::cli

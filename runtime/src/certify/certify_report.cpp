@@ -20,7 +20,8 @@ std::string format_certify_report(const CertifyResult& result) {
   const nlohmann::json& claim = c.at("claim");
   out << "claim: every word of length <= " << claim.at("max_len").get<int>() << " over "
       << claim.at("automaton").get<std::string>() << ", every position, in "
-      << claim.at("arithmetic").get<std::string>() << " (any summation order)\n";
+      << claim.at("arithmetic").get<std::string>() << " (any summation order; "
+      << claim.value("rule", "pairs") << " rule)\n";
   for (const nlohmann::json& o : c.at("obligations")) {
     const std::string kind = o.at("kind");
     if (kind == "embedding") {
@@ -31,20 +32,29 @@ std::string format_certify_report(const CertifyResult& result) {
           << o.at("target").get<std::string>() << " by at least " << o.at("min_gap").get<double>()
           << " (t = " << o.at("at").at("t") << ", s = " << o.at("at").at("s")
           << "), other keys' weight <= " << o.at("leak").get<double>() << "\n";
+    } else if (kind == "mlp" && o.value("rule", "pairs") == "selector") {
+      out << "  layer " << o.at("layer") << " MLP (selector rule): " << o.at("slots_composed")
+          << " slots of " << o.at("bits") << " bits, each for " << o.at("selector_values")
+          << " fetched states, " << o.at("evaluations") << " evaluations, at most "
+          << o.at("most_open_units") << " open units"
+          << "\n";
     } else if (kind == "mlp") {
       out << "  layer " << o.at("layer") << " MLP: " << o.at("pairs")
           << " (fetched, current) pairs, " << o.at("domain_after") << " transformations after"
           << (o.at("encoding_checked").get<bool>() ? ", each encoded as before" : "") << "\n";
     } else if (kind == "unembedding") {
-      out << "  unembedding: " << o.at("prefixes") << " prefix transformations, margin "
-          << o.at("margin").get<double>() << "\n";
+      out << "  unembedding: " << o.at("prefixes")
+          << (claim.value("rule", "pairs") == "selector" ? " states of the initial slot"
+                                                         : " prefix transformations")
+          << ", margin " << o.at("margin").get<double>() << "\n";
     }
   }
   if (result.certified()) {
     out << "certified: margin " << claim.at("margin").get<double>() << "\n";
   } else {
     const CertifyRefusal& r = *result.refusal;
-    out << "NOT certified: " << where(r) << ": " << r.reason << "\n";
+    out << (r.undecided ? "NOT certified (undecided): " : "NOT certified: ") << where(r) << ": "
+        << r.reason << "\n";
   }
   return out.str();
 }

@@ -31,7 +31,7 @@ CompiledNetwork compile_network(const py::object& automaton_object, const std::s
                                 long long max_onelayer_units, long long max_onelayer_values,
                                 py::object progress, const std::string& norm,
                                 const std::string& precision, const std::string& counting,
-                                const std::optional<std::string>& output_kind) {
+                                const std::optional<std::string>& output_kind, bool certify) {
   if (!py::isinstance<Automaton>(automaton_object))
     throw py::type_error(
         "krc.compile: automaton must be a krc.Automaton (krc.load_automaton, "
@@ -48,6 +48,7 @@ CompiledNetwork compile_network(const py::object& automaton_object, const std::s
   request.max_len = max_len;
   request.max_onelayer_units = max_onelayer_units;
   request.max_onelayer_values = max_onelayer_values;
+  request.certify = certify;
   // std::invalid_argument (a name or a bound, spelt as the keyword): ValueError.
   front_door::PreparedCompile prepared =
       front_door::prepare_compile(file_automaton, carried_outputs(automaton_object), request,
@@ -63,6 +64,8 @@ CompiledNetwork compile_network(const py::object& automaton_object, const std::s
   InterruptScope interruptible;  // Ctrl-C stops the work: KeyboardInterrupt
   py::gil_scoped_release unlocked;
   CompileResult result = compile(prepared.machine.automaton, prepared.options);
+  front_door::certify_compiled(result.network, prepared.machine.automaton, request,
+                               front_door::Door::Python, file_automaton.name());
   auto network = std::make_shared<const Network>(std::move(result.network));
   result.network = Network{};
   return CompiledNetwork{std::move(network), std::move(prepared.machine.automaton), "",
@@ -102,7 +105,7 @@ void bind_compile(py::module_& m) {
         py::arg("max_onelayer_values") = defaults.max_onelayer_values,
         py::arg("progress") = py::none(), py::arg("norm") = defaults.norm,
         py::arg("precision") = defaults.precision, py::arg("counting") = defaults.counting,
-        py::arg("output_kind") = py::none());
+        py::arg("output_kind") = py::none(), py::arg("certify") = defaults.certify);
 }
 
 }  // namespace krc::python

@@ -178,7 +178,7 @@ def compile(automaton: Automaton, strategy: str = "auto", max_len: int = 1024,
             max_onelayer_values: int = 1 << 17,
             progress: Optional[Callable[[str], None]] = None, norm: str = "none",
             precision: str = "fp32", counting: str = "auto",
-            output_kind: Optional[str] = None) -> Network:
+            output_kind: Optional[str] = None, certify: bool = False) -> Network:
     """Compiles an automaton into a transformer that outputs its state (or output) after every
     prefix: `krc compile` with the same options, defaults and bounds, giving the same bytes.
 
@@ -196,7 +196,11 @@ def compile(automaton: Automaton, strategy: str = "auto", max_len: int = 1024,
     --counting`). output_kind: what the network answers, "state", "accepting", "mealy" or
     "moore"; None: what the file carried (krc.load_automaton keeps a file's Mealy and Moore
     outputs on the Automaton), else "accepting" where it has accepting states, else "state":
-    what `krc compile` decides.
+    what `krc compile` decides. certify: prove the network as `krc certify` does (every word up
+    to max_len, in the arithmetic precision names) before returning it, and record the claim
+    in network.compiler["certified"]; where certify refuses or does not cover the network
+    (today: scan networks), raise InputError with its reason (`krc compile
+    --certify`).
 
     Returns a krc.Network: network.strategy, .reason and .plan say what was built and why;
     .layers, .residual_labels and .subspaces what it is made of. Raises LimitError when no
@@ -205,7 +209,7 @@ def compile(automaton: Automaton, strategy: str = "auto", max_len: int = 1024,
     """
     return Network(_core.compile(automaton, strategy, max_len, attention, max_onelayer_units,
                                  max_onelayer_values, progress, norm, precision, counting,
-                                 output_kind))
+                                 output_kind, certify))
 
 
 @checked

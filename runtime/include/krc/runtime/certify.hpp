@@ -17,10 +17,22 @@
 
 namespace krc {
 
+// How an MLP block's obligation is checked (compiler/certify.md):
+//  - Pairs: every (fetched, current) pair of window transformations, |M|^2 a layer; any scan
+//    form, re-checked by tools/check_certificate.py;
+//  - Selector: per state slot, the binary-coordinate form only: slot q encodes f(q), and for
+//    every written bit (q, i) and every state s the fetched slot q may name, the new bit is
+//    y(s)_i; n^2 b evaluations a layer; re-checked by tools/check_certificate.py its own way
+//    (n^2 rows of the whole MLP: small networks only);
+//  - Auto: Pairs, and Selector when Pairs is undecided (too many transformations) on a
+//    binary-coordinate network.
+enum class CertifyRule { Auto, Pairs, Selector };
+
 struct CertifyOptions {
   Arithmetic arithmetic = Arithmetic::Float32;  // float32, bf16 or fp16
   std::optional<int> max_len;                   // default: the network's
   long long max_domain = 4096;                  // transformations per layer before refusing
+  CertifyRule rule = CertifyRule::Auto;
 };
 
 // Why a network is not certified: the layer (-1: the embedding; n_layers: the unembedding),
@@ -30,6 +42,7 @@ struct CertifyRefusal {
   int layer = -1;
   std::string part;
   std::string reason;
+  bool undecided = false;  // past a cost limit: no obligation failed, none could be checked
 };
 
 struct CertifyResult {
@@ -40,8 +53,9 @@ struct CertifyResult {
 };
 
 // Throws std::invalid_argument when the network is not something the certifier covers (not
-// a scan network, an arithmetic it does not prove, a max-len past the network's): not a
-// refusal of the weights, a question it cannot answer.
+// a scan network, an arithmetic it does not prove, a max-len past the network's, the selector
+// rule asked of a network that is not in binary coordinates): not a refusal of the weights, a
+// question it cannot answer.
 CertifyResult certify(const Network& network, const Automaton& automaton,
                       const CertifyOptions& options);
 
