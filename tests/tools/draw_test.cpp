@@ -10,6 +10,8 @@
 #include "krc/automata/input_error.hpp"
 #include "krc/automata/zoo.hpp"
 #include "krc/backend/compile.hpp"
+#include "krc/decompose/holonomy.hpp"
+#include "krc/decompose/holonomy_report.hpp"
 #include "krc/runtime/attention_weights.hpp"
 #include "network_drawing.hpp"
 #include "tied_network.hpp"
@@ -139,4 +141,44 @@ TEST_CASE("draw: the picture's weights are the runtime's, tied maxima included")
     for (const auto& p : patterns)
       for (int t = 0; t < 7; ++t) CHECK(p.row(t).sum() == doctest::Approx(1.0).epsilon(1e-12));
   }
+}
+
+TEST_CASE("draw: the levels picture names every level and component of the JSON report") {
+  for (const auto& [family, n] :
+       {std::pair{"flipflop", std::optional<int>{2}}, std::pair{"cyclic", std::optional<int>{3}},
+        std::pair{"symmetric", std::optional<int>{3}},
+        std::pair{"gridworld", std::optional<int>{4}}}) {
+    CAPTURE(family);
+    const HolonomyDecomposition h = HolonomyDecomposition::compute(zoo_automaton(family, n));
+    const nlohmann::json report = decomposition_to_json(h);
+    const std::string svg = draw_decomposition(report, DrawFormat::Svg);
+    REQUIRE(svg.find("<svg") != std::string::npos);
+    // Graphviz writes each line of a label as one <text> element.
+    auto has_text = [&](const std::string& text) {
+      return svg.find(">" + text + "</text>") != std::string::npos;
+    };
+    const auto& levels = report["levels"];
+    REQUIRE(!levels.empty());
+    CHECK(static_cast<int>(levels.size()) == h.level_count());
+    for (const auto& level : levels) {
+      const std::string L = std::to_string(level["level"].get<int>());
+      CAPTURE(L);
+      CHECK(has_text("level " + L + ": " + std::to_string(level["states"].get<int>()) + " states" +
+                     (level["dummy"].get<bool>() ? " (with the dummy)" : "")));
+      for (const auto& c : level["components"]) {
+        const std::string tiles = std::to_string(c["tiles"].get<int>());
+        const std::string group = c["group"]["name"];
+        CHECK(has_text(
+            c["group"]["order"].get<long long>() == 1 ? tiles : "(" + tiles + "," + group + ")"));
+        CHECK(has_text("class " + std::to_string(c["class"].get<int>()) + ", " + tiles + " tiles"));
+        std::string representative;
+        for (const auto& s : c["representative"])
+          representative += (representative.empty() ? "" : ", ") + s.get<std::string>();
+        CHECK(has_text("representative {" + representative + "}"));
+        CHECK(svg.find(">group " + group + ", order " +
+                       std::to_string(c["group"]["order"].get<long long>())) != std::string::npos);
+      }
+    }
+  }
+  CHECK_THROWS_AS(decomposition_levels_dot(nlohmann::json::object()), std::invalid_argument);
 }
