@@ -52,8 +52,8 @@ Eigen::VectorXd attention_scores(const Eigen::MatrixXd& q, const Eigen::MatrixXd
   return s;
 }
 
-Eigen::MatrixXd attention_pattern(const Eigen::MatrixXd& q, const Eigen::MatrixXd& k,
-                                  double scale, AttentionKind attention, HeadKind kind) {
+Eigen::MatrixXd attention_pattern(const Eigen::MatrixXd& q, const Eigen::MatrixXd& k, double scale,
+                                  AttentionKind attention, HeadKind kind) {
   const int rows = static_cast<int>(q.rows());
   Eigen::MatrixXd p = Eigen::MatrixXd::Zero(rows, rows);
   for (int t = 0; t < rows; ++t)

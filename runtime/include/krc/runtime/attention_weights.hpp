@@ -31,7 +31,7 @@ Eigen::VectorXd attention_scores(const Eigen::MatrixXd& q, const Eigen::MatrixXd
 
 // A head's weights on a word, [rows, rows]: row t is attention_weights(attention_scores(q, k,
 // t, scale)) on columns 0..t and 0 after (causal).
-Eigen::MatrixXd attention_pattern(const Eigen::MatrixXd& q, const Eigen::MatrixXd& k,
-                                  double scale, AttentionKind attention, HeadKind kind);
+Eigen::MatrixXd attention_pattern(const Eigen::MatrixXd& q, const Eigen::MatrixXd& k, double scale,
+                                  AttentionKind attention, HeadKind kind);
 
 }  // namespace krc
