@@ -31,7 +31,9 @@ void component_box(std::ostream& out, const std::string& id, const nlohmann::jso
   const std::string component = order == 1 ? tiles : "(" + tiles + "," + name + ")";
   out << "    " << quoted(id) << " [shape=plaintext, style=\"\", label=<<TABLE BORDER=\"1\" "
       << "CELLBORDER=\"0\" CELLSPACING=\"0\" CELLPADDING=\"3\" BGCOLOR=\""
-      << (order == 1 ? "#eeeeee" : group.value("solvable", true) ? "#cfe8fc" : "#fcd9cf")
+      << (order == 1                      ? "#eeeeee"
+          : group.value("solvable", true) ? "#cfe8fc"
+                                          : "#fcd9cf")
       << "\"><TR><TD><B>" << html(component) << "</B></TD></TR><TR><TD><FONT POINT-SIZE=\"9\">"
       << "class " << c["class"].get<long long>() << ", " << tiles << " tiles</FONT></TD></TR>"
       << "<TR><TD><FONT POINT-SIZE=\"9\">representative " << html(state_set(c["representative"]))
@@ -50,8 +52,8 @@ std::string decomposition_levels_dot(const nlohmann::json& summary) {
   for (const auto& level : levels) boxes += static_cast<long long>(level.at("components").size());
   if (boxes > kMaxDrawnBoxes)
     throw LimitError("a decomposition of " + std::to_string(boxes) +
-                     " components is too large to draw (at most " +
-                     std::to_string(kMaxDrawnBoxes) + ")");
+                     " components is too large to draw (at most " + std::to_string(kMaxDrawnBoxes) +
+                     ")");
   const nlohmann::json& automaton = summary.at("automaton");
   std::ostringstream out;
   out << "digraph krc_levels {\n" << kGraphHeader;
