@@ -43,6 +43,8 @@ sanitized() {
   # A distinct exit status, so that a test expecting krc's 1 or 2 cannot take a report for it.
   export ASAN_OPTIONS="log_path=$reports/asan:exitcode=23:${ASAN_OPTIONS:-}"
   export UBSAN_OPTIONS="log_path=$reports/ubsan:exitcode=23:print_stacktrace=1:${UBSAN_OPTIONS:-}"
+  # Graphviz's and its font stack's own caches, never krc's memory (tests/lsan_graphviz.supp).
+  export LSAN_OPTIONS="suppressions=$here/tests/lsan_graphviz.supp:print_suppressions=0:${LSAN_OPTIONS:-}"
   local status=0
   ctest --test-dir build-asan --output-on-failure -j"$(nproc)" "$@" || status=$?
   if [ "$python" = 1 ]; then sanitized_python || status=$?; fi

@@ -214,3 +214,44 @@ def test_bad_requests_are_refused(parity, tmp_path):
     with pytest.raises(krc.InputError):
         krc.load(path).draw(tmp_path / "weights.svg")  # over its own weights file
     assert os.path.islink(tmp_path / "weights.svg")
+
+
+def test_decomposition_levels_picture(tmp_path):
+    """`krc decompose --draw` and Decomposition.draw: the same bytes, and the SVG (parsed by
+    xml.etree) names every level and component of `krc decompose --format json`'s report."""
+    binary = krc_binary()
+    for name in ["flipflop_2", "symmetric_3", "gridworld_4"]:
+        source = os.path.join(ZOO, name + ".json")
+        svg = tmp_path / (name + ".svg")
+        r = subprocess.run([binary, "decompose", source, "-q", "--draw", "-o", str(svg)],
+                           capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0, r.stderr
+        r = subprocess.run([binary, "decompose", source, "-q", "--format", "json"],
+                           capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0, r.stderr
+        report = json.loads(r.stdout)
+        lines = texts(ET.parse(svg).getroot()).split("\n")
+        assert report["levels"]
+        for level in report["levels"]:
+            assert "level %d: %d states%s" % (level["level"], level["states"],
+                                              " (with the dummy)" if level["dummy"] else "") \
+                in lines, (name, level)
+            for c in level["components"]:
+                group = c["group"]
+                assert (str(c["tiles"]) if group["order"] == 1
+                        else "(%d,%s)" % (c["tiles"], group["name"])) in lines, (name, c)
+                assert "class %d, %d tiles" % (c["class"], c["tiles"]) in lines
+                assert "representative {%s}" % ", ".join(c["representative"]) in lines
+                assert any(line.startswith("group %s, order %d" % (group["name"], group["order"]))
+                           for line in lines)
+        python_svg = tmp_path / (name + "_python.svg")
+        krc.decompose(krc.load_automaton(source)).draw(python_svg)
+        assert python_svg.read_bytes() == svg.read_bytes()
+    for args, words in [(["--draw"], "-o"), (["--draw", "-o", str(tmp_path / "x.jpg")], ".svg"),
+                        (["--draw", "--format", "json", "-o", str(tmp_path / "x.svg")],
+                         "--format")]:
+        r = subprocess.run([binary, "decompose", source, "-q"] + args, capture_output=True,
+                           text=True, timeout=60)
+        assert r.returncode == 2 and words in r.stderr, (args, r.stderr)
+    with pytest.raises(krc.InputError):
+        krc.decompose(krc.load_automaton(source)).draw(tmp_path / "x.gif")

@@ -2,10 +2,15 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <random>
 #include <string>
 
 #include "krc/automata/zoo.hpp"
 #include "krc/backend/compile.hpp"
+#include "krc/runtime/forward.hpp"
+#include "test_support.hpp"
+#include "tied_network.hpp"
 
 using namespace krc;
 
@@ -123,4 +128,167 @@ TEST_CASE(
 TEST_CASE("circuit: an unknown granularity is refused") {
   CHECK_THROWS_AS(circuit_granularity_from_string("neuron"), std::invalid_argument);
   CHECK(circuit_granularity_from_string("subspace") == CircuitGranularity::Subspace);
+}
+
+// The check's own float64 pass (circuit_logits, every unit kept) against krc's forward pass in
+// float64 and against the automaton, simulated from its zoo JSON file (automata/zoo) by
+// looking its transitions up, independently of krc's automaton model and compiler.
+namespace {
+
+std::vector<std::string> simulate_zoo_json(const nlohmann::json& automaton,
+                                           const std::vector<std::string>& word) {
+  const std::vector<std::string> states = automaton["states"];
+  std::string state = automaton["initial"];
+  std::vector<std::string> out{state};
+  for (const std::string& letter : word) {
+    const auto at = std::find(states.begin(), states.end(), state) - states.begin();
+    state = automaton["transitions"][letter][at].get<std::string>();
+    out.push_back(state);
+  }
+  return out;
+}
+
+// The argmax of row t, or -1 when the best two are within `margin` (a tie, or too close for
+// two float64 passes summing in different orders to agree on).
+int clear_argmax(const Eigen::MatrixXd& logits, int t, double margin) {
+  Eigen::Index best = 0;
+  logits.row(t).maxCoeff(&best);
+  for (Eigen::Index j = 0; j < logits.cols(); ++j)
+    if (j != best && logits(t, j) >= logits(t, best) - margin) return -1;
+  return static_cast<int>(best);
+}
+
+// Every word of the longest length with at most 64 words (their prefixes: every shorter one),
+// and 4 seeded random words of max_len letters.
+std::vector<std::vector<LetterId>> test_words(int letters, int max_len) {
+  int length = 0;
+  long long count = 1;
+  while (length < max_len && count * letters <= 64) {
+    count *= letters;
+    ++length;
+  }
+  std::vector<std::vector<LetterId>> words;
+  for (long long i = 0; i < count; ++i) {
+    std::vector<LetterId> w(length);
+    long long rest = i;
+    for (int t = length - 1; t >= 0; --t, rest /= letters)
+      w[t] = static_cast<LetterId>(rest % letters);
+    words.push_back(w);
+  }
+  std::mt19937_64 rng(35);
+  for (int i = 0; i < 4; ++i) {
+    std::vector<LetterId> w(max_len);
+    for (auto& a : w) a = static_cast<LetterId>(rng() % letters);
+    words.push_back(w);
+  }
+  return words;
+}
+
+// circuit_logits equals ForwardPass (float64, the same attention kind) at every position of
+// every test word; returns how many positions had a clear argmax in both.
+long long check_against_forward(const Network& net, CircuitGranularity granularity) {
+  const ForwardPass forward(net, {net.attention, Arithmetic::Float64, 1});
+  long long clear = 0;
+  for (const auto& word : test_words(static_cast<int>(net.vocabulary.size()) - 1, net.max_len)) {
+    const Eigen::MatrixXd ours = circuit_logits(net, word, granularity);
+    const Eigen::MatrixXd theirs = forward.run(word);
+    REQUIRE(ours.rows() == theirs.rows());
+    REQUIRE(ours.cols() == theirs.cols());
+    const double size = std::max(1.0, theirs.cwiseAbs().maxCoeff());
+    CHECK((ours - theirs).cwiseAbs().maxCoeff() <= 1e-9 * size);
+    for (int t = 0; t < theirs.rows(); ++t) {
+      const int a = clear_argmax(theirs, t, 1e-6 * size);
+      if (a < 0) continue;
+      CHECK(clear_argmax(ours, t, 0.0) == a);
+      ++clear;
+    }
+  }
+  return clear;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "circuit: the check's pass equals krc's float64 forward pass and the zoo automaton, in "
+    "every attention kind") {
+  struct Case {
+    const char* family;
+    std::optional<int> n;
+    Strategy strategy;
+    AttentionKind compiled_for;
+  };
+  int networks = 0;
+  for (const Case& c : {Case{"parity", std::nullopt, Strategy::Scan, AttentionKind::Softmax},
+                        Case{"parity", std::nullopt, Strategy::Scan, AttentionKind::Hard},
+                        Case{"flipflop", 2, Strategy::Kr, AttentionKind::Softmax},
+                        Case{"flipflop", 2, Strategy::Kr, AttentionKind::Hard},
+                        Case{"cyclic", 3, Strategy::Kr, AttentionKind::Softmax},
+                        Case{"gridworld", 4, Strategy::Kr, AttentionKind::Softmax},
+                        Case{"parity", std::nullopt, Strategy::OneLayer, AttentionKind::Softmax},
+                        Case{"cyclic", 3, Strategy::OneLayer, AttentionKind::Softmax}}) {
+    const std::string name = zoo_automaton_name(c.family, c.n);
+    CAPTURE(name);
+    CAPTURE(to_string(c.strategy));
+    CAPTURE(to_string(c.compiled_for));
+    CompileOptions options;
+    options.strategy = c.strategy;
+    options.max_len = 6;
+    options.attention = c.compiled_for;
+    Network net = compile(zoo_automaton(c.family, c.n), options).network;
+    REQUIRE(net.attention == c.compiled_for);
+    const nlohmann::json zoo = nlohmann::json::parse(
+        test::read_text(test::source_dir() / "automata" / "zoo" / (name + ".json")));
+    // As compiled: the pass is right, by the automaton's own table.
+    for (const auto& word : test_words(static_cast<int>(net.vocabulary.size()) - 1, net.max_len)) {
+      std::vector<std::string> letters;
+      for (LetterId a : word) letters.push_back(net.vocabulary.at(a + 1));
+      const std::vector<std::string> expected = simulate_zoo_json(zoo, letters);
+      const Eigen::MatrixXd logits = circuit_logits(net, word);
+      for (int t = 0; t < logits.rows(); ++t) {
+        const int got = clear_argmax(logits, t, 0.0);
+        REQUIRE(got >= 0);
+        CHECK(net.states.at(got) == expected.at(t));
+      }
+    }
+    // Every attention kind, hardmax included (where a counter loses its count, so only the
+    // runtime is the oracle): the same logits as krc's forward pass.
+    for (AttentionKind kind :
+         {AttentionKind::Softmax, AttentionKind::Hard, AttentionKind::Hardmax}) {
+      CAPTURE(to_string(kind));
+      net.attention = kind;
+      CHECK(check_against_forward(net, CircuitGranularity::Head) > 0);
+    }
+    net.attention = c.compiled_for;
+    CHECK(check_against_forward(net, CircuitGranularity::Subspace) > 0);
+    ++networks;
+  }
+  CHECK(networks == 8);
+}
+
+TEST_CASE(
+    "circuit: under hardmax tied maxima share the weight, so a network right only then passes "
+    "the check, and the latest maximum alone or softmax fails it") {
+  const Automaton seen_b = test::seen_b_automaton();
+  for (HeadKind kind : {HeadKind::Select, HeadKind::Average}) {
+    CAPTURE(to_string(kind));
+    for (AttentionKind attention :
+         {AttentionKind::Hardmax, AttentionKind::Hard, AttentionKind::Softmax}) {
+      CAPTURE(to_string(attention));
+      const Network net = test::tied_network(attention, kind, 6);
+      // The formulas of tied_network.hpp, through the pass: after "b a" the latest maximum
+      // alone has lost the b, and softmax's <bos> outweighs it after either word.
+      const bool right = attention == AttentionKind::Hardmax;
+      nlohmann::json circuit = circuit_json(net, CircuitGranularity::Head);
+      CHECK(check_circuit(net, seen_b, circuit) == right);
+      CHECK((circuit["check"]["circuit_only"]["wrong"].get<long long>() == 0) == right);
+      CHECK(check_against_forward(net, CircuitGranularity::Head) > 0);
+      for (const std::vector<LetterId>& word : {std::vector<LetterId>{1, 0}, {0, 1}}) {
+        const Eigen::MatrixXd logits = circuit_logits(net, word);
+        const bool wrong_here = attention == AttentionKind::Hard && kind == HeadKind::Select
+                                    ? word[0] == 1
+                                    : attention != AttentionKind::Hardmax;
+        CHECK((clear_argmax(logits, 2, 0.0) == 1) != wrong_here);  // "seen" after both
+      }
+    }
+  }
 }

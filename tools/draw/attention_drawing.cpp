@@ -1,4 +1,5 @@
-// The attention picture: every head's pattern on one word, from a dense float64 pass.
+// The attention picture: every head's pattern on one word, from a dense float64 pass whose
+// weights are the runtime's (attention_weights.hpp).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -7,6 +8,7 @@
 
 #include "dot_parts.hpp"
 #include "krc/automata/input_error.hpp"
+#include "krc/runtime/attention_weights.hpp"
 #include "network_drawing.hpp"
 
 namespace krc {
@@ -14,34 +16,6 @@ namespace krc {
 using namespace draw_detail;
 
 namespace {
-
-// One head's attention weights [rows, rows] from its queries and keys, as the network's
-// attention kind has them (hard: the select heads' argmax, ties to the latest position).
-Eigen::MatrixXd pattern(const Network& net, const AttentionHead& head, const Eigen::MatrixXd& q,
-                        const Eigen::MatrixXd& k) {
-  const int rows = static_cast<int>(q.rows());
-  Eigen::MatrixXd p = Eigen::MatrixXd::Zero(rows, rows);
-  for (int t = 0; t < rows; ++t) {
-    Eigen::VectorXd score(t + 1);
-    for (int j = 0; j <= t; ++j) score[j] = net.attention_scale * q.row(t).dot(k.row(j));
-    const double top = score.maxCoeff();
-    const bool argmax = net.attention == AttentionKind::Hard && head.kind == HeadKind::Select;
-    if (argmax) {
-      int best = 0;
-      for (int j = 1; j <= t; ++j)
-        if (score[j] >= score[best]) best = j;  // ties to the latest position
-      p(t, best) = 1.0;
-    } else if (net.attention == AttentionKind::Hardmax) {
-      int ties = 0;
-      for (int j = 0; j <= t; ++j) ties += score[j] == top;
-      for (int j = 0; j <= t; ++j) p(t, j) = score[j] == top ? 1.0 / ties : 0.0;
-    } else {
-      const Eigen::VectorXd w = (score.array() - top).exp();
-      p.row(t).head(t + 1) = (w / w.sum()).transpose();
-    }
-  }
-  return p;
-}
 
 // One head's grid: query positions down, key positions across, white to dark blue by weight,
 // each cell's exact weight in its tooltip.
@@ -100,7 +74,7 @@ std::vector<Eigen::MatrixXd> attention_patterns(const Network& net,
       const Matrix q = x * head.query.cast<double>();
       const Matrix k = x * head.key.cast<double>();
       const Matrix v = x * head.value.cast<double>();
-      Matrix p = pattern(net, head, q, k);
+      Matrix p = attention_pattern(q, k, net.attention_scale, net.attention, head.kind);
       delta += Matrix(p * v) * head.output.cast<double>();
       patterns.push_back(std::move(p));
     }

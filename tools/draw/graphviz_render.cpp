@@ -4,6 +4,7 @@
 
 #include <map>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 #include "krc/automata/input_error.hpp"
@@ -87,6 +88,17 @@ int render_data(int (*render)(GVC_t*, graph_t*, const char*, char**, Length*), G
   return status;
 }
 
+// One Graphviz context for the process, made at the first picture and never freed. With one
+// context per picture, the second picture in a process read freed memory (AddressSanitizer:
+// heap-use-after-free in textspan_size, Graphviz 2.42): the pango plugin's text layout compares
+// against the font name it saw last, which the previous context had freed with itself. A kept
+// context also spares gvContext's plugin lists, which gvFreeContext does not free.
+GVC_t* graphviz_context() {
+  static GVC_t* const gvc = gvContext();
+  return gvc;
+}
+std::mutex graphviz_mutex;
+
 }  // namespace
 
 std::string render_dot(const std::string& dot, DrawFormat format) {
@@ -99,20 +111,20 @@ std::string render_dot(const std::string& dot, DrawFormat format) {
     return 0;
   });
   agseterr(AGERR);
-  std::unique_ptr<GVC_t, int (*)(GVC_t*)> gvc(gvContext(), gvFreeContext);
+  const std::lock_guard<std::mutex> one_at_a_time(graphviz_mutex);  // Graphviz has globals
+  GVC_t* const gvc = graphviz_context();
   if (!gvc) throw LimitError("Graphviz could not start (gvContext)");
   Agdisc_t discipline = {&AgMemDisc, &sequential_ids, &text_io};
   TextChannel channel{&dot};
   std::unique_ptr<Agraph_t, int (*)(Agraph_t*)> graph(agread(&channel, &discipline), agclose);
   if (!graph) throw LimitError("Graphviz refused the picture's DOT text: " + messages);
-  if (gvLayout(gvc.get(), graph.get(), "dot") != 0)
+  if (gvLayout(gvc, graph.get(), "dot") != 0)
     throw LimitError("Graphviz could not lay out the picture: " + messages);
   char* data = nullptr;
   std::string out;
-  const int rendered =
-      render_data(gvRenderData, gvc.get(), graph.get(), to_string(format), &data, out);
+  const int rendered = render_data(gvRenderData, gvc, graph.get(), to_string(format), &data, out);
   if (data) gvFreeRenderData(data);
-  gvFreeLayout(gvc.get(), graph.get());
+  gvFreeLayout(gvc, graph.get());
   if (rendered != 0 || out.empty())
     throw LimitError(std::string("Graphviz could not render ") + to_string(format) +
                      " (is its plugin installed? Debian: graphviz): " + messages);

@@ -1,7 +1,7 @@
 #pragma once
-// Pictures of a compiled network, for both doors (`krc draw` and krc.Network.draw), drawn with
-// Graphviz: the graph is written here as DOT text and laid out and rendered by the Graphviz C
-// library (libgvc), so both doors give the same bytes.
+// Pictures of a compiled network (and of a holonomy decomposition's levels), for both doors (`krc
+// draw` and krc.Network.draw), drawn with Graphviz: the graph is written here as DOT text and laid
+// out and rendered by the Graphviz C library (libgvc), so both doors give the same bytes.
 //
 // The network picture: layers left to right, one box per attention head (`a{L}.h{H}`, the
 // circuit file's names) and MLP block (`m{L}`), filled by the colour of its typed role's family
@@ -15,6 +15,7 @@
 // with the attention it was compiled for, each grid titled by its head's name and role; every
 // cell carries its weight as a tooltip ("a0.h1 q=2 k=1 w=0.5").
 #include <Eigen/Dense>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -57,5 +58,16 @@ std::string render_dot(const std::string& dot, DrawFormat format);
 // picture, rendered as `format`. `word_option` names the word in messages ("--word", "word").
 std::string draw_picture(const Network& network, const std::vector<LetterId>* word,
                          DrawFormat format, const std::string& word_option);
+
+// The levels picture of a holonomy decomposition (`krc decompose --draw`,
+// krc.Decomposition.draw), from its JSON summary (holonomy_report.hpp, decomposition_to_json):
+// level 1 on top, each level a frame titled "level L: N states", holding one box per component
+// titled as `krc decompose` prints it ((tiles,group), or the tile count for a trivial group),
+// with its subduction class, representative and group; an arrow from each level to the next
+// (a level's action reads the levels above). LimitError past kMaxDrawnBoxes components;
+// std::invalid_argument for JSON that is no summary.
+std::string decomposition_levels_dot(const nlohmann::json& summary);
+// That picture rendered as `format`: what both doors write.
+std::string draw_decomposition(const nlohmann::json& summary, DrawFormat format);
 
 }  // namespace krc

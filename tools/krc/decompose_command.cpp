@@ -1,7 +1,7 @@
 // `krc decompose AUT|--regex P [--alphabet L] [--format text|json|dot] [--input-format F]
-// [--complete] [--initial S]`:
+// [--complete] [--initial S] [--draw -o levels.svg|png|dot]`:
 // the holonomy (Krohn-Rhodes) decomposition of an automaton: its levels, their holonomy
-// groups, and the skeleton.
+// groups, and the skeleton; --draw pictures the levels (tools/draw/network_drawing.hpp).
 #include <unistd.h>
 
 #include <algorithm>
@@ -9,6 +9,7 @@
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "automaton_input.hpp"
 #include "command.hpp"
@@ -17,6 +18,7 @@
 #include "krc/decompose/holonomy.hpp"
 #include "krc/decompose/holonomy_report.hpp"
 #include "krc/frontend/load_automaton.hpp"
+#include "network_drawing.hpp"
 #include "option_checks.hpp"
 #include "output_file.hpp"
 
@@ -26,7 +28,7 @@ namespace {
 struct DecomposeArguments {
   std::string input, output = "-", format = "text";
   LoadOptions load;
-  bool no_tables = false, quiet = false;
+  bool no_tables = false, quiet = false, draw = false;
   std::size_t max_images = DecomposeOptions{}.max_images;
   std::size_t max_image_mib = DecomposeOptions{}.max_image_bytes >> 20;
   std::size_t max_tuples = DecomposeOptions{}.max_tuples;
@@ -37,6 +39,13 @@ struct DecomposeArguments {
 
 int run_decompose(const DecomposeArguments& a) {
   const auto start = std::chrono::steady_clock::now();
+  // The picture's format comes from the output's extension, checked before any work.
+  std::optional<DrawFormat> picture;
+  if (a.draw) {
+    if (a.output == "-")
+      throw InputError("command line", "--draw", "needs a picture file: -o levels.svg|png|dot");
+    picture = draw_format_from_path(a.output);
+  }
   front_door::refuse_output_over_inputs(a.output, {a.input});
   const Automaton automaton = load_automaton(a.input, a.load);
 
@@ -45,7 +54,7 @@ int run_decompose(const DecomposeArguments& a) {
   options.max_image_bytes = a.max_image_mib << 20;
   options.max_tuples = a.max_tuples;
   options.max_table_cells = a.max_table_cells;
-  options.build_tables = !a.no_tables && a.format != "dot";
+  options.build_tables = !a.no_tables && a.format != "dot" && !a.draw;
   if (!a.quiet)
     options.progress = [&](const std::string& message) {
       double seconds =
@@ -62,7 +71,9 @@ int run_decompose(const DecomposeArguments& a) {
   }();
 
   std::string out;
-  if (a.format == "dot") {
+  if (picture) {
+    out = draw_decomposition(decomposition_to_json(decomposition), *picture);
+  } else if (a.format == "dot") {
     try {
       out = decomposition_to_dot(decomposition, a.max_drawn_sets);
     } catch (const LimitError& e) {
@@ -87,12 +98,13 @@ const RegisterCommand decompose_registration{
                                           "LearnLib), JFLAP .jff or HOA; - "
                                           "for stdin")
                                ->required();
-       sub.add_option(
-              "--format", a->format,
-              "text: one line per level, like SgpDec; json: the summary other programs read;\n"
-              "dot: the skeleton for Graphviz")
-           ->check(CLI::IsMember({"text", "json", "dot"}))
-           ->capture_default_str();
+       CLI::Option* format =
+           sub.add_option(
+                  "--format", a->format,
+                  "text: one line per level, like SgpDec; json: the summary other programs read;\n"
+                  "dot: the skeleton for Graphviz")
+               ->check(CLI::IsMember({"text", "json", "dot"}))
+               ->capture_default_str();
        sub.add_option("-o,--output", a->output, "File to write; - for stdout")
            ->capture_default_str()
            ->check(nonempty_path());
@@ -125,6 +137,11 @@ const RegisterCommand decompose_registration{
                       "With --format dot: limit on the sets of the skeleton to draw")
            ->check(integer_in(1, 1LL << 32))
            ->capture_default_str();
+       sub.add_flag("--draw", a->draw,
+                    "Draw the levels instead (-o levels.svg, .png, or .dot for the Graphviz "
+                    "graph): level 1 on top, one box per component with its tiles, class, "
+                    "representative and group, laid out and rendered by the Graphviz library")
+           ->excludes(format);
        sub.add_flag("-q,--quiet", a->quiet, "No progress messages on stderr");
        return [a] { return run_decompose(*a); };
      }}};

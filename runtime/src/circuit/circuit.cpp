@@ -10,6 +10,7 @@
 
 #include "krc/automata/input_error.hpp"
 #include "krc/automata/memory_budget.hpp"
+#include "krc/runtime/attention_weights.hpp"
 
 namespace krc {
 
@@ -432,7 +433,9 @@ using Matrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowM
 using SparseD = Eigen::SparseMatrix<double, Eigen::RowMajor, int>;
 
 // The ablation forward in float64: every writer's output kept, every reader's input the sum
-// of its units' contributions on their dimensions.
+// of its units' contributions on their dimensions; each head's weights are the runtime's for
+// the network's attention kind (attention_weights.hpp: hard select heads the latest maximum,
+// hardmax every head the mean over its tied maxima).
 class AblationForward {
  public:
   AblationForward(const Network& net, const Structure& s) : net_(net), s_(s) {
@@ -443,11 +446,9 @@ class AblationForward {
     for (const Layer& layer : net.layers) {
       LayerWeights lw;
       for (const AttentionHead& head : layer.heads) {
-        lw.heads.push_back(
-            {head.query.cast<double>(), head.key.cast<double>(), head.value.cast<double>(),
-             head.output.cast<double>(),
-             head.kind == HeadKind::Select && net.attention != AttentionKind::Softmax, reader,
-             writer});
+        lw.heads.push_back({head.query.cast<double>(), head.key.cast<double>(),
+                            head.value.cast<double>(), head.output.cast<double>(), head.kind,
+                            reader, writer});
         reader += 3;
         ++writer;
       }
@@ -493,24 +494,15 @@ class AblationForward {
           p.out[h.writer] = base->out[h.writer];
           continue;
         }
-        const Matrix q = input(p, h.reader, skip, rows) * h.query;
-        const Matrix k = input(p, h.reader + 1, skip, rows) * h.key;
+        const Eigen::MatrixXd q = input(p, h.reader, skip, rows) * h.query;
+        const Eigen::MatrixXd k = input(p, h.reader + 1, skip, rows) * h.key;
         const Matrix v = input(p, h.reader + 2, skip, rows) * h.value;
-        Matrix mixed = Matrix::Zero(rows, v.cols());
-        for (int t = 0; t < rows; ++t) {
-          Eigen::VectorXd score(t + 1);
-          for (int j = 0; j <= t; ++j) score[j] = net_.attention_scale * q.row(t).dot(k.row(j));
-          if (h.hard) {
-            int best = 0;
-            for (int j = 1; j <= t; ++j)
-              if (score[j] >= score[best]) best = j;  // ties to the latest position
-            mixed.row(t) = v.row(best);
-          } else {
-            const double top = score.maxCoeff();
-            const Eigen::VectorXd weight = (score.array() - top).exp();
-            mixed.row(t) = (weight.transpose() * v.topRows(t + 1)) / weight.sum();
-          }
-        }
+        Matrix mixed(rows, v.cols());
+        for (int t = 0; t < rows; ++t)
+          mixed.row(t) = attention_weights(attention_scores(q, k, t, net_.attention_scale),
+                                           net_.attention, h.kind)
+                             .transpose() *
+                         v.topRows(t + 1);
         p.out[h.writer] = mixed * h.output;
       }
       if (lw.mlp_reader < 0) continue;
@@ -531,7 +523,7 @@ class AblationForward {
  private:
   struct HeadWeights {
     SparseD query, key, value, output;
-    bool hard;
+    HeadKind kind;
     int reader, writer;
   };
   struct LayerWeights {
@@ -581,6 +573,17 @@ nlohmann::json word_json(const Network& net, const std::vector<LetterId>& word) 
 }
 
 }  // namespace
+
+Eigen::MatrixXd circuit_logits(const Network& net, const std::vector<LetterId>& word,
+                               CircuitGranularity granularity) {
+  if (static_cast<int>(word.size()) > net.max_len)
+    throw std::invalid_argument("the word is longer than the network's max_len");
+  for (LetterId a : word)
+    if (static_cast<std::size_t>(a) + 1 >= net.vocabulary.size())
+      throw std::invalid_argument("a letter outside the network's vocabulary");
+  const Structure s = structure_of(net, granularity);
+  return AblationForward(net, s).run(word).logits;
+}
 
 bool check_circuit(const Network& net, const Automaton& automaton, nlohmann::json& circuit,
                    const CircuitCheckOptions& options) {

@@ -11,6 +11,7 @@
 #include "krc/automata/thousands.hpp"
 #include "krc/decompose/holonomy.hpp"
 #include "krc/decompose/holonomy_report.hpp"
+#include "network_drawing.hpp"
 
 namespace krc::python {
 
@@ -274,6 +275,25 @@ void bind_decompose(py::module_& m) {
       .def("to_dot", &dot_of, py::arg("max_sets") = kDefaultDrawnSets,
            "The Graphviz text `krc decompose --format dot` prints; max_sets (--max-drawn-sets) "
            "bounds the sets drawn")
+      .def(
+          "draw",
+          [](const Decomposition& d, const py::object& path_like) {
+            const std::string path = py::str(py::module_::import("os").attr("fspath")(path_like));
+            const DrawFormat format = draw_format_from_path(path);
+            std::string picture;
+            {
+              py::gil_scoped_release unlocked;
+              picture = draw_decomposition(decomposition_to_json(*d.holonomy), format);
+            }
+            // Through the one writer, as Network.draw writes.
+            py::module_::import("krc._core")
+                .attr("write_file")(path, py::bytes(picture), std::vector<std::string>{}, "path");
+          },
+          py::arg("path"),
+          "Writes the picture of the levels `krc decompose --draw -o PATH` writes, the same "
+          "bytes, its format from the extension (.svg, .png, or .dot for the Graphviz graph): "
+          "level 1 on top, one box per component with its tiles, class, representative and "
+          "group")
       .def("__str__", [](const Decomposition& d) { return text_of(d, kDefaultReportElements); });
   const DecomposeOptions defaults;
   m.def("decompose", &decompose, py::arg("automaton"), py::arg("tables") = true,

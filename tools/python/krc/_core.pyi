@@ -1,6 +1,7 @@
 # Types of krc._core, the C++ extension (tools/python/bindings/*.cpp), for editors and type
 # checkers. tests/python/test_api_stubs.py checks that every name here exists in the module
 # and every public name of the module is here.
+import os
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
@@ -115,6 +116,7 @@ class Decomposition:
     def text(self, max_elements: int = ...) -> str: ...
     def to_json(self, max_elements: int = ...) -> Dict[str, Any]: ...
     def to_dot(self, max_sets: int = ...) -> str: ...
+    def draw(self, path: Union[str, "os.PathLike[str]"]) -> None: ...
 
 def decompose(automaton: Automaton, tables: bool = True, max_images: int = ...,
               max_image_memory: int = ..., max_tuples: int = ...,

@@ -16,6 +16,7 @@
 // position of every tested word to give the automaton's state; then, for each unit alone, it
 // removes that unit's contribution from its one reader's input and looks for a tested word whose
 // answer changes (necessary, with the word as witness) or marks the unit redundant.
+#include <Eigen/Dense>
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -39,6 +40,15 @@ struct CircuitCheckOptions {
 
 // The circuit file (JSON) of `network` at `granularity`, without the check.
 nlohmann::json circuit_json(const Network& network, CircuitGranularity granularity);
+
+// The logits [word.size() + 1, states] of the circuit alone on `word` (every unit of
+// `granularity` kept, zero ablation of nothing else), by the check's float64 pass with the
+// network's own attention kind: what the check compares with the automaton. Every unit kept,
+// it is the whole network, so it equals krc's forward pass in float64 up to rounding (a test
+// checks that). Throws std::invalid_argument for a word longer than max_len or a letter outside
+// the vocabulary.
+Eigen::MatrixXd circuit_logits(const Network& network, const std::vector<LetterId>& word,
+                               CircuitGranularity granularity = CircuitGranularity::Head);
 
 // Runs the check described above on `circuit` (as circuit_json made it for `network`) and
 // records it there: a "check" member, and per unit "necessary" with a "witness" or
