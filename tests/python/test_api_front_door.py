@@ -164,7 +164,7 @@ def test_verify_run_export_and_decompose_options_are_keywords():
     # the Decomposition's methods (text, to_json, to_dot).
     decomposition = krc.decompose(krc.zoo("flipflop_2"))
     where = {"max_elements": [decomposition.text, decomposition.to_json],
-             "max_drawn_sets": [decomposition.to_dot]}
+             "max_drawn_sets": [decomposition.to_dot], "draw": [decomposition.draw]}
     elsewhere = {"--help", "--output", "--format", "--quiet", "--regex", "--alphabet",
                  "--no-tables"}
     reading = keywords(krc.load_automaton) - {"path"}

@@ -278,7 +278,13 @@ void bind_decompose(py::module_& m) {
       .def(
           "draw",
           [](const Decomposition& d, const py::object& path_like) {
-            const std::string path = py::str(py::module_::import("os").attr("fspath")(path_like));
+            const py::module_ os = py::module_::import("os");
+            if (!py::isinstance<py::str>(path_like) &&
+                !py::isinstance(path_like, os.attr("PathLike")))
+              throw py::type_error(
+                  "Decomposition.draw: path must be a path (str or os.PathLike), not " +
+                  std::string(py::str(py::type::of(path_like).attr("__name__"))));
+            const std::string path = py::str(os.attr("fspath")(path_like));
             const DrawFormat format = draw_format_from_path(path);
             std::string picture;
             {

@@ -214,7 +214,8 @@ def compile(automaton: Automaton, strategy: str = "auto", max_len: int = 1024,
 
 @checked
 def suite(directory: Union[str, "os.PathLike[str]"],
-          files: Iterable[Union[str, "os.PathLike[str]"]] = (), set: str = "small",
+          files: Union[str, "os.PathLike[str]", Iterable[Union[str, "os.PathLike[str]"]]] = (),
+          set: str = "small",
           strategies: Union[str, Iterable[str]] = ("kr", "scan"),
           norm: Union[str, Iterable[str]] = ("layernorm",), max_len: int = 64, random: int = 64,
           max_models: int = 64, max_bytes: int = 4 << 30,
