@@ -3,7 +3,6 @@
 // through krc's reader) and run as a set of states, with the internal action as a silent step.
 #include <doctest/doctest.h>
 
-#include <fstream>
 #include <map>
 #include <random>
 #include <set>
@@ -93,10 +92,7 @@ TEST_CASE("Aldebaran: mCRL2's dining philosophers, read as its traces") {
   Automaton a = load_automaton(path.string(), options);
   CHECK(a.state_count() == 11);  // 10 and the sink
   CHECK(a.letter_name(0) == "lock(p2, f2)");
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  check_traces(a, read_lts(text.str()), 5);
+  check_traces(a, read_lts(test::read_text(path)), 5);
 }
 
 TEST_CASE("Aldebaran: the internal action is a silent step; content sniffing; errors") {

@@ -5,7 +5,6 @@
 // it can reach (no exploration, no state numbering, not krc's parser).
 #include <doctest/doctest.h>
 
-#include <fstream>
 #include <map>
 #include <random>
 #include <set>
@@ -18,13 +17,6 @@ using namespace krc;
 using test::contains;
 
 namespace {
-
-std::string file_text(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 // The oracle: the trans sections as rows of fields ("*", "3/4", then the labels), the
 // initial vector, and the values of the sort "action" (the man page's); each non-empty section
@@ -124,7 +116,7 @@ const std::string kHead = "begin state\nx:s y:_\nend state\nbegin edge\naction:a
 
 TEST_CASE("ETF: the etf(5) man page's example is the LTS it draws") {
   const auto path = test::frontend_data("etf/ltsmin_manpage_example.etf");
-  const std::string text = file_text(path);
+  const std::string text = test::read_text(path);
   CHECK(detect_format("noext", text) == "etf");
   const Automaton a = test::load_text("noext", text);
   // The page's drawing: 00 -a-> 01, 00 -b-> 10, 01 -b-> 11, 10 -a-> 11; every state a trace's
@@ -154,7 +146,7 @@ TEST_CASE("ETF: the etf(5) man page's example is the LTS it draws") {
 
 TEST_CASE("ETF: LTSmin's gear.1.etf has the states and transitions LTSmin's tests expect") {
   const auto path = test::frontend_data("etf/ltsmin_gear.1.etf");
-  const std::string text = file_text(path);
+  const std::string text = test::read_text(path);
   const EtfSystem s = read_etf_system(text, path.string());
   // testsuite/check-ETF/test1.exp: "2689 states 3567 transitions" (etf2lts-seq, -mc, -dist).
   CHECK(s.states.size() == 2689);

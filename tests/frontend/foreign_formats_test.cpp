@@ -172,10 +172,7 @@ TEST_CASE(
   std::size_t read = 0, refused = 0;
   for (std::size_t i = 0; i < seeds.size(); ++i) {
     const auto& [format, name] = seeds[i];
-    std::ifstream in(test::frontend_data(name));
-    std::stringstream buffer;
-    buffer << in.rdbuf();
-    const std::string seed = buffer.str();
+    const std::string seed = test::read_text(test::frontend_data(name));
     // The small line formats (the last six seeds) need fewer mutants to reach their branches.
     const int mutants = i < 6 ? 5000 : 2000;
     for (int k = 0; k < mutants; ++k) {
@@ -225,8 +222,7 @@ TEST_CASE(
 // letters in its order.
 TEST_CASE("FlexFringe's JSON output reads as its automaton") {
   const auto path = test::frontend_data("flexfringe/simple1.final.json");
-  std::ifstream in(path);
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string text = test::read_text(path);
   const std::regex edge(R"re("source" : "(\d+)",\s*"target" : "(\d+)",\s*"name": "([^"]*)")re");
   std::vector<std::tuple<std::string, std::string, std::string>> edges;
   for (auto it = std::sregex_iterator(text.begin(), text.end(), edge); it != std::sregex_iterator();

@@ -5,7 +5,6 @@
 // counted by hand from the files (in the comments).
 #include <doctest/doctest.h>
 
-#include <fstream>
 #include <map>
 #include <random>
 #include <set>
@@ -18,13 +17,6 @@ using namespace krc;
 using test::contains;
 
 namespace {
-
-std::string file_text(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 // A nondeterministic automaton over named letters: the oracle.
 struct Nfa {
@@ -112,16 +104,16 @@ TEST_CASE("RABIT .ba: RABIT's fold.ba and an Ultimate Automizer automaton, read 
   CHECK_FALSE(accepts(a, {}));
   CHECK(std::any_of(notes.begin(), notes.end(),
                     [](const std::string& n) { return contains(n, "read for finite words"); }));
-  check_language(a, read_ba(file_text(fold)), 4);
+  check_language(a, read_ba(test::read_text(fold)), 4);
 
   // Content sniffing: "0" then "1,0->1" is RABIT's, not JSON's or a file of numbers.
   const auto ultimate = test::frontend_data("ba/ultimate_alterndiv_A.ba");
-  Automaton u = test::load_text("noext", file_text(ultimate));
-  CHECK(detect_format("noext", file_text(ultimate)) == "ba");
+  Automaton u = test::load_text("noext", test::read_text(ultimate));
+  CHECK(detect_format("noext", test::read_text(ultimate)) == "ba");
   CHECK(detect_format("x", "[0]\na,[0]->[1]\n[1]\n") == "ba");
   // Letters in order of first appearance; 1 on '3' goes to 2 and 3: an NFA, determinised.
   CHECK(u.letters() == std::vector<std::string>{"1", "3", "4", "0", "2"});
-  check_language(u, read_ba(file_text(ultimate)), 6);
+  check_language(u, read_ba(test::read_text(ultimate)), 6);
 }
 
 TEST_CASE("RABIT .ba: conventions and malformed files") {
@@ -141,7 +133,7 @@ TEST_CASE("RABIT .ba: conventions and malformed files") {
 
 TEST_CASE("GOAL .gff: a file GOAL wrote, its propositional labels as valuations") {
   const auto path = test::frontend_data("gff/goal_react_quickly_c0.gff");
-  const std::string text = file_text(path);
+  const std::string text = test::read_text(path);
   CHECK(detect_format("noext", text) == "gff");
   std::vector<std::string> notes;
   LoadOptions options;
@@ -185,7 +177,8 @@ TEST_CASE("GOAL .gff: a file GOAL wrote, its propositional labels as valuations"
 
 TEST_CASE("GOAL .gff: refusals with the reason, classical alphabets, malformed files") {
   const auto parity = test::frontend_data("gff/quasy_response0_parity.gff");
-  CHECK(contains(test::load_error("p.gff", file_text(parity), "line 98").problem(), "Parity"));
+  CHECK(
+      contains(test::load_error("p.gff", test::read_text(parity), "line 98").problem(), "Parity"));
   const std::string classical =
       "<structure label-on=\"transition\" type=\"fa\"><alphabet type=\"classical\">"
       "<symbol>a</symbol><symbol>b</symbol></alphabet><stateSet><state sid=\"0\"/>"
@@ -212,7 +205,7 @@ TEST_CASE("GOAL .gff: refusals with the reason, classical alphabets, malformed f
 
 TEST_CASE("AutomataLib .taf: its parser tests' files, read as its builder reads them") {
   const auto path = test::frontend_data("taf/automatalib_dfa.taf");
-  CHECK(detect_format("noext", file_text(path)) == "taf");
+  CHECK(detect_format("noext", test::read_text(path)) == "taf");
   std::vector<std::string> notes;
   LoadOptions options;
   options.completion.note = [&](const std::string& n) { notes.push_back(n); };
@@ -299,7 +292,7 @@ TEST_CASE("AutomataLib .taf: malformed files name the line and column") {
 
 TEST_CASE("FSM: mCRL2's example, read as its traces; probabilities and malformed files refused") {
   const auto path = test::frontend_data("fsm/mcrl2_fan.fsm");
-  const std::string text = file_text(path);
+  const std::string text = test::read_text(path);
   CHECK(detect_format("noext", text) == "fsm");
   Automaton a = test::load_text("noext", text);
   // The oracle: the transition lines after the second "---", states from 1, state 1 initial,
@@ -335,7 +328,8 @@ TEST_CASE("FSM: mCRL2's example, read as its traces; probabilities and malformed
   CHECK_FALSE(accepts(a, {"off"}));
 
   CHECK(contains(
-      test::load_error("p.fsm", file_text(test::frontend_data("fsm/mcrl2_probabilistic_fan.fsm")),
+      test::load_error("p.fsm",
+                       test::read_text(test::frontend_data("fsm/mcrl2_probabilistic_fan.fsm")),
                        "line 18")
           .problem(),
       "probability"));
@@ -363,7 +357,7 @@ TEST_CASE("FSM: mCRL2's example, read as its traces; probabilities and malformed
 
 TEST_CASE("mata VTF: an explicit NFA of mata's benchmarks; symbolic sections refused") {
   const auto path = test::frontend_data("vtf/mata_nfa_anbn_n2.mata");
-  const std::string text = file_text(path);
+  const std::string text = test::read_text(path);
   CHECK(detect_format("noext", text) == "vtf");
   Automaton a = test::load_text("noext", text);
   CHECK(a.letters() == std::vector<std::string>{"0", "1"});
@@ -389,10 +383,11 @@ TEST_CASE("mata VTF: an explicit NFA of mata's benchmarks; symbolic sections ref
       }
   }
   CHECK(accepted == 2);
-  CHECK(contains(test::load_error(
-                     "b.mata", file_text(test::frontend_data("vtf/mata_bits_aut1.mata")), "line 1")
-                     .problem(),
-                 "'@NFA-bits' section"));
+  CHECK(contains(
+      test::load_error("b.mata", test::read_text(test::frontend_data("vtf/mata_bits_aut1.mata")),
+                       "line 1")
+          .problem(),
+      "'@NFA-bits' section"));
   // "!q0 & !q1": every state but those; comments; errors.
   Automaton n =
       test::load_text("n.mata", "@NFA-explicit # one\n%Initial q0\n%Final !q0\nq0 a q1\nq1 a q2\n");

@@ -53,6 +53,17 @@ def plant(src, dst, tensor, mutate):
     return dst
 
 
+def raised_margin(cert):
+    """A copy of `cert` claiming a margin 0.5 larger, in its claim and in every unembedding
+    obligation alike (a forger's consistent edit)."""
+    forged = json.loads(json.dumps(cert))
+    forged["claim"]["margin"] += 0.5
+    for o in forged["obligations"]:
+        if o["kind"] == "unembedding":
+            o["margin"] += 0.5
+    return forged
+
+
 @pytest.fixture(scope="module")
 def cyclic(tmp_path_factory):
     d = tmp_path_factory.mktemp("certify")
@@ -86,12 +97,7 @@ def test_forged_certificates_are_refused(cyclic, tmp_path):
             o["min_gap"] += 1.0
     status, out = check(weights, write_json(tmp_path, "gap.json", gap))
     assert status == 1 and "layer 1" in out["reason"] and "min_gap" in out["reason"]
-    margin = json.loads(json.dumps(cert))
-    margin["claim"]["margin"] += 0.5
-    for o in margin["obligations"]:
-        if o["kind"] == "unembedding":
-            o["margin"] += 0.5
-    status, out = check(weights, write_json(tmp_path, "margin.json", margin))
+    status, out = check(weights, write_json(tmp_path, "margin.json", raised_margin(cert)))
     assert status == 1 and "margin" in out["reason"]
     removed = json.loads(json.dumps(cert))
     removed["invariant"][2]["domain"].pop()
@@ -162,12 +168,7 @@ def test_selector_rule_certificates_are_rechecked_and_faults_refused_by_both(tmp
     status, out = check(weights, cert_path)
     assert status == 0, out
     assert out["margin"] >= cert["claim"]["margin"]
-    forged = json.loads(json.dumps(cert))
-    forged["claim"]["margin"] += 0.5
-    for o in forged["obligations"]:
-        if o["kind"] == "unembedding":
-            o["margin"] += 0.5
-    status, out = check(weights, write_json(tmp_path, "forged.json", forged))
+    status, out = check(weights, write_json(tmp_path, "forged.json", raised_margin(cert)))
     assert status == 1 and "margin" in out["reason"]
     faulty = plant(weights, os.path.join(str(tmp_path), "faulty.safetensors"),
                    "layers.2.mlp.out.weight", lambda v: bf16_ulp_up(v, np.flatnonzero(v)[0]))

@@ -114,10 +114,7 @@ Automaton read_aut_automaton(const std::string& text, const std::string& file,
   if (read != *transitions)
     b.fail(line_place(lines.number()), "'des' announces " + std::to_string(*transitions) +
                                            " transitions, the file has " + std::to_string(read));
-  if (internal && options.note)
-    options.note(file +
-                 ": the internal action ('i', 'tau') is read as an epsilon move: the "
-                 "automaton reads the system's visible traces");
+  if (internal && options.note) options.note(frontend::internal_action_note(file, "('i', 'tau')"));
   return b.build(options);
 }
 

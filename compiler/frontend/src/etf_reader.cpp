@@ -9,6 +9,7 @@
 #include "krc/automata/input_error.hpp"
 #include "krc/automata/memory_budget.hpp"
 #include "source_lines.hpp"
+#include "text.hpp"
 #include "utf8.hpp"
 
 namespace krc {
@@ -166,10 +167,7 @@ Automaton read_etf_automaton(const std::string& text, const std::string& file,
                  " edge labels; the others are not read)");
   if (options.note && s.labels.empty())
     options.note(file + ": no edge labels: the letters are the transition groups (group0, ...)");
-  if (internal && options.note)
-    options.note(file +
-                 ": the action 'tau' is read as an epsilon move: the automaton reads the system's "
-                 "visible traces");
+  if (internal && options.note) options.note(frontend::internal_action_note(file, "'tau'"));
   return b.build(options);
 }
 

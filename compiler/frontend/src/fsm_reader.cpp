@@ -193,10 +193,7 @@ Automaton read_fsm_automaton(const std::string& text, const std::string& file,
     if (auto problem = frontend::invalid_utf8_problem(e.label, "label")) b.fail(place, *problem);
     b.add_transition(e.from - 1, b.letter(e.label, place), e.to - 1, place);
   }
-  if (internal && options.note)
-    options.note(file +
-                 ": the internal action 'tau' is read as an epsilon move: the automaton reads "
-                 "the system's visible traces");
+  if (internal && options.note) options.note(frontend::internal_action_note(file, "'tau'"));
   return b.build(options);
 }
 

@@ -41,4 +41,9 @@ bool TextLines::next(std::string& line) {
   return true;
 }
 
+std::string internal_action_note(const std::string& file, const std::string& actions) {
+  return file + ": the internal action " + actions +
+         " is read as an epsilon move: the automaton reads the system's visible traces";
+}
+
 }  // namespace krc::frontend

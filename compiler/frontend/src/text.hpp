@@ -15,6 +15,10 @@ std::string trim(const std::string& s);  // strips spaces, tabs and line ends at
 // line-based formats: Aldebaran, FSM).
 std::optional<std::uint32_t> natural_number(const std::string& s);
 
+// The note of the process-algebra readers (Aldebaran, FSM, ETF) when a file has internal moves:
+// `actions` names them as the file spells them ("'tau'").
+std::string internal_action_note(const std::string& file, const std::string& actions);
+
 // The lines of a text one at a time, trimmed, with their 1-based numbers (the line-based
 // readers: Aldebaran, FSM, RABIT, VTF).
 class TextLines {
