@@ -66,7 +66,8 @@ def compose(x, y):
     return tuple(y[q] for q in x)
 
 
-def check(weights_path, cert):
+def check_header(weights_path, cert):
+    """The claim's identity: these weights (SHA-256), claimed certified, by one known rule."""
     with open(weights_path, "rb") as f:
         digest = hashlib.sha256(f.read()).hexdigest()
     claim = cert.get("claim", {})
@@ -79,122 +80,140 @@ def check(weights_path, cert):
                                            if isinstance(o, dict) and o.get("kind") == "mlp"}
     if rules not in ({"pairs"}, {"selector"}):
         raise Refuse(f"the certificate mixes or names unknown rules {sorted(rules)}")
-    tensors, meta = load_weights(weights_path)
-    config = json.loads(meta["config"])
-    compiler = json.loads(meta.get("compiler", "{}"))
-    automaton = json.loads(meta["automaton"])
-    if compiler.get("strategy") != "scan":
-        raise Refuse("the checker covers scan networks only")
-    fmt = claim.get("arithmetic")
-    if fmt not in ("float32", "bf16", "fp16"):
-        raise Refuse(f"unknown arithmetic {fmt!r}")
-    R = rounder(fmt)
-    T = int(claim["max_len"])
-    if not 0 <= T <= config["max_len"]:
-        raise Refuse(f"max_len {T} past the network's {config['max_len']}")
-    states = automaton["states"]
-    letters = automaton["alphabet"]
-    sidx = {s: i for i, s in enumerate(states)}
-    if config["states"] != states:
-        raise Refuse("the logits are not the automaton's states")
-    q0 = sidx[automaton["initial"]]
-    trans = automaton["transitions"]
-    letter_tau = []
-    for a in letters:  # transitions: {letter: [target of each state, in order]}
-        row = trans[a]
-        letter_tau.append(tuple(sidx[x] if isinstance(x, str) else int(x) for x in row))
-    n_layers = config["n_layers"]
-    if n_layers < 31 and 2 ** n_layers < T:
-        raise Refuse(f"{n_layers} steps compose fewer than {T} letters")
-    W = {k: R(v) for k, v in tensors.items()}
-    scale = float(R(np.float32(config["attention"]["scale"])))
-    d = config["d_model"]
-    labels = json.loads(meta["residual_labels"])
+    return rules
 
-    written = np.zeros(d, dtype=bool)
-    for i in range(n_layers):
-        written |= (W[f"layers.{i}.attn.o"] != 0).any(axis=(0, 1))
-        written |= (W[f"layers.{i}.mlp.out.weight"] != 0).any(axis=1)
-        written |= W[f"layers.{i}.mlp.out.bias"] != 0
-    static = ~written
-    for i in range(n_layers):
-        for name, want_static in (("q", True), ("k", True), ("v", False)):
-            reads = (W[f"layers.{i}.attn.{name}"] != 0).any(axis=(0, 2))
-            if (reads & (static != want_static)).any():
-                raise Refuse(f"layer {i}: the {name} projection reads the wrong kind of dimension")
 
-    tok, pos = W["embed.token"], W["embed.position"]
-    if (pos[: T + 1][:, ~static] != 0).any():
-        raise Refuse("the position embedding writes a window dimension")
-    if len(tok) > 1 and (tok[1:][:, static] != tok[1][static]).any():
-        raise Refuse("the letters' embeddings differ on a position dimension")
-    # Static part at every t (t = 0 holds BOS, t >= 1 a letter), stored in the format.
-    st = np.zeros((T + 1, d))
-    st[0] = R(np.float32(tok[0]) + np.float32(pos[0]))
-    if len(tok) > 1 and T >= 1:
-        st[1:] = R(np.float32(tok[1])[None, :] + np.float32(pos[1: T + 1]))
-    st[:, ~static] = 0.0
+class ScanCheck:
+    """The re-derivation for one certificate: the network read and rounded to the claimed
+    arithmetic, the static (position) part of the residual, the windows' domain, then the
+    obligations layer by layer (fetch head, MLP on every pair, drift against the encodings)
+    and the unembedding's margin."""
 
-    def data_vec(row):
-        v = np.where(static, 0.0, R(np.float32(row)))
-        return (v.copy(), v.copy())
+    def __init__(self, weights_path, cert):
+        self.claim = cert.get("claim", {})
+        self.obligations = cert.get("obligations", [])
+        self.read_network(weights_path)
+        self.find_static()
+        self.first_domain(cert)
+        self.derived = {"select": [], "margin": None}
 
-    identity = tuple(range(len(states)))
-    bos = data_vec(tok[0])
-    domain = {}
-    for a, tau in enumerate(letter_tau):
-        v = data_vec(tok[a + 1])
-        if tau in domain:
-            v = (np.minimum(domain[tau][0], v[0]), np.maximum(domain[tau][1], v[1]))
-        domain[tau] = v
+    def read_network(self, weights_path):
+        tensors, meta = load_weights(weights_path)
+        config = json.loads(meta["config"])
+        compiler = json.loads(meta.get("compiler", "{}"))
+        automaton = json.loads(meta["automaton"])
+        if compiler.get("strategy") != "scan":
+            raise Refuse("the checker covers scan networks only")
+        self.fmt = fmt = self.claim.get("arithmetic")
+        if fmt not in ("float32", "bf16", "fp16"):
+            raise Refuse(f"unknown arithmetic {fmt!r}")
+        R = self.R = rounder(fmt)
+        self.T = T = int(self.claim["max_len"])
+        if not 0 <= T <= config["max_len"]:
+            raise Refuse(f"max_len {T} past the network's {config['max_len']}")
+        self.states = states = automaton["states"]
+        sidx = {s: i for i, s in enumerate(states)}
+        if config["states"] != states:
+            raise Refuse("the logits are not the automaton's states")
+        self.q0 = sidx[automaton["initial"]]
+        self.letter_tau = []
+        for a in automaton["alphabet"]:  # transitions: {letter: [target of each state, in order]}
+            row = automaton["transitions"][a]
+            self.letter_tau.append(tuple(sidx[x] if isinstance(x, str) else int(x) for x in row))
+        self.n_layers = config["n_layers"]
+        if self.n_layers < 31 and 2 ** self.n_layers < T:
+            raise Refuse(f"{self.n_layers} steps compose fewer than {T} letters")
+        self.W = {k: R(v) for k, v in tensors.items()}
+        self.scale = float(R(np.float32(config["attention"]["scale"])))
+        self.d = config["d_model"]
+        self.labels = json.loads(meta["residual_labels"])
 
-    recorded = {inv["after_layer"]: {tuple(t) for t in inv["domain"]} for inv in cert.get("invariant", [])
-                if "domain" in inv}
-    obligations = cert.get("obligations", [])
+    def find_static(self):
+        """The dimensions no layer writes (a function of t), the q and k projections reading only
+        them and v only the others, and the static part at every t stored in the format."""
+        W, R, T = self.W, self.R, self.T
+        written = np.zeros(self.d, dtype=bool)
+        for i in range(self.n_layers):
+            written |= (W[f"layers.{i}.attn.o"] != 0).any(axis=(0, 1))
+            written |= (W[f"layers.{i}.mlp.out.weight"] != 0).any(axis=1)
+            written |= W[f"layers.{i}.mlp.out.bias"] != 0
+        self.static = static = ~written
+        for i in range(self.n_layers):
+            for name, want_static in (("q", True), ("k", True), ("v", False)):
+                reads = (W[f"layers.{i}.attn.{name}"] != 0).any(axis=(0, 2))
+                if (reads & (static != want_static)).any():
+                    raise Refuse(f"layer {i}: the {name} projection reads the wrong kind of dimension")
+        self.tok = tok = W["embed.token"]
+        pos = W["embed.position"]
+        if (pos[: T + 1][:, ~static] != 0).any():
+            raise Refuse("the position embedding writes a window dimension")
+        if len(tok) > 1 and (tok[1:][:, static] != tok[1][static]).any():
+            raise Refuse("the letters' embeddings differ on a position dimension")
+        # t = 0 holds BOS, t >= 1 a letter.
+        self.st = st = np.zeros((T + 1, self.d))
+        st[0] = R(np.float32(tok[0]) + np.float32(pos[0]))
+        if len(tok) > 1 and T >= 1:
+            st[1:] = R(np.float32(tok[1])[None, :] + np.float32(pos[1: T + 1]))
+        st[:, ~static] = 0.0
 
-    def check_domain(layer):
-        got = recorded.get(layer)
+    def first_domain(self, cert):
+        """Each letter's window and BOS's as intervals over the data dimensions; the
+        certificate's recorded domains; the encoding of each window as first seen."""
+        def data_vec(row):
+            v = np.where(self.static, 0.0, self.R(np.float32(row)))
+            return (v.copy(), v.copy())
+
+        self.identity = tuple(range(len(self.states)))
+        self.bos = data_vec(self.tok[0])
+        self.domain = {}
+        for a, tau in enumerate(self.letter_tau):
+            v = data_vec(self.tok[a + 1])
+            if tau in self.domain:
+                v = (np.minimum(self.domain[tau][0], v[0]), np.maximum(self.domain[tau][1], v[1]))
+            self.domain[tau] = v
+        self.recorded = {inv["after_layer"]: {tuple(t) for t in inv["domain"]}
+                         for inv in cert.get("invariant", []) if "domain" in inv}
+        self.check_domain(-1)
+        self.reference = dict(self.domain)
+        self.reference[self.identity] = self.bos
+
+    def check_domain(self, layer):
+        got, domain = self.recorded.get(layer), self.domain
         if got is None or got != set(domain):
             missing = set(domain) - (got or set())
             raise Refuse(f"the certificate's domain after layer {layer} is not the windows' "
                          f"transformations (missing {len(missing)}, e.g. {sorted(missing)[:1]}; "
                          f"extra {len((got or set()) - set(domain))})")
 
-    def claimed(kind, layer, key):
-        for o in obligations:
+    def claimed(self, kind, layer, key):
+        for o in self.obligations:
             if o.get("kind") == kind and o.get("layer") == layer:
                 return o[key]
         raise Refuse(f"the certificate has no {kind} obligation for layer {layer}")
 
-    check_domain(-1)
-    reference = dict(domain)
-    reference[identity] = bos
-    derived = {"select": [], "margin": None}
-
-    def fetch_head(i):
+    def fetch_head(self, i):
         """The select obligation of layer i: the target's weight and the others' bound."""
+        W, fmt, T, st = self.W, self.fmt, self.T, self.st
         q, k = W[f"layers.{i}.attn.q"][0], W[f"layers.{i}.attn.k"][0]
         ql, qh = store(fmt, *idot(q.T, st, st))
         kl, kh = store(fmt, *idot(k.T, st, st))
         slo, shi = store(fmt, *score_bounds(ql, qh, kl, kh))  # [t, s] = q_t . k_s
-        if scale != 1.0:
-            slo, shi = store(fmt, *f32_inside(np.float32(slo * scale), np.float32(shi * scale)))
-        offset = 2 ** i
+        if self.scale != 1.0:
+            slo, shi = store(fmt, *f32_inside(np.float32(slo * self.scale), np.float32(shi * self.scale)))
         ts = np.arange(T + 1)
-        target = np.maximum(ts - offset, 0)
+        target = np.maximum(ts - 2 ** i, 0)
         causal = ts[None, :] <= ts[:, None]
         others = causal & (ts[None, :] != target[:, None])
-        tgt_lo = slo[ts, target]
-        gaps = np.where(others, tgt_lo[:, None] - shi, np.inf)
+        gaps = np.where(others, slo[ts, target][:, None] - shi, np.inf)
         min_gap = float(gaps.min()) if others.any() else math.inf
         if min_gap <= 0:
             raise Refuse(f"layer {i}: a key outscores the fetch's target")
         leak = float(np.where(others, np.exp(-np.where(others, gaps, 0.0)) * (1 + 2.0 ** -20) + 2.0 ** -149, 0.0)
                      .sum(axis=1).max()) if others.any() else 0.0
-        c_gap = claimed("select", i, "min_gap")
+        c_gap = self.claimed("select", i, "min_gap")
         if c_gap is None or c_gap > min_gap + TOLERANCE * (1 + abs(min_gap)):
             raise Refuse(f"layer {i}: the certificate claims min_gap {c_gap}, the weights give {min_gap}")
-        derived["select"].append(min_gap)
+        self.derived["select"].append(min_gap)
         s_hi = f32_inside(1.0, 1.0 + 2.0 * leak * (1 + 2.0 ** -10))[1]
         plo, phi = store(fmt, *f32_inside(np.nextafter(1.0 / s_hi, 0.0), 1.0))
         oth = leak
@@ -204,85 +223,109 @@ def check(weights_path, cert):
             oth = oth * 2.0
         return plo, phi, oth
 
-    if rules == {"selector"}:
-        net = {"states": states, "letter_tau": letter_tau, "q0": q0, "tok": tok, "n_layers": n_layers}
-        return check_selector(cert, net, W, fmt, T, static, st, labels, fetch_head, claimed, derived)
-    for i in range(n_layers):
-        plo, phi, oth = fetch_head(i)
-        v, o = W[f"layers.{i}.attn.v"][0], W[f"layers.{i}.attn.o"][0]
+    def selector(self, cert):
+        net = {"states": self.states, "letter_tau": self.letter_tau, "q0": self.q0, "tok": self.tok,
+               "n_layers": self.n_layers}
+        return check_selector(cert, net, self.W, self.fmt, self.T, self.static, self.st, self.labels,
+                              self.fetch_head, self.claimed, self.derived)
 
-        keys = [identity] + list(domain)
-        vecs = [bos] + [domain[t] for t in domain]
-        xl = np.stack([x[0] for x in vecs])
-        xh = np.stack([x[1] for x in vecs])
-        al, ah = head_adds(fmt, T, v, o, plo, phi, oth, xl, xh)  # [element, d]
-
-        win = W[f"layers.{i}.mlp.in.weight"]
-        sread = (win != 0).any(axis=0) & static
+    def pairs_layer(self, i):
+        """Layer i by the pairs rule: the head adds the fetched window, the MLP runs on every
+        (fetched, current) pair at every position pattern it reads, and the images must be the
+        composed windows' encodings."""
+        W, fmt, static, st, domain = self.W, self.fmt, self.static, self.st, self.domain
+        plo, phi, oth = self.fetch_head(i)
+        keys = [self.identity] + list(domain)
+        vecs = [self.bos] + [domain[t] for t in domain]
+        al, ah = head_adds(fmt, self.T, W[f"layers.{i}.attn.v"][0], W[f"layers.{i}.attn.o"][0],
+                           plo, phi, oth, np.stack([x[0] for x in vecs]),
+                           np.stack([x[1] for x in vecs]))  # [element, d]
+        sread = (W[f"layers.{i}.mlp.in.weight"] != 0).any(axis=0) & static
         pats = {}
-        for t in range(1, T + 1):
+        for t in range(1, self.T + 1):
             pats.setdefault(tuple(st[t][sread]), t)
         cur = list(domain)
         pairs = [(xi, yi) for xi in range(len(keys)) for yi in range(len(cur))]
         new = {}
-
         for t in list(pats.values()):
-            yl = np.stack([domain[cur[yi]][0] for _, yi in pairs])
-            yh = np.stack([domain[cur[yi]][1] for _, yi in pairs])
             xi = np.array([p[0] for p in pairs])
-            il, ih = add_rounded(fmt, yl, yh, al[xi], ah[xi])
-            il[:, static] = st[t][static]
-            ih[:, static] = st[t][static]
-            lo, hi = mlp_rows(W, i, fmt, static, il, ih)
+            il, ih = add_rounded(fmt, np.stack([domain[cur[yi]][0] for _, yi in pairs]),
+                                 np.stack([domain[cur[yi]][1] for _, yi in pairs]), al[xi], ah[xi])
+            lo, hi = self.mlp_at(i, t, il, ih)
             for r, (a_, b_) in enumerate(pairs):
                 tau = compose(keys[a_], cur[b_])
                 if tau in new:
                     new[tau] = (np.minimum(new[tau][0], lo[r]), np.maximum(new[tau][1], hi[r]))
                 else:
                     new[tau] = (lo[r].copy(), hi[r].copy())
-        il, ih = add_rounded(fmt, bos[0][None, :], bos[1][None, :], al[:1], ah[:1])
-        il[:, static] = st[0][static]
-        ih[:, static] = st[0][static]
-        lo, hi = mlp_rows(W, i, fmt, static, il, ih)
-        bos = (lo[0], hi[0])
-        domain = new
-        check_domain(i)
-        if i + 1 < n_layers:  # every encoding as it was first seen (the last feeds only logits)
-            for tau, (lo, hi) in [(identity, bos)] + list(domain.items()):
-                if tau not in reference:
-                    mid = 0.5 * (lo + hi)
-                    reference[tau] = (lo, hi)
-                    rlo, rhi = mid, mid
-                else:
-                    rlo, rhi = reference[tau]
-                bad = np.flatnonzero(~static & ((lo < rlo - DRIFT) | (hi > rhi + DRIFT)))
-                if len(bad):
-                    c = bad[0]
-                    raise Refuse(f"layer {i}: after composing, '{labels[c]}' of the window {tau} "
-                                 f"is [{lo[c]}, {hi[c]}] where its encoding is [{rlo[c]}, {rhi[c]}]")
+        il, ih = add_rounded(fmt, self.bos[0][None, :], self.bos[1][None, :], al[:1], ah[:1])
+        lo, hi = self.mlp_at(i, 0, il, ih)
+        self.bos = (lo[0], hi[0])
+        self.domain = new
+        self.check_domain(i)
+        if i + 1 < self.n_layers:  # every encoding as it was first seen (the last feeds only logits)
+            self.check_drift(i)
 
-    U_ = W["unembed"]
-    uread = (U_ != 0).any(axis=1) & static
-    upats = {}
-    for t in range(1, T + 1):
-        upats.setdefault(tuple(st[t][uread]), t)
-    margin = math.inf
-    cases = [(identity, bos, 0)] + [(tau, v, t) for t in upats.values() for tau, v in domain.items()]
-    for tau, (lo, hi), t in cases:
-        lo = np.where(static, st[t], lo)
-        hi = np.where(static, st[t], hi)
-        ll, lh = store(fmt, *idot(U_.T, lo[None, :], hi[None, :]))
-        ans = tau[q0]
-        rest = np.delete(lh[0], ans)
-        if len(rest):
-            margin = min(margin, float(ll[0, ans] - rest.max()))
-    if margin <= 0:
-        raise Refuse(f"the unembedding's margin is {margin}: some prefix's argmax is not its state")
-    c_margin = claimed("unembedding", n_layers, "margin")
-    if c_margin is None or c_margin > margin + TOLERANCE * (1 + abs(margin)) or claim.get("margin") != c_margin:
-        raise Refuse(f"the certificate claims margin {c_margin}, the weights give {margin}")
-    derived["margin"] = margin
-    return derived
+    def mlp_at(self, i, t, il, ih):
+        """Layer i's MLP on rows whose static part is position t's."""
+        il[:, self.static] = self.st[t][self.static]
+        ih[:, self.static] = self.st[t][self.static]
+        return mlp_rows(self.W, i, self.fmt, self.static, il, ih)
+
+    def check_drift(self, i):
+        for tau, (lo, hi) in [(self.identity, self.bos)] + list(self.domain.items()):
+            if tau not in self.reference:
+                mid = 0.5 * (lo + hi)
+                self.reference[tau] = (lo, hi)
+                rlo, rhi = mid, mid
+            else:
+                rlo, rhi = self.reference[tau]
+            bad = np.flatnonzero(~self.static & ((lo < rlo - DRIFT) | (hi > rhi + DRIFT)))
+            if len(bad):
+                c = bad[0]
+                raise Refuse(f"layer {i}: after composing, '{self.labels[c]}' of the window {tau} "
+                             f"is [{lo[c]}, {hi[c]}] where its encoding is [{rlo[c]}, {rhi[c]}]")
+
+    def unembedding(self):
+        """The least margin of the state's logit over the others, on every window at every
+        position pattern the unembedding reads, against the certificate's."""
+        static, st, fmt = self.static, self.st, self.fmt
+        U_ = self.W["unembed"]
+        uread = (U_ != 0).any(axis=1) & static
+        upats = {}
+        for t in range(1, self.T + 1):
+            upats.setdefault(tuple(st[t][uread]), t)
+        margin = math.inf
+        cases = [(self.identity, self.bos, 0)] + [(tau, v, t) for t in upats.values()
+                                                  for tau, v in self.domain.items()]
+        for tau, (lo, hi), t in cases:
+            lo = np.where(static, st[t], lo)
+            hi = np.where(static, st[t], hi)
+            ll, lh = store(fmt, *idot(U_.T, lo[None, :], hi[None, :]))
+            ans = tau[self.q0]
+            rest = np.delete(lh[0], ans)
+            if len(rest):
+                margin = min(margin, float(ll[0, ans] - rest.max()))
+        if margin <= 0:
+            raise Refuse(f"the unembedding's margin is {margin}: some prefix's argmax is not its state")
+        c_margin = self.claimed("unembedding", self.n_layers, "margin")
+        if c_margin is None or c_margin > margin + TOLERANCE * (1 + abs(margin)) or \
+                self.claim.get("margin") != c_margin:
+            raise Refuse(f"the certificate claims margin {c_margin}, the weights give {margin}")
+        self.derived["margin"] = margin
+        return self.derived
+
+
+def check(weights_path, cert):
+    """What the weights give (least fetch gaps, margin), or Refuse with the first claim of the
+    certificate they do not bear out."""
+    rules = check_header(weights_path, cert)
+    scan = ScanCheck(weights_path, cert)
+    if rules == {"selector"}:
+        return scan.selector(cert)
+    for i in range(scan.n_layers):
+        scan.pairs_layer(i)
+    return scan.unembedding()
 
 
 def main():
