@@ -4,8 +4,12 @@ for every argument of every public function and method, generated from the signa
 whose message names the argument and is no pybind11 signature dump; none may crash the
 interpreter, hang (a per-case timeout) or allocate past the budget: the cases run in child
 processes under an address-space limit (RLIMIT_AS, what `prlimit --as` sets), grouped so that
-torch is imported once. Also: Network and Automaton pickle (the same bytes, the same runs),
-through a multiprocessing worker."""
+torch is imported once. Under AddressSanitizer (the sanitized lane preloads it) an address-space
+limit cannot hold: ASan reserves terabytes of shadow before main. There the same budget is
+ASan's own: no single allocation over it (a failed malloc returns NULL, so numpy raises
+MemoryError, which counts as a failure) and a resident size over it kills the child (a crash).
+Also: Network and Automaton pickle (the same bytes, the same runs), through a multiprocessing
+worker."""
 
 import json
 import multiprocessing
@@ -23,27 +27,39 @@ import krc
 from api_fuzz import MARK
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+SANITIZED = "libasan" in os.environ.get("LD_PRELOAD", "")
+SLOWDOWN = 8 if SANITIZED else 1  # a Debug build under ASan runs the same calls ~5x slower
 ADDRESS_SPACE = 4 << 30  # bytes; torch's import alone reserves about 2 GiB
-CASE_SECONDS = 20.0  # a case slower than this hangs (the slowest valid call takes ~3 s)
+CASE_SECONDS = 20.0 * SLOWDOWN  # a case slower than this hangs (the slowest valid call takes ~3 s)
 
 
 
 def limited():
-    resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE, ADDRESS_SPACE))
+    if not SANITIZED:
+        resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE, ADDRESS_SPACE))
+
+
+def child_environment():
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path), OMP_NUM_THREADS="1")
+    if SANITIZED:
+        megabytes = ADDRESS_SPACE >> 20
+        env["ASAN_OPTIONS"] = "%s:allocator_may_return_null=1:max_allocation_size_mb=%d:" \
+            "hard_rss_limit_mb=%d" % (env.get("ASAN_OPTIONS", ""), megabytes, megabytes)
+    return env
 
 
 def run_cases(group):
     """{index: outcome} of every case of a group; a case that crashes the child or passes
     CASE_SECONDS is recorded as such, and the next child goes on after it."""
     results, first, count = {}, 0, None
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path), OMP_NUM_THREADS="1")
+    env = child_environment()
     while count is None or first < count:
         child = subprocess.Popen([sys.executable, os.path.join(HERE, "api_fuzz.py"), group,
                                   str(first)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                  env=env, preexec_fn=limited, text=True)
         selector = selectors.DefaultSelector()
         selector.register(child.stdout, selectors.EVENT_READ)
-        current, deadline = None, time.monotonic() + 60  # the imports and fixtures first
+        current, deadline = None, time.monotonic() + 60 * SLOWDOWN  # the imports and fixtures first
         labels = {}
         while True:
             if not selector.select(timeout=max(0.0, deadline - time.monotonic())):
