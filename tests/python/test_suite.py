@@ -3,8 +3,9 @@ loads in a loop, every row's GPT-2 checkpoint in the real `transformers` (float3
 attention, CPU) and in TransformerLens 4's TransformerBridge answering the automaton's state at
 every position of random words (the oracle: the automaton's own JSON, run by
 tests/python/oracle.py, never krc), every verify report says pass and every circuit file names
-every head its weights file holds (read with `safetensors`, not krc); a member that fails, a target that is not a directory and a suite over its bounds
-leave nothing behind (exit status 2)."""
+every head its weights file holds (read with `safetensors`, not krc); a member that fails, a
+target that is not a directory and a suite over its bounds leave nothing behind (exit status
+2)."""
 
 import json
 import os
