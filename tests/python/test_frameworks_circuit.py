@@ -83,6 +83,9 @@ def test_against_the_automatons_own_json_on_random_words():
     assert report["necessary"] == report["units"] == len(net.circuit()["edges"]) > 0
     for unit, w in report["unit_witnesses"].items():
         assert w["word"] in words and w["ablated"] != oracle.run(w["word"])[w["position"]]
+    # One word a batch (the activations' budget at its least): the same report, row by row.
+    assert check_circuit_torch(net.to_torch(), oracle, net.circuit(), "float32", words,
+                               words_json, max_batch_bytes=1) == report
 
 
 def test_the_check_fails_where_it_should():

@@ -172,14 +172,20 @@ def tested_words(letters: Sequence[str], max_len: int, max_exhaustive_words: int
 
 def check_circuit_torch(model: Any, automaton: Any, circuit: Dict[str, Any], dtype: str,
                         words: List[List[str]], words_json: Dict[str, Any],
-                        batch: int = 256) -> Dict[str, Any]:
+                        max_batch_bytes: int = 1 << 28) -> Dict[str, Any]:
     """The check on `model` (a dense KrcTransformer, cast here to `dtype`): the report has the
     shape of the runtime's circuit["check"] (circuit_only, units, necessary, redundant, words)
     with framework "torch" and the arithmetic, and "witnesses": how many of the file's
-    witnesses were confirmed here and which failed."""
+    witnesses were confirmed here and which failed. Words run in batches whose activations
+    (every writer's output, [B, max_len + 1, d] each) stay under max_batch_bytes."""
     model = model.to(DTYPES[dtype])
     units, entries = circuit_units(circuit)
     ablation = CircuitAblation(model, units)
+    writers = 1 + sum((b.attn.W_Q.shape[0] if b.attn is not None else 0) +
+                      (b.mlp is not None) for b in model.blocks)
+    row_bytes = (writers + 4) * (model.max_len + 1) * model.embed.W_E.shape[1] * \
+        model.embed.W_E.element_size()
+    batch = max(1, min(256, max_batch_bytes // row_bytes))
     states = model.states
     cache: Dict[Tuple[str, ...], List[str]] = {}
 
