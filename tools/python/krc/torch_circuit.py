@@ -146,10 +146,10 @@ class CircuitAblation:
 def answers(logits: torch.Tensor, states: Sequence[str]) -> List[List[Optional[str]]]:
     """The state of each position's argmax, None on a tie for the maximum."""
     best = logits.max(dim=-1, keepdim=True).values
-    ties = (logits == best).sum(dim=-1) > 1
-    index = logits.argmax(dim=-1)
-    return [[None if ties[b, t] else states[int(index[b, t])] for t in range(logits.shape[1])]
-            for b in range(logits.shape[0])]
+    ties = ((logits == best).sum(dim=-1) > 1).tolist()
+    index = logits.argmax(dim=-1).tolist()
+    return [[None if tie else states[i] for i, tie in zip(row, row_ties)]
+            for row, row_ties in zip(index, ties)]
 
 
 def tested_words(letters: Sequence[str], max_len: int, max_exhaustive_words: int, random: int,
