@@ -49,8 +49,11 @@ def test_torch_check_agrees_with_the_runtime(name, strategy, max_len, granularit
             "positions": runtime["circuit_only"]["positions"] +
             sum(len(w) + 1 for w in witness_words), "wrong": 0}
         # Every witness of the runtime's confirmed; the same redundant units on the same words.
-        assert report["witnesses"] == {"claimed": runtime["necessary"],
-                                       "confirmed": runtime["necessary"], "failed": []}
+        witnesses = report["witnesses"]
+        assert witnesses["claimed"] == witnesses["confirmed"] == runtime["necessary"]
+        assert witnesses["failed"] == []
+        # The ablated answer itself (a state, or a tie) the same as the runtime's float64 one.
+        assert witnesses["same_ablated_answer"] == runtime["necessary"]
         assert report["necessary"] == runtime["necessary"]
         assert sorted(report["redundant"]) == sorted(runtime["redundant"])  # file order, theirs
         for unit, w in report["unit_witnesses"].items():
@@ -108,6 +111,12 @@ def test_the_check_fails_where_it_should():
     report = net.check_circuit(false, **WORDS)
     assert report["witnesses"]["failed"] == [redundant] and redundant in report["redundant"]
     assert report["circuit_only"]["wrong"] == 0
+    # A witness whose expected state is not the automaton's is not confirmed either.
+    wrong_state = json.loads(json.dumps(circuit))
+    w = wrong_state["edges"][name]["witness"]
+    w["expected"] = next(s for s in net.states if s != w["expected"])
+    report = net.check_circuit(wrong_state, **WORDS)
+    assert report["witnesses"]["failed"] == [name] and name in report["unit_witnesses"]
 
 
 def test_bad_requests_are_refused():

@@ -309,7 +309,8 @@ class Network:
         in-graph units with the module's own layers. `circuit` (default: ``circuit(granularity, check=True)``
         with the same word options, so that it carries the runtime's witnesses) is the dict of
         a circuit file; a unit it marks necessary is ablated alone on its witness word, which
-        must change the answer there (``witnesses``: claimed, confirmed, failed), and any other
+        must change the answer there (``witnesses``: claimed, confirmed, failed,
+        same_ablated_answer), and any other
         unit is searched for a witness among the tested words: all words of the longest length
         with at most `max_exhaustive_words` words, as krc's, and `random` words of `length` (0:
         min(max_len, 24)) from Python's random(seed), not krc's draws. ``unit_witnesses`` gives

@@ -206,7 +206,8 @@ def check_circuit_torch(model: Any, automaton: Any, circuit: Dict[str, Any], dty
             w = entry["witness"]
             word, t = w.get("word"), w.get("position")
             if not (isinstance(word, list) and all(isinstance(a, str) for a in word) and
-                    isinstance(t, int) and 0 <= t <= len(word) <= model.max_len):
+                    isinstance(t, int) and not isinstance(t, bool) and
+                    0 <= t <= len(word) <= model.max_len):
                 raise InputError("circuit: unit %s: its witness is not a word of at most "
                                  "max_len %d letters with a position in it"
                                  % (units[i][4], model.max_len), "circuit", units[i][4],
@@ -233,7 +234,7 @@ def check_circuit_torch(model: Any, automaton: Any, circuit: Dict[str, Any], dty
 
     # The file's witnesses, one row each with its unit ablated.
     witness: Dict[int, Dict[str, Any]] = {}
-    failed = []
+    failed, same = [], 0
     items = list(claimed.items())
     for start in range(0, len(items), batch):
         chunk = items[start:start + batch]
@@ -244,9 +245,12 @@ def check_circuit_torch(model: Any, automaton: Any, circuit: Dict[str, Any], dty
         for row, (u, w) in enumerate(chunk):
             t = int(w["position"])
             want = expected(w["word"])[t]
-            if got[row][t] != want:
+            # The file's expected state must be the automaton's, and the answer must change.
+            if got[row][t] != want and w.get("expected") == want:
+                ablated = got[row][t] if got[row][t] is not None else "a tie"
                 witness[u] = {"word": list(w["word"]), "position": t, "expected": want,
-                              "ablated": got[row][t] if got[row][t] is not None else "a tie"}
+                              "ablated": ablated}
+                same += ablated == w.get("ablated")
             else:
                 failed.append(units[u][4])
 
@@ -276,5 +280,5 @@ def check_circuit_torch(model: Any, automaton: Any, circuit: Dict[str, Any], dty
             "circuit_only": only, "units": len(units), "necessary": len(witness),
             "redundant": [units[u][4] for u in range(len(units)) if u not in witness],
             "witnesses": {"claimed": len(claimed), "confirmed": len(claimed) - len(failed),
-                          "failed": failed},
+                          "failed": failed, "same_ablated_answer": same},
             "unit_witnesses": {units[u][4]: witness[u] for u in sorted(witness)}}
