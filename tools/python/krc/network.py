@@ -306,15 +306,16 @@ class Network:
         framework="torch": the network's PyTorch module (``to_torch()``, dense) in `dtype`
         (None or "float32", krc's arithmetic, or "float64"), through krc.torch_circuit: each
         reader's input (a head's q, k, v, an MLP, the logits) rebuilt from the circuit's
-        in-graph units with the module's own layers. `circuit` (default: ``circuit(granularity, check=True)``
-        with the same word options, so that it carries the runtime's witnesses) is the dict of
-        a circuit file; a unit it marks necessary is ablated alone on its witness word, which
-        must change the answer there (``witnesses``: claimed, confirmed, failed,
-        same_ablated_answer), and any other
-        unit is searched for a witness among the tested words: all words of the longest length
-        with at most `max_exhaustive_words` words, as krc's, and `random` words of `length` (0:
-        min(max_len, 24)) from Python's random(seed), not krc's draws. ``unit_witnesses`` gives
-        each necessary unit's witness here."""
+        in-graph units with the module's own layers. `circuit` (default:
+        ``circuit(granularity, check=True)`` with the same word options, so that it carries the
+        runtime's witnesses) is the dict of a circuit file; a unit it marks necessary is
+        ablated alone on its witness word, which must change the answer there (``witnesses``:
+        claimed, confirmed, failed, same_ablated_answer), and any other unit is searched for a
+        witness among the tested words: all words of the longest length with at most
+        `max_exhaustive_words` words, as krc's, and `random` words of `length` (0: min(max_len,
+        24)) from Python's random(seed), not krc's draws, so that with random > 0 the two
+        checks test different words. ``unit_witnesses`` gives each necessary unit's witness
+        here."""
         if framework == "krc":
             if circuit is not None:
                 raise InputError("Network.check_circuit: framework 'krc' checks the circuit the "
