@@ -150,3 +150,6 @@ def test_bad_requests_are_refused():
         net.check_circuit([circuit])
     with pytest.raises(krc.InputError, match="edge"):
         net.check_circuit(dict(circuit, edges={"input->logits": ["input", "logits"]}))
+    from krc.torch_circuit import CircuitAblation, circuit_units
+    with pytest.raises(krc.InputError, match="dense"):
+        CircuitAblation(net.to_torch(sparse=True), circuit_units(circuit)[0])

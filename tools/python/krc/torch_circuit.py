@@ -28,6 +28,7 @@ import torch.nn.functional as F
 
 from krc.errors import InputError
 from krc.torch_layers import heads_first
+from krc.torch_sparse import SparseAttention, SparseMLP
 
 DTYPES = {"float32": torch.float32, "float64": torch.float64}
 Unit = Tuple[str, str, Optional[str], Optional[List[int]], str]  # writer, reader, port, dims, name
@@ -85,6 +86,13 @@ class CircuitAblation:
         writers = {"input"}
         readers = {("logits", None)}
         for L, block in enumerate(model.blocks):
+            if isinstance(block.attn, SparseAttention) or isinstance(block.mlp, SparseMLP):
+                raise InputError("the circuit check needs a dense module (load_torch without "
+                                 "sparse=True)", "module", "layer %d" % L, "sparse layer")
+            if block.attn is not None and bool(block.attn.b_O.ne(0).any()):
+                raise InputError("the circuit check needs heads without an output bias, as "
+                                 "krc's weights files hold them", "module", "layer %d" % L,
+                                 "output bias")
             if block.attn is not None:
                 for h in range(block.attn.W_Q.shape[0]):
                     writers.add("a%d.h%d" % (L, h))
@@ -135,7 +143,7 @@ class CircuitAblation:
                            for p, W, b in (("q", a.W_Q, a.b_Q), ("k", a.W_K, a.b_K),
                                            ("v", a.W_V, a.b_V)))
                 z = a.attend(q, k, v, hard, m.max_scores)  # [B, H, T, e]
-                for h in range(H):  # krc's heads have no output bias (b_O is zero)
+                for h in range(H):  # b_O is zero (checked above)
                     out["a%d.h%d" % (L, h)] = F.linear(z[:, h], a.W_O[h].T.contiguous())
             if block.mlp is not None:
                 out["m%d" % L] = block.mlp(self.read(out, ("m%d" % L, None), keep, shape),
