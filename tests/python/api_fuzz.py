@@ -34,7 +34,7 @@ FREE_TEXT = {"name", "description", "file", "text", "pattern"}
 OPTIONS_OF = {"to_torch": ("krc.torch_module", "load_torch", {"path", "device", "dtype"}),
               "to_transformer_lens": ("krc.tl_bridge", "to_transformer_lens", {"path"})}
 
-FRAMEWORK_METHODS = ("to_torch", "to_transformer_lens", "to_onnx")
+FRAMEWORK_METHODS = ("to_torch", "to_transformer_lens", "to_onnx", "check_circuit")
 MARK = "@krc-fuzz "
 
 # Values that are valid and ask for hours of work, which krc honours (Ctrl-C stops it): run

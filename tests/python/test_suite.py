@@ -1,10 +1,11 @@
 """`krc suite` and krc.suite (issue 35, item 5): both doors write the same bytes; the manifest
 loads in a loop, every row's GPT-2 checkpoint in the real `transformers` (float32, eager
-attention, CPU) answering the automaton's state at every position of random words (the oracle:
-the automaton's own JSON, run by tests/python/oracle.py, never krc), every verify report says
-pass and every circuit file names every head its weights file holds (read with `safetensors`,
-not krc); a member that fails, a target that is not a directory and a suite over its bounds
-leave nothing behind (exit status 2)."""
+attention, CPU) and in TransformerLens 4's TransformerBridge answering the automaton's state at
+every position of random words (the oracle: the automaton's own JSON, run by
+tests/python/oracle.py, never krc), every verify report says pass and every circuit file names
+every head its weights file holds (read with `safetensors`, not krc); a member that fails, a
+target that is not a directory and a suite over its bounds leave nothing behind (exit status
+2)."""
 
 import json
 import os
@@ -128,6 +129,38 @@ def test_the_manifest_loads_in_a_loop(built):
                 answer = model(ids).logits[0].argmax(-1).tolist()
             assert [by_id.get(i) for i in answer] == oracle.run(word), (row["model"], word)
     assert checkpoints >= 4  # the scan networks at least (compiler/README.md §7)
+
+
+@pytest.mark.frameworks
+def test_every_checkpoint_loads_in_transformer_lens(built):
+    """Every row's GPT-2 checkpoint booted as a TransformerLens 4 TransformerBridge (its own
+    LayerNorm, CPU): the state's logit the argmax at every position of random words, against
+    the automaton; the cache holds a hook of every layer's attention."""
+    bridge_module = pytest.importorskip("transformer_lens.model_bridge")
+    directory = built[0]
+    manifest = json.loads((directory / "manifest.json").read_text())
+    booted = 0
+    for row in manifest["models"]:
+        if row["paths"]["gpt2"] is None:
+            continue
+        path = directory / row["paths"]["gpt2"]
+        bridge = bridge_module.TransformerBridge.boot_transformers(str(path), device="cpu")
+        vocab = json.loads((path / "krc_vocab.json").read_text())
+        by_id = {i: s for s, i in vocab["states"].items()}
+        oracle = Oracle.of_json(row["source"])
+        words = oracle.words(seed=7, count=4, longest=row["max_len"], short=row["max_len"])
+        longest = max(len(w) for w in words)
+        # Padded with <bos> after the word: causal attention leaves its positions alone.
+        ids = torch.tensor([[vocab["bos"]] + [vocab["letters"][a] for a in w] +
+                            [vocab["bos"]] * (longest - len(w)) for w in words])
+        with torch.no_grad():
+            logits, cache = bridge.run_with_cache(ids)
+        for word, answer in zip(words, logits.argmax(-1).tolist()):
+            assert [by_id.get(i) for i in answer[:len(word) + 1]] == oracle.run(word), \
+                (row["model"], word)
+        assert all("blocks.%d.hook_attn_out" % i in cache for i in range(row["layers"]))
+        booted += 1
+    assert booted >= 4  # the scan networks at least, as in transformers
 
 
 @pytest.mark.frameworks

@@ -288,6 +288,67 @@ class Network:
         return dict(json.loads(self._core.circuit(granularity, check, max_exhaustive_words,
                                                   random, length, seed)))
 
+    @checked
+    def check_circuit(self, circuit: Optional[Dict[str, Any]] = None, framework: str = "torch",
+                      dtype: Optional[str] = None, granularity: str = "head",
+                      max_exhaustive_words: int = 512, random: int = 32, length: int = 0,
+                      seed: int = 1) -> Dict[str, Any]:
+        """The circuit's zero-ablation check (runtime/README.md, "The circuit file") in
+        `framework`, as a report of the shape of ``circuit(check=True)["check"]``:
+        ``circuit_only`` (positions, wrong, first_wrong) with everything outside the circuit
+        ablated, ``units``, ``necessary``, ``redundant`` (the units no tested word needs),
+        ``words``, ``framework`` and ``arithmetic``.
+
+        framework="krc": the C++ check ``circuit(check=True)`` runs, in krc's runtime in
+        float64 (dtype None or "float64"); `circuit` must be None: the runtime checks the
+        circuit it derives itself.
+
+        framework="torch": the network's PyTorch module (``to_torch()``, dense) in `dtype`
+        (None or "float32", krc's arithmetic, or "float64"), through krc.torch_circuit: each
+        reader's input (a head's q, k, v, an MLP, the logits) rebuilt from the circuit's
+        in-graph units with the module's own layers. `circuit` (default:
+        ``circuit(granularity, check=True)`` with the same word options, so that it carries the
+        runtime's witnesses) is the dict of a circuit file; a unit it marks necessary is
+        ablated alone on its witness word, which must change the answer there (``witnesses``:
+        claimed, confirmed, failed, same_ablated_answer), and any other unit is searched for a
+        witness among the tested words: all words of the longest length with at most
+        `max_exhaustive_words` words, as krc's, and `random` words of `length` (0: min(max_len,
+        24)) from Python's random(seed), not krc's draws, so that with random > 0 the two
+        checks test different words. ``unit_witnesses`` gives each necessary unit's witness
+        here."""
+        if framework == "krc":
+            if circuit is not None:
+                raise InputError("Network.check_circuit: framework 'krc' checks the circuit the "
+                                 "runtime derives; pass circuit=None (or framework='torch')",
+                                 "", "circuit", "a circuit given to the runtime's check")
+            if dtype not in (None, "float64"):
+                raise InputError("Network.check_circuit: krc's runtime checks in float64, not "
+                                 "%s" % dtype, "", "dtype", "unknown dtype")
+            check = self.circuit(granularity, True, max_exhaustive_words, random, length,
+                                 seed)["check"]
+            return dict(check, framework="krc")
+        if framework != "torch":
+            raise InputError("Network.check_circuit: framework %r is not 'torch' or 'krc'"
+                             % framework, "", "framework", "unknown framework")
+        dtype = dtype or "float32"
+        if dtype not in ("float32", "float64"):
+            raise InputError("Network.check_circuit: dtype %r: the torch check runs in float32 "
+                             "or float64" % dtype, "", "dtype", "unknown dtype")
+        require(["torch", "safetensors"], "torch", "Network.check_circuit")
+        from .torch_circuit import check_circuit_torch, tested_words
+        for name, value in (("max_exhaustive_words", max_exhaustive_words), ("random", random),
+                            ("length", length)):
+            if not 0 <= value <= 1_000_000:
+                raise InputError("Network.check_circuit: %s %d is not in [0, 1000000]"
+                                 % (name, value), "", name, "out of range")
+        if circuit is None:
+            circuit = self.circuit(granularity, True, max(1, max_exhaustive_words), random,
+                                   length, seed)
+        words, words_json = tested_words(self.letters, self.max_len, max_exhaustive_words,
+                                         random, length, seed)
+        return check_circuit_torch(self.to_torch(), self.automaton, circuit, dtype, words,
+                                   words_json)
+
     # ---- pictures
     @checked
     def draw(self, path: Union[str, "os.PathLike[str]"], word: Optional[Word] = None,

@@ -77,16 +77,22 @@ class Attention(nn.Module):
         return F.linear(z, self.W_O.reshape(z.shape[2], -1).T.contiguous(), self.b_O)
 
     def forward(self, x, hard, max_scores):  # [B, T, d] -> [B, T, d]
-        B, T, _ = x.shape
-        q, k, v = self.project(x)
-        H = q.shape[1]
+        z = self.attend(*self.project(x), hard, max_scores)
+        B, H, T, e = z.shape
+        return self.output(z.transpose(1, 2).contiguous().view(B, T, H * e))
+
+    def attend(self, q, k, v, hard, max_scores):
+        """Each head's mix of its values: q, k [B, H, T, e], v [B, H, T, e_v] -> z [B, H, T,
+        e_v], softmax or (hard, select heads) the latest maximum, causal; krc.torch_circuit
+        calls it with each head's q, k and v computed from inputs of their own."""
+        B, H, T, _ = q.shape
         kT = k.transpose(2, 3)  # [B, H, e, T]
         argmax = self.select if hard else torch.zeros_like(self.select)
         soft = argmax.logical_not()
-        z = torch.empty(B, H, T, v.shape[3], dtype=x.dtype, device=x.device)
+        z = torch.empty(B, H, T, v.shape[3], dtype=q.dtype, device=q.device)
         c = max(1, min(T, max_scores // max(1, B * H * T)))
         # Within a chunk only the diagonal block has keys after their query.
-        future = torch.ones(c, c, dtype=torch.bool, device=x.device).triu(1)
+        future = torch.ones(c, c, dtype=torch.bool, device=q.device).triu(1)
         for t0 in range(0, T, c):
             t1 = min(T, t0 + c)
             s = q[:, :, t0:t1] @ kT[:, :, :, :t1]  # [B, H, c, t1]
@@ -103,8 +109,7 @@ class Attention(nn.Module):
                 vs = v[:, argmax, :t1]
                 z[:, argmax, t0:t1] = torch.gather(
                     vs, 2, latest.unsqueeze(3).expand(-1, -1, -1, vs.shape[3]))
-        z = z.transpose(1, 2).contiguous().view(B, T, H * v.shape[3])
-        return self.output(z)
+        return z
 
 
 class MLP(nn.Module):
