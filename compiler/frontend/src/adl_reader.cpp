@@ -61,8 +61,8 @@ Automaton read_adl_automaton(const std::string& text, const std::string& file,
   const auto states = fields.size() == 2 ? frontend::natural_number(fields[0]) : std::nullopt;
   const auto edges = fields.size() == 2 ? frontend::natural_number(fields[1]) : std::nullopt;
   if (!states || !edges)
-    b.fail(header, "expected 'state_count edge_count' (two numbers below 2^31), found " +
-                       quoted(current));
+    b.fail(header,
+           "expected 'state_count edge_count' (two numbers below 2^31), found " + quoted(current));
   if (*states == 0) b.fail(header, "the header announces no states");
   // Each state and edge takes a line of its own: a header that announces more than the text
   // holds is refused before anything is made for them.
@@ -87,9 +87,10 @@ Automaton read_adl_automaton(const std::string& text, const std::string& file,
     const auto accepting = fields.size() >= 3 ? flag(fields[2]) : std::nullopt;
     const auto error = fields.size() == 4 ? flag(fields[3]) : std::optional<bool>(false);
     if (!initial || !accepting || !error || fields.size() > 4)
-      b.fail(place, "expected a state 'id initial accepting' (initial and accepting 'true' or "
-                    "'false', then an optional error flag), found " +
-                        quoted(current));
+      b.fail(place,
+             "expected a state 'id initial accepting' (initial and accepting 'true' or "
+             "'false', then an optional error flag), found " +
+                 quoted(current));
     if (auto problem = frontend::invalid_utf8_problem(fields[0], "state identifier"))
       b.fail(place, *problem);
     if (auto earlier = b.find_state(fields[0]))
