@@ -136,6 +136,8 @@ def test_the_new_input_formats_by_keyword_extension_and_content():
         krc.parse_automaton(two, file="two.etf", etf_label="action")
     assert (e.value.file, e.value.place) == ("two.etf", "line 4")
     assert "'prio', 'act'" in str(e.value)
+    with pytest.raises(ValueError, match="etf_label"):
+        krc.parse_automaton(two, file="two.etf", etf_label="")
 
 
 @pytest.mark.parametrize("name", ["abab", "dihedral_4", "flipflop_3", "symmetric_4",

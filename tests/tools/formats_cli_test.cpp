@@ -71,6 +71,7 @@ TEST_CASE("krc compile and verify an LTSmin ETF file; --etf-label") {
   CHECK(contains(wrong.err, etf + ": line 4: no edge label 'act'"));
   CHECK(contains(wrong.err, "the file's edge labels are 'action'"));
   CHECK_FALSE(fs::exists(none));
+  CHECK(test::run_krc({"info", etf, "--etf-label", ""}).status != 0);
   // Not with --regex (no file to take a label from).
   CHECK(test::run_krc({"info", "--regex", "ab", "--etf-label", "x"}).status != 0);
 }

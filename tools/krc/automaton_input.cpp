@@ -45,7 +45,12 @@ void add_automaton_input_options(CLI::App& sub, LoadOptions& load, CLI::Option* 
   sub.add_option("--etf-label", load.etf_label,
                  "For an LTSmin ETF file: the edge label whose values are the letters (default: "
                  "the only one, else the first whose sort or name begins with 'action', else the "
-                 "first)");
+                 "first)")
+      ->check(CLI::Validator(
+          [](std::string& name) {
+            return name.empty() ? std::string("an edge label's name, not empty") : "";
+          },
+          "NAME"));
   sub.add_option("--max-subset-states", load.completion.max_subset_states,
                  "Most states the subset construction of an NFA (or of --regex) may make")
       ->check(CLI::PositiveNumber)

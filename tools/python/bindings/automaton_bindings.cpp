@@ -24,6 +24,9 @@ LoadOptions load_options(const std::optional<std::string>& input_format, bool co
                          const std::optional<std::string>& initial, bool no_determinise,
                          long long max_subset_states, const std::optional<std::string>& etf_label) {
   LoadOptions options;
+  if (etf_label && etf_label->empty())
+    throw py::value_error(
+        "etf_label names an edge label of an ETF file: not empty (None: krc's choice)");
   options.etf_label = etf_label.value_or("");
   options.format = input_format.value_or("");
   // The one table of input formats (load_automaton.hpp): the CLI's --input-format choices too.
