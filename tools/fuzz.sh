@@ -2,7 +2,7 @@
 # Fuzzes krc's readers with clang's libFuzzer under AddressSanitizer and UBSan: builds the
 # targets of tests/fuzz in build-fuzz (-DKRC_FUZZ=ON) and runs each for SECONDS seconds, one
 # after the other, on its seed corpus (tests/fuzz/seeds/TARGET) and dictionary.
-#   tools/fuzz.sh [SECONDS] [TARGET...]     SECONDS default 60; TARGETs: json dot jflap hoa aut ba gff taf fsm vtf etf
+#   tools/fuzz.sh [SECONDS] [TARGET...]     SECONDS default 60; TARGETs: json dot jflap hoa aut ba gff taf fsm vtf etf adl
 #                                           sniff weights regex
 # The growing corpus stays in build-fuzz/corpus/TARGET, crashes go to build-fuzz/findings/TARGET.
 # Prints each target's figures (executions, coverage); exits 1 when a target failed, 2 when no
@@ -12,7 +12,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 seconds=${1:-60}
 shift || true
 targets=("$@")
-((${#targets[@]})) || targets=(json dot jflap hoa aut ba gff taf fsm vtf etf sniff weights regex)
+((${#targets[@]})) || targets=(json dot jflap hoa aut ba gff taf fsm vtf etf adl sniff weights regex)
 
 clang=""
 for candidate in clang++-14 clang++; do

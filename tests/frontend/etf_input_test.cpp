@@ -189,6 +189,40 @@ TEST_CASE("ETF: several edge labels, inline values, tau, comments") {
                     [](const std::string& n) { return contains(n, "epsilon"); }));
 }
 
+TEST_CASE("ETF: --etf-label names the edge label that spells the letters") {
+  const std::string two =
+      "begin state\nx:s\nend state\nbegin edge\nprio:int act:action_sort\nend edge\n"
+      "begin init\n0\nend init\nbegin trans\n0/1 7 \"go\"\n1/2 9 \"stop\"\nend trans\n"
+      "begin sort s\n\"idle\"\n\"busy\"\n\"done\"\nend sort\n";
+  LoadOptions prio;
+  prio.etf_label = "prio";
+  std::vector<std::string> notes;
+  prio.completion.note = [&](const std::string& n) { notes.push_back(n); };
+  // By hand: idle -7-> busy -9-> done, the numbers of 'prio' (sort int lists no values).
+  const Automaton a = test::load_text("two.etf", two, prio);
+  CHECK(a.letters() == std::vector<std::string>{"7", "9"});
+  CHECK(accepts(a, {"7", "9"}));
+  CHECK_FALSE(accepts(a, {"9"}));
+  // Named, the choice is not announced as krc's.
+  CHECK(std::none_of(notes.begin(), notes.end(),
+                     [](const std::string& n) { return contains(n, "edge label"); }));
+  LoadOptions act;
+  act.etf_label = "act";
+  CHECK(test::load_text("two.etf", two, act).letters() == std::vector<std::string>{"go", "stop"});
+  // A name the file does not have: the error is at the edge section and lists the labels.
+  LoadOptions wrong;
+  wrong.etf_label = "action";
+  const InputError e = test::load_error("two.etf", two, "line 4", wrong);
+  CHECK(contains(e.problem(), "no edge label 'action'"));
+  CHECK(contains(e.problem(), "'prio', 'act'"));
+  // A file without edge labels says so; a file of another format refuses the option.
+  const std::string none =
+      "begin state\nx:int\nend state\nbegin edge\nend edge\nbegin init\n0\nend init\n";
+  CHECK(contains(test::load_error("none.etf", none, "line 4", wrong).problem(), "no edge labels"));
+  CHECK(contains(test::load_error("m.dot", "digraph g { a -> b [label=x]; }", "", wrong).problem(),
+                 "this file is read as dot"));
+}
+
 TEST_CASE("ETF: hostile and malformed files are refused with the line and the problem") {
   struct Case {
     std::string text, place, says;

@@ -1,4 +1,4 @@
-// Formats krc does not read (Stamina's ADL) are refused by name; those it reads
+// Formats krc does not read (Abbadingo's numbers-only samples) are refused by name; those it reads
 // that resemble others (a RABIT file's "[0]" opens like JSON, GOAL's XML like JFLAP's) are
 // read as what they are; gzip-compressed input of any format is read, within the description
 // cap, so that a decompression bomb stops there.
@@ -45,7 +45,9 @@ TEST_CASE("Foreign formats are refused by name") {
     std::string name, text, says;
   };
   const std::vector<Case> cases{
-      {"x.adl", "3 2\n0 1\n1 0\n", "Stamina's ADL"},
+      // Abbadingo's training set (count and alphabet, then label, length and letters): words,
+      // not an automaton, whatever the extension says. (Stamina's ADL has true/false flags.)
+      {"x.adl", "3 2\n1 2 0 1\n0 1 0\n1 0\n", "Abbadingo"},
   };
   for (const Case& c : cases) {
     CAPTURE(c.name);
@@ -69,6 +71,8 @@ TEST_CASE("Foreign formats are refused by name") {
            {"x2", "---\n---\n1 2 \"on\"\n"},
            // mata (VeriFIT): @NFA-explicit
            {"nfa.txt", "@NFA-explicit\n%Alphabet-auto\n%Initial q0\n%Final q1\nq0 a q1\n"},
+           // Stamina's ADL, after a '#' comment (DOT's preprocessor line otherwise)
+           {"stamina.txt", "# a(ba)*\n2 2\n0 true false\n1 false true\n0 1 a\n1 0 b\n"},
            // LTSmin's ETF: "begin state"
            {"etf.txt",
             "begin state\nx:int\nend state\nbegin edge\nend edge\nbegin init\n0\nend "

@@ -92,7 +92,7 @@ def test_input_format_complete_and_initial_options(tmp_path):
 
 
 def test_the_new_input_formats_by_keyword_extension_and_content():
-    # RABIT, GOAL, AutomataLib TAF, FSM, mata and LTSmin ETF files (tests/frontend/data, with
+    # RABIT, GOAL, AutomataLib TAF, FSM, mata, LTSmin ETF and Stamina ADL files (tests/frontend/data, with
     # SOURCES.md):
     # each read by name (the keyword shares the CLI's table), by extension and by content.
     cases = [("ba", "ba/rabit_fold.ba", ["a", "a"]),
@@ -100,7 +100,9 @@ def test_the_new_input_formats_by_keyword_extension_and_content():
              ("taf", "taf/automatalib_dfa.taf", ["a", "b", "c"]),
              ("fsm", "fsm/mcrl2_fan.fsm", ["increase", "on"]),
              ("vtf", "vtf/mata_nfa_anbn_n2.mata", ["0", "1"]),
-             ("etf", "etf/ltsmin_manpage_example.etf", ["a", "b"])]
+             ("etf", "etf/ltsmin_manpage_example.etf", ["a", "b"]),
+             # Stamina's reference file: 0 -hello-> identified_state -w-> 2 -o-> 3 (accepting)
+             ("adl", "adl/stamina_ref_automaton.adl", ["hello", "w", "o"])]
     for fmt, name, word in cases:
         path = os.path.join(REPO_DATA, name)
         with open(path) as f:
@@ -108,7 +110,7 @@ def test_the_new_input_formats_by_keyword_extension_and_content():
         for a in (krc.load_automaton(path), krc.parse_automaton(text, input_format=fmt),
                   krc.parse_automaton(text, file="noext")):
             assert a.run(word)[-1] in a.accepting, (fmt, word)  # accepted, by hand (SOURCES.md)
-    with pytest.raises(ValueError, match="ba, gff, taf, fsm, vtf and etf"):
+    with pytest.raises(ValueError, match="ba, gff, taf, fsm, vtf, etf and adl"):
         krc.parse_automaton("x", input_format="rabit")
     with pytest.raises(krc.InputError) as e:
         krc.parse_automaton("[0]\na,[0]->\n", file="bad.ba")
@@ -122,6 +124,20 @@ def test_the_new_input_formats_by_keyword_extension_and_content():
         krc.parse_automaton("begin state\nx:s\nend state\nbegin edge\nend edge\nbegin init\n",
                             file="cut.etf")
     assert (e.value.file, e.value.place) == ("cut.etf", "line 6")
+    # etf_label names the edge label whose values are the letters (--etf-label): here the
+    # numbers of 'prio' instead of the values of the action label 'act'; a name the file does not
+    # declare is an InputError that lists the ones it does.
+    two = ("begin state\nx:s\nend state\nbegin edge\nprio:int act:action_sort\nend edge\n"
+           "begin init\n0\nend init\nbegin trans\n0/1 7 \"go\"\n1/2 9 \"stop\"\nend trans\n"
+           "begin sort s\n\"idle\"\n\"busy\"\n\"done\"\nend sort\n")
+    assert krc.parse_automaton(two, file="two.etf").letters == ["go", "stop"]
+    assert krc.parse_automaton(two, file="two.etf", etf_label="prio").letters == ["7", "9"]
+    with pytest.raises(krc.InputError) as e:
+        krc.parse_automaton(two, file="two.etf", etf_label="action")
+    assert (e.value.file, e.value.place) == ("two.etf", "line 4")
+    assert "'prio', 'act'" in str(e.value)
+    with pytest.raises(ValueError, match="etf_label"):
+        krc.parse_automaton(two, file="two.etf", etf_label="")
 
 
 @pytest.mark.parametrize("name", ["abab", "dihedral_4", "flipflop_3", "symmetric_4",

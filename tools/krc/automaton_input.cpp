@@ -42,12 +42,22 @@ void add_automaton_input_options(CLI::App& sub, LoadOptions& load, CLI::Option* 
       "--no-determinise", [&load](std::int64_t) { load.completion.determinise = false; },
       "Refuse NFAs (several targets, epsilon transitions) instead of determinising "
       "them by the subset construction");
+  sub.add_option("--etf-label", load.etf_label,
+                 "For an LTSmin ETF file: the edge label whose values are the letters (default: "
+                 "the only one, else the first whose sort or name begins with 'action', else the "
+                 "first)")
+      ->check(CLI::Validator(
+          [](std::string& name) {
+            return name.empty() ? std::string("an edge label's name, not empty") : "";
+          },
+          "NAME"));
   sub.add_option("--max-subset-states", load.completion.max_subset_states,
                  "Most states the subset construction of an NFA (or of --regex) may make")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   // What only a file has: refused with --regex rather than silently ignored.
-  for (const char* name : {"--input-format", "--initial", "--no-determinise", "--complete"})
+  for (const char* name :
+       {"--input-format", "--initial", "--no-determinise", "--complete", "--etf-label"})
     regex->excludes(sub.get_option(name));
   // What a convention decided goes to standard error, where a summary on stdout or JSON is
   // not disturbed by it.

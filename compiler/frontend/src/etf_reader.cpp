@@ -26,9 +26,29 @@ std::string key(const std::uint32_t* values, std::size_t n) {
   return k;
 }
 
-// Which edge label spells the letters: the only one; else the first whose sort or name begins
-// with "action" (LTSmin finds its action label by the sort's prefix); else the first. -1: none.
-int letter_label(const EtfModel& m) {
+// The line of the edge labels' section, for messages about them ("" when there is none).
+std::string edge_section_place(const std::string& text) {
+  const auto at = text.find("begin edge");
+  return at == std::string::npos ? "" : line_place(frontend::line_of(text, at));
+}
+
+// Which edge label spells the letters: the one `named` (an InputError naming the labels the
+// file has when it has none of that name); else the only one; else the first whose sort or name
+// begins with "action" (LTSmin finds its action label by the sort's prefix); else the first.
+// -1: none.
+int letter_label(const EtfModel& m, const std::string& named, const std::string& text,
+                 const std::string& file) {
+  if (!named.empty()) {
+    for (std::size_t i = 0; i < m.labels.size(); ++i)
+      if (m.labels[i].name == named) return static_cast<int>(i);
+    std::string names;
+    for (const auto& l : m.labels) names += (names.empty() ? "'" : ", '") + l.name + "'";
+    throw InputError(file, edge_section_place(text),
+                     "no edge label '" + named + "' (--etf-label): " +
+                         (m.labels.empty() ? std::string("the file has no edge labels (its "
+                                                         "letters are the transition groups)")
+                                           : "the file's edge labels are " + names));
+  }
   if (m.labels.size() <= 1) return m.labels.empty() ? -1 : 0;
   for (std::size_t i = 0; i < m.labels.size(); ++i)
     if (m.labels[i].sort.rfind("action", 0) == 0 || m.labels[i].name.rfind("action", 0) == 0)
@@ -41,9 +61,8 @@ int letter_label(const EtfModel& m) {
 // values at the group's slots are the row's 'from' values, and sets them to its 'to' values.
 class Explorer {
  public:
-  Explorer(const EtfModel& m, const std::string& file, std::uint32_t max_states)
-      : m_(m), file_(file), max_states_(max_states) {
-    const int label = letter_label(m);
+  Explorer(const EtfModel& m, const std::string& file, std::uint32_t max_states, int label)
+      : m_(m), file_(file), max_states_(max_states), label_(label) {
     for (std::size_t g = 0; g < m.groups.size(); ++g) {
       Index& index = index_.emplace_back();
       const EtfGroup& group = m.groups[g];
@@ -57,8 +76,7 @@ class Explorer {
 
   EtfSystem run() {
     EtfSystem s;
-    const int label = letter_label(m_);
-    if (label >= 0) s.letters_from = m_.labels[label].name;
+    if (label_ >= 0) s.letters_from = m_.labels[label_].name;
     for (const auto& l : m_.labels) s.labels.push_back(l.name);
     intern(m_.initial);
     std::unordered_map<std::string, std::uint32_t> letters;
@@ -118,6 +136,7 @@ class Explorer {
   const EtfModel& m_;
   const std::string& file_;
   std::uint32_t max_states_;
+  int label_;  // the edge label that spells the letters; -1: the groups do
   std::vector<Index> index_;
   std::vector<std::string> row_letters_;  // each row's letter, the groups' rows in order
   std::vector<std::vector<std::uint32_t>> states_;
@@ -127,14 +146,15 @@ class Explorer {
 }  // namespace
 
 EtfSystem read_etf_system(const std::string& text, const std::string& file,
-                          std::uint32_t max_states) {
+                          std::uint32_t max_states, const std::string& label) {
   const EtfModel model = frontend::parse_etf(text, file);
-  return Explorer(model, file, max_states).run();
+  return Explorer(model, file, max_states, letter_label(model, label, text, file)).run();
 }
 
 Automaton read_etf_automaton(const std::string& text, const std::string& file,
-                             const std::string& name, const CompletionOptions& options) {
-  const EtfSystem s = read_etf_system(text, file);
+                             const std::string& name, const CompletionOptions& options,
+                             const std::string& label) {
+  const EtfSystem s = read_etf_system(text, file, kMaxEtfStates, label);
   AutomatonBuilder b(file);
   b.set_name(name);
   const std::string place = line_place(1);
@@ -161,10 +181,10 @@ Automaton read_etf_automaton(const std::string& text, const std::string& file,
       internal = true;
     }
   }
-  if (options.note && s.labels.size() > 1)
+  if (options.note && s.labels.size() > 1 && label.empty())
     options.note(file + ": the letters are the values of the edge label '" + s.letters_from +
                  "' (of " + std::to_string(s.labels.size()) +
-                 " edge labels; the others are not read)");
+                 " edge labels; the others are not read; --etf-label names another)");
   if (options.note && s.labels.empty())
     options.note(file + ": no edge labels: the letters are the transition groups (group0, ...)");
   if (internal && options.note) options.note(frontend::internal_action_note(file, "'tau'"));

@@ -74,17 +74,38 @@ bool all_numbers(const std::string& line) {
   return !line.empty() && line.find_first_not_of("0123456789 \t") == std::string::npos;
 }
 
+// Stamina's ADL: comments ('#' to the line's end) aside, "N M" (two numbers), then a state
+// "id true|false true|false" (an optional error flag after them).
+bool adl_header(const std::string& text) {
+  std::istringstream in(text.substr(0, std::size_t{1} << 16));
+  std::vector<std::vector<std::string>> lines;
+  for (std::string line; lines.size() < 2 && std::getline(in, line);) {
+    std::istringstream words(line.substr(0, line.find('#')));
+    std::vector<std::string> fields;
+    for (std::string w; fields.size() < 5 && words >> w;) fields.push_back(w);
+    if (!fields.empty()) lines.push_back(fields);
+  }
+  auto is_flag = [](const std::string& w) { return w == "true" || w == "false"; };
+  return lines.size() == 2 && lines[0].size() == 2 && all_numbers(lines[0][0]) &&
+         all_numbers(lines[0][1]) && (lines[1].size() == 3 || lines[1].size() == 4) &&
+         std::all_of(lines[1].begin() + 1, lines[1].end(), is_flag);
+}
+
 }  // namespace
 
 std::optional<std::string> foreign_format(const std::string& text) {
   const std::vector<std::string> lines = first_lines(text, 8);
-  // Stamina's ADL: numbers only (states and transitions as integers).
+  // Numbers only: Abbadingo's training sets ("count alphabet", then "label length letters"),
+  // words rather than an automaton. (Stamina's ADL, read, has 'true'/'false' flags.)
   if (lines.size() >= 2 && std::all_of(lines.begin(), lines.end(), all_numbers))
-    return "a file of numbers only, as Stamina's ADL format (.adl) writes automata";
+    return "a file of numbers only, as Abbadingo's training sets write words (a sample of "
+           "words, not an automaton)";
   return std::nullopt;
 }
 
 std::string sniff_read_format(const std::string& text) {
+  // Stamina's ADL first: its '#' comments would otherwise read as DOT's preprocessor lines.
+  if (adl_header(text)) return "adl";
   const std::vector<std::string> lines = first_lines(text, 8);
   if (lines.empty()) return "";
   const std::string& first = lines[0];

@@ -10,6 +10,7 @@
 #include "krc/automata/bounded_read.hpp"
 #include "krc/automata/input_error.hpp"
 #include "krc/automata/memory_budget.hpp"
+#include "krc/frontend/adl_reader.hpp"
 #include "krc/frontend/aut_reader.hpp"
 #include "krc/frontend/ba_reader.hpp"
 #include "krc/frontend/dot_reader.hpp"
@@ -101,6 +102,7 @@ const std::vector<InputFormat>& input_formats() {
       {"fsm", {".fsm"}, "mCRL2/LTSmin FSM ('---' sections)"},
       {"vtf", {".vtf", ".mata"}, "mata VTF ('@NFA-explicit')"},
       {"etf", {".etf"}, "LTSmin ETF ('begin state')"},
+      {"adl", {".adl"}, "Stamina ADL ('5 6', then '0 true false')"},
   };
   return formats;
 }
@@ -129,8 +131,9 @@ Automaton parse_automaton(const std::string& text, const std::string& file,
   std::string format = frontend::lowercase(options.format);
   if (format == "gv") format = "dot";
   if (format.empty()) format = detect_format(file, text);
-  // RABIT, GOAL, TAF, FSM, VTF and ETF files are what their content says, whatever the extension
-  // (GOAL's XML saved as .jff would otherwise be "a JFLAP file without a finite automaton").
+  // ADL, RABIT, GOAL, TAF, FSM, VTF and ETF files are what their content says, whatever the
+  // extension (GOAL's XML saved as .jff would otherwise be "a JFLAP file without a finite
+  // automaton").
   if (options.format.empty())
     if (std::string sniffed = frontend::sniff_read_format(text); !sniffed.empty()) format = sniffed;
   if (text.find_first_not_of(" \t\r\n") == std::string::npos)
@@ -157,6 +160,12 @@ Automaton parse_automaton(const std::string& text, const std::string& file,
   if (options.format.empty())
     if (auto foreign = frontend::foreign_format(text))
       throw InputError(file, "", frontend::foreign_format_problem(*foreign));
+  // --etf-label means an ETF file: said rather than ignored for any other.
+  if (!options.etf_label.empty() && !format.empty() && format != "etf")
+    throw InputError(file, "",
+                     "--etf-label names an edge label of an LTSmin ETF file; this file is read "
+                     "as " +
+                         format);
   try {
     // FlexFringe's JSON output (members "nodes" and "edges") is read there too.
     if (format == "json") return read_json_automaton(text, file, name, options.completion);
@@ -169,7 +178,9 @@ Automaton parse_automaton(const std::string& text, const std::string& file,
     if (format == "taf") return read_taf_automaton(text, file, name, options.completion);
     if (format == "fsm") return read_fsm_automaton(text, file, name, options.completion);
     if (format == "vtf") return read_vtf_automaton(text, file, name, options.completion);
-    if (format == "etf") return read_etf_automaton(text, file, name, options.completion);
+    if (format == "etf")
+      return read_etf_automaton(text, file, name, options.completion, options.etf_label);
+    if (format == "adl") return read_adl_automaton(text, file, name, options.completion);
   } catch (const InputError&) {
     throw;
   } catch (const LimitError&) {  // the subset construction's bound: the option that lifts it

@@ -22,8 +22,12 @@ namespace {
 
 LoadOptions load_options(const std::optional<std::string>& input_format, bool complete,
                          const std::optional<std::string>& initial, bool no_determinise,
-                         long long max_subset_states) {
+                         long long max_subset_states, const std::optional<std::string>& etf_label) {
   LoadOptions options;
+  if (etf_label && etf_label->empty())
+    throw py::value_error(
+        "etf_label names an edge label of an ETF file: not empty (None: krc's choice)");
+  options.etf_label = etf_label.value_or("");
   options.format = input_format.value_or("");
   // The one table of input formats (load_automaton.hpp): the CLI's --input-format choices too.
   const auto names = input_format_names();
@@ -256,28 +260,32 @@ void bind_automaton(py::module_& m) {
       "load_automaton",
       [](const std::string& path, const std::optional<std::string>& input_format, bool complete,
          const std::optional<std::string>& initial, bool no_determinise,
-         long long max_subset_states) {
+         long long max_subset_states, const std::optional<std::string>& etf_label) {
         return read_with_outputs(
-            load_options(input_format, complete, initial, no_determinise, max_subset_states),
+            load_options(input_format, complete, initial, no_determinise, max_subset_states,
+                         etf_label),
             [&](const LoadOptions& options) { return load_automaton(path, options); });
       },
       py::arg("path"), py::arg("input_format") = py::none(), py::arg("complete") = false,
       py::arg("initial") = py::none(), py::arg("no_determinise") = false,
-      py::arg("max_subset_states") = CompletionOptions{}.max_subset_states);
+      py::arg("max_subset_states") = CompletionOptions{}.max_subset_states,
+      py::arg("etf_label") = py::none());
   m.def(
       "parse_automaton",
       [](const std::string& text, const std::string& file,
          const std::optional<std::string>& input_format, bool complete,
          const std::optional<std::string>& initial, bool no_determinise,
-         long long max_subset_states) {
+         long long max_subset_states, const std::optional<std::string>& etf_label) {
         return read_with_outputs(
-            load_options(input_format, complete, initial, no_determinise, max_subset_states),
+            load_options(input_format, complete, initial, no_determinise, max_subset_states,
+                         etf_label),
             [&](const LoadOptions& options) { return parse_automaton(text, file, options); });
       },
       py::arg("text"), py::arg("file") = "<string>", py::arg("input_format") = py::none(),
       py::arg("complete") = false, py::arg("initial") = py::none(),
       py::arg("no_determinise") = false,
-      py::arg("max_subset_states") = CompletionOptions{}.max_subset_states);
+      py::arg("max_subset_states") = CompletionOptions{}.max_subset_states,
+      py::arg("etf_label") = py::none());
   py::class_<ObjectDescription>(m, "ObjectDescription",
                                 "An automaton object's names and index triples (krc.from_aalpy "
                                 "and the others fill it for build_automaton).")
@@ -296,8 +304,8 @@ void bind_automaton(py::module_& m) {
       "build_automaton",
       [](const ObjectDescription& description, bool complete, bool acceptor,
          long long max_subset_states) {
-        LoadOptions options =
-            load_options(std::nullopt, complete, std::nullopt, false, max_subset_states);
+        LoadOptions options = load_options(std::nullopt, complete, std::nullopt, false,
+                                           max_subset_states, std::nullopt);
         return read_with_outputs(
             options, [&](const LoadOptions& o) { return build_object(description, o.completion); },
             acceptor);

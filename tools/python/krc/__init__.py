@@ -50,22 +50,26 @@ __all__ = [
 def load_automaton(path: Union[str, "os.PathLike[str]"], input_format: Optional[str] = None,
                    complete: bool = False, initial: Optional[str] = None,
                    no_determinise: bool = False,
-                   max_subset_states: int = _core.DEFAULT_MAX_SUBSET_STATES) -> Automaton:
+                   max_subset_states: int = _core.DEFAULT_MAX_SUBSET_STATES,
+                   etf_label: Optional[str] = None) -> Automaton:
     """Reads an automaton description: krc's JSON (and FlexFringe's JSON output), Graphviz DOT
     (AALpy, LearnLib, FlexFringe, MONA, Spot), JFLAP .jff, HOA, Aldebaran .aut, RABIT .ba,
-    GOAL .gff, AutomataLib .taf, mCRL2/LTSmin .fsm, mata .mata or LTSmin .etf, gzip-compressed or
-    not ("-" reads standard input). input_format: "json", "dot", "jff", "hoa", "aut", "ba", "gff",
-    "taf", "fsm", "vtf" or "etf" when the extension does not say; complete: complete a partial DFA with a sink state instead of
-    failing (a partial acceptor, with accepting states and no outputs, is completed anyway);
-    initial: the initial state by name; no_determinise: refuse an NFA instead of
-    determinising it; max_subset_states: the most states the subset construction may make
-    (the options of `krc compile`). A Mealy or Moore file's outputs stay on the Automaton, for
+    GOAL .gff, AutomataLib .taf, mCRL2/LTSmin .fsm, mata .mata, LTSmin .etf or Stamina .adl,
+    gzip-compressed or not ("-" reads standard input). input_format: "json", "dot", "jff",
+    "hoa", "aut", "ba", "gff", "taf", "fsm", "vtf", "etf" or "adl" when the extension does not
+    say; complete: complete a partial DFA with a sink state instead of failing (a partial
+    acceptor, with accepting states and no outputs, is completed anyway); initial: the initial
+    state by name; no_determinise: refuse an NFA instead of determinising it;
+    max_subset_states: the most states the subset construction may make; etf_label: for an
+    LTSmin ETF file, the edge label whose values are the letters (None: the only one, else the
+    first whose sort or name begins with "action", else the first; a name the file lacks raises
+    InputError listing its labels) (the options of `krc compile`). A Mealy or Moore file's outputs stay on the Automaton, for
     krc.compile. A bad file raises InputError naming the file, the place (line and column,
     JSON pointer) and the problem. What a convention decided (a partial acceptor completed
     with a rejecting sink state, an NFA determinised, the first state taken as initial) is
     said by a krc.ReadingNote warning, as the command line says it in a `krc: note:` line."""
     automaton = _core.load_automaton(os.fspath(path), input_format, complete, initial,
-                                     no_determinise, max_subset_states)
+                                     no_determinise, max_subset_states, etf_label)
     _warn_notes(automaton)
     return automaton
 
@@ -74,11 +78,12 @@ def load_automaton(path: Union[str, "os.PathLike[str]"], input_format: Optional[
 def parse_automaton(text: str, file: str = "<string>", input_format: Optional[str] = None,
                     complete: bool = False, initial: Optional[str] = None,
                     no_determinise: bool = False,
-                    max_subset_states: int = _core.DEFAULT_MAX_SUBSET_STATES) -> Automaton:
+                    max_subset_states: int = _core.DEFAULT_MAX_SUBSET_STATES,
+                    etf_label: Optional[str] = None) -> Automaton:
     """load_automaton for text in memory; `file` names it in messages (and, for formats that
     do not name the automaton, gives its name). Notes as krc.ReadingNote warnings."""
     automaton = _core.parse_automaton(text, file, input_format, complete, initial,
-                                      no_determinise, max_subset_states)
+                                      no_determinise, max_subset_states, etf_label)
     _warn_notes(automaton)
     return automaton
 

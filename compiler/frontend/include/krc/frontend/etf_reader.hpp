@@ -22,8 +22,10 @@
 // Comments run from '%' to the line's end. Read as LTSmin explores it: the states are the
 // vectors reachable from the initial one (at most kMaxEtfStates, else refused), every state
 // accepting (the language is the system's traces, as for .aut and .fsm). The letters are the
-// values of one edge label: the only one, else the first whose sort or name begins with
-// "action" (LTSmin's action label), else the first (a note says which); with no edge labels,
+// values of one edge label: the one named by `label` (--etf-label, Python's etf_label; a name
+// the file does not declare is an error that lists those it does), else the only one, else the
+// first whose sort or name begins with "action" (LTSmin's action label), else the first (a note
+// says which); with no edge labels,
 // the groups ("group0", ... in LTSmin's numbering: empty sections are not groups). The action
 // "tau" is an epsilon move (LTSmin's silent step). States are named by their vectors, each value
 // as its sort spells it ("<0,single>"). Errors name the line.
@@ -56,10 +58,12 @@ struct EtfSystem {
 };
 
 // At most `max_states` states are explored (more: an InputError at the init section's line).
+// `label`: the edge label whose values are the letters ("": chosen as above).
 EtfSystem read_etf_system(const std::string& text, const std::string& file,
-                          std::uint32_t max_states = kMaxEtfStates);
+                          std::uint32_t max_states = kMaxEtfStates, const std::string& label = "");
 
 Automaton read_etf_automaton(const std::string& text, const std::string& file,
-                             const std::string& name, const CompletionOptions& options = {});
+                             const std::string& name, const CompletionOptions& options = {},
+                             const std::string& label = "");
 
 }  // namespace krc

@@ -3,7 +3,7 @@
 // FlexFringe and the Automata Wiki write it, and JFLAP .jff 4-8 (see README, "Input formats").
 // Every problem is an InputError naming the file, the place (line and column, line, or JSON
 // pointer) and what is wrong; a weights file is refused as one, and a format krc does not read
-// (Stamina's ADL) by its name; FlexFringe's JSON output reads as JSON; RABIT,
+// (Abbadingo's samples) by its name; FlexFringe's JSON output reads as JSON; Stamina's ADL, RABIT,
 // GOAL, TAF, FSM, mata's VTF and LTSmin's ETF have their readers (ba_reader.hpp, ...). gzip
 // input of any format is decompressed under the same cap as plain text.
 #include <optional>
@@ -24,6 +24,9 @@ struct LoadOptions {
   // --regex PATTERN: the automaton is the pattern's minimal DFA (regex_reader.hpp) and the
   // path is not read; --alphabet: its letters, comma-separated (nullopt: the pattern's own).
   std::optional<std::string> regex = std::nullopt, alphabet = std::nullopt;
+  // --etf-label NAME: the ETF edge label whose values are the letters (etf_reader.hpp); "" =
+  // krc's choice. Naming one for a file of another format is an error.
+  std::string etf_label;
 };
 
 // Reads `path` ("-" = standard input). The format comes from options.format, else the
@@ -46,7 +49,7 @@ struct InputFormat {
 };
 const std::vector<InputFormat>& input_formats();
 std::vector<std::string> input_format_names();
-// "json, dot, jff, hoa, aut, ba, gff, taf, fsm, vtf and etf".
+// "json, dot, jff, hoa, aut, ba, gff, taf, fsm, vtf, etf and adl".
 std::string input_format_list();
 
 // "json", "dot", "jff", "hoa", ... for the text of `file`, or "" when neither the extension nor the
