@@ -4,7 +4,6 @@
 // accepted when a state reached is accepting and not an error state (Stamina's `accepts?`).
 #include <doctest/doctest.h>
 
-#include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
@@ -62,10 +61,7 @@ bool accepts(const Adl& adl, const std::vector<std::string>& word) {
 }
 
 std::string file_text(const std::string& name) {
-  std::ifstream in(test::frontend_data("adl/" + name));
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
+  return test::read_text(test::frontend_data("adl/" + name));
 }
 
 void check_against_oracle(const Automaton& a, const std::string& text, std::size_t length) {

@@ -26,7 +26,7 @@ struct LoadOptions {
   std::optional<std::string> regex = std::nullopt, alphabet = std::nullopt;
   // --etf-label NAME: the ETF edge label whose values are the letters (etf_reader.hpp); "" =
   // krc's choice. Naming one for a file of another format is an error.
-  std::string etf_label;
+  std::string etf_label = {};
 };
 
 // Reads `path` ("-" = standard input). The format comes from options.format, else the
