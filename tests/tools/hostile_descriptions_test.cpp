@@ -278,3 +278,20 @@ TEST_CASE("phase budget: building a prefix tree's cascade stops at the budget") 
 TEST_CASE("phase budget: assembling the network beside its program stops at the budget") {
   check_phase_stops(std::uint64_t{900} << 20, "assembling the compiled network");
 }
+
+// `krc decompose` reports the transformation semigroup's size beside the decomposition: the
+// enumeration was bounded by a third of the budget alone, and with the tables beside it a
+// 1,001-state tree reached 73 MB under --max-memory 48M. Now each doubling of its elements must
+// fit beside what is resident; the report says the size is unknown past it.
+TEST_CASE("phase budget: the semigroup of krc decompose stays within the budget") {
+  test::TempDir dir;
+  const std::string tree = test::write_file(dir, "tree.json", prefix_tree_json(1000, 1));
+  const std::uint64_t budget = std::uint64_t{48} << 20;
+  test::ChildSpec spec({"decompose", tree, "--complete", "--max-memory", std::to_string(budget)});
+  spec.address_space = budget + (std::uint64_t{128} << 20);
+  const auto r = test::run_child(spec);
+  CAPTURE(r.err);
+  CHECK(r.status == 0);
+  CHECK(contains(r.out, "levels: "));
+  CHECK(r.peak_bytes < budget);
+}

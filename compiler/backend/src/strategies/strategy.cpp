@@ -41,6 +41,7 @@ std::shared_ptr<const HolonomyDecomposition> decompose(const Automaton& automato
   decompose.progress = options.progress;
   if (options.strategy == Strategy::Auto) decompose.max_images = kAutoMaxImages;
   progress(options, "decomposing (holonomy)");
+  const MemoryPhase phase("decomposing (holonomy)");
   try {  // the cascade network is built from the complete action tables; scan needs none
     return std::make_shared<const HolonomyDecomposition>(
         HolonomyDecomposition::compute(automaton, decompose));
