@@ -295,3 +295,27 @@ TEST_CASE("phase budget: the semigroup of krc decompose stays within the budget"
   CHECK(contains(r.out, "levels: "));
   CHECK(r.peak_bytes < budget);
 }
+
+// `krc export` builds the dense TransformerLens file in memory: --max-bytes (2 GiB by default)
+// was its only bound, so a 12 MB scan network of the 300-state tree became a 1.1 GB export under
+// --max-memory 256M. Now the tensors and the file's string must fit beside what is resident.
+TEST_CASE("phase budget: a dense export stops at the budget") {
+  test::TempDir dir;
+  const std::string tree = test::write_file(dir, "tree.json", prefix_tree_json(300, 1));
+  const std::string net = (dir / "net.safetensors").string();
+  const auto compiled = test::run_child(test::ChildSpec(
+      {"compile", tree, "--complete", "--strategy", "scan", "--max-len", "64", "-o", net}));
+  REQUIRE(compiled.status == 0);
+  const std::uint64_t budget = std::uint64_t{256} << 20;
+  const std::string out = (dir / "export.safetensors").string();
+  test::ChildSpec spec({"export", net, "-o", out, "--max-bytes", "100000000000", "--max-memory",
+                        std::to_string(budget)});
+  spec.address_space = budget + (std::uint64_t{128} << 20);
+  const auto r = test::run_child(spec);
+  CAPTURE(r.err);
+  CHECK(r.status == 2);
+  CHECK(contains(r.err, "krc: error: exporting the dense TransformerLens file ("));
+  CHECK(contains(r.err, "more than the memory budget (--max-memory 256 MiB)"));
+  CHECK(r.peak_bytes < budget);
+  CHECK_FALSE(fs::exists(out));
+}
