@@ -271,11 +271,13 @@ void check_phase_stops(std::uint64_t budget, const std::string& phase) {
 // are now checked against the resident size as they grow, and assembling the network beside the
 // program too. Not in the sanitized lane: AddressSanitizer's shadow memory and quarantine make
 // the resident size no measure of the budget (hostile_support.hpp), and no RLIMIT_AS there.
-TEST_CASE("phase budget: building a prefix tree's cascade stops at the budget") {
+TEST_CASE("phase budget: building a prefix tree's cascade stops at the budget" *
+          doctest::skip(test::kSanitized)) {
   check_phase_stops(std::uint64_t{64} << 20, "building the Krohn-Rhodes cascade network: ");
 }
 
-TEST_CASE("phase budget: assembling the network beside its program stops at the budget") {
+TEST_CASE("phase budget: assembling the network beside its program stops at the budget" *
+          doctest::skip(test::kSanitized)) {
   check_phase_stops(std::uint64_t{900} << 20, "assembling the compiled network");
 }
 
@@ -283,7 +285,8 @@ TEST_CASE("phase budget: assembling the network beside its program stops at the 
 // enumeration was bounded by a third of the budget alone, and with the tables beside it a
 // 1,001-state tree reached 73 MB under --max-memory 48M. Now each doubling of its elements must
 // fit beside what is resident; the report says the size is unknown past it.
-TEST_CASE("phase budget: the semigroup of krc decompose stays within the budget") {
+TEST_CASE("phase budget: the semigroup of krc decompose stays within the budget" *
+          doctest::skip(test::kSanitized)) {
   test::TempDir dir;
   const std::string tree = test::write_file(dir, "tree.json", prefix_tree_json(1000, 1));
   const std::uint64_t budget = std::uint64_t{48} << 20;
@@ -299,7 +302,7 @@ TEST_CASE("phase budget: the semigroup of krc decompose stays within the budget"
 // `krc export` builds the dense TransformerLens file in memory: --max-bytes (2 GiB by default)
 // was its only bound, so a 12 MB scan network of the 300-state tree became a 1.1 GB export under
 // --max-memory 256M. Now the tensors and the file's string must fit beside what is resident.
-TEST_CASE("phase budget: a dense export stops at the budget") {
+TEST_CASE("phase budget: a dense export stops at the budget" * doctest::skip(test::kSanitized)) {
   test::TempDir dir;
   const std::string tree = test::write_file(dir, "tree.json", prefix_tree_json(300, 1));
   const std::string net = (dir / "net.safetensors").string();
