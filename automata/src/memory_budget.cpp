@@ -10,6 +10,8 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <string>
+#include <utility>
 
 #include "krc/automata/input_error.hpp"
 
@@ -19,6 +21,8 @@ namespace {
 
 // 0: not set, use the default.
 std::atomic<std::uint64_t> g_budget{0};
+
+thread_local std::string g_phase;
 
 std::uint64_t physical_memory() {
   const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
@@ -64,6 +68,33 @@ void check_memory(const std::string& what, std::uint64_t bytes) {
   throw LimitError(what + " needs " + need + ", more than the memory budget (--max-memory " +
                    byte_size_text(budget) + ")");
 }
+
+std::uint64_t resident_bytes() {
+  std::FILE* statm = std::fopen("/proc/self/statm", "r");
+  if (statm == nullptr) return 0;
+  unsigned long long size = 0, resident = 0;
+  const bool read = std::fscanf(statm, "%llu %llu", &size, &resident) == 2;
+  std::fclose(statm);
+  const long page = sysconf(_SC_PAGE_SIZE);
+  if (!read || page <= 0) return 0;
+  return saturating_mul(resident, static_cast<std::uint64_t>(page));
+}
+
+void check_resident_growth(const std::string& what, std::uint64_t more) {
+  const std::uint64_t budget = memory_budget();
+  const std::uint64_t resident = resident_bytes();
+  if (saturating_add(resident, more) <= budget) return;
+  throw LimitError((g_phase.empty() ? "" : g_phase + ": ") + what + ": the process holds " +
+                   byte_size_text(resident) + " resident and would need about " +
+                   byte_size_text(more) + " more, more than the memory budget (--max-memory " +
+                   byte_size_text(budget) + ")");
+}
+
+MemoryPhase::MemoryPhase(std::string name) : previous_(std::move(g_phase)) {
+  g_phase = std::move(name);
+}
+
+MemoryPhase::~MemoryPhase() { g_phase = std::move(previous_); }
 
 void release_free_memory() {
 #if defined(__GLIBC__)

@@ -47,6 +47,7 @@ class SemigroupEnumerator {
   void close_under_letters(std::vector<Entry>& product);
   void find_identity();
   ElementId find_or_insert(const Entry* t, ElementId parent, LetterId letter);
+  void check_growth() const;
   void insert_slot(std::uint32_t hash, ElementId id);
   void grow();
   [[noreturn]] void throw_limit() const;
@@ -153,6 +154,7 @@ ElementId SemigroupEnumerator<Entry>::find_or_insert(const Entry* t, ElementId p
     }
   }
   if (s_.size() >= max_elements_) throw_limit();
+  if (elements_.size() + n_ > elements_.capacity()) check_growth();
   auto id = static_cast<ElementId>(s_.size());
   elements_.insert(elements_.end(), t, t + n_);
   s_.parent_.push_back(parent);
@@ -176,6 +178,21 @@ void SemigroupEnumerator<Entry>::grow() {
   old.swap(s_.table_);
   for (const auto& entry : old)
     if (entry.element_plus_one != 0) insert_slot(entry.hash, entry.element_plus_one - 1);
+}
+
+// The element arrays are about to double: the doubling must fit beside what the process
+// already holds (a decomposition's tables, when `krc decompose` reports the semigroup's size),
+// not only the third of the budget the elements may take (issue 31).
+template <class Entry>
+void SemigroupEnumerator<Entry>::check_growth() const {
+  const std::uint64_t more =
+      saturating_mul(std::max<std::uint64_t>(s_.size(), 1024), bytes_per_element_);
+  if (more < (std::uint64_t{1} << 20)) return;
+  check_resident_growth("the transformation " +
+                            std::string(s_.with_identity_ ? "monoid" : "semigroup") + " of '" +
+                            automaton_.name() + "' (" +
+                            with_thousands(static_cast<long long>(s_.size())) + " elements so far)",
+                        more);
 }
 
 template <class Entry>

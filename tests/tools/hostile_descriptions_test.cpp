@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <array>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -201,4 +202,123 @@ TEST_CASE("hostile descriptions: JSON nested 100,000 deep is refused at its line
     CHECK(other.status == 2);
     CHECK(other.err == r.err);
   }
+}
+
+namespace {
+
+// A random prefix-tree acceptor of `states` states over a, b, c (tools/prefix_tree_acceptor.py
+// makes them for experiments): random words up to 40 letters are added until the tree has that
+// many states; the ends of half of them accept. Every other transition is missing (--complete).
+std::string prefix_tree_json(int states, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::vector<std::array<int, 3>> children(1, {-1, -1, -1});
+  std::vector<int> accepting;
+  while (static_cast<int>(children.size()) < states) {
+    int q = 0;
+    const int length = 1 + static_cast<int>(rng() % 40);
+    for (int i = 0; i < length; ++i) {
+      const int a = static_cast<int>(rng() % 3);
+      if (children[q][a] < 0) {
+        if (static_cast<int>(children.size()) == states) break;
+        children[q][a] = static_cast<int>(children.size());
+        children.push_back({-1, -1, -1});
+      }
+      q = children[q][a];
+    }
+    if (rng() % 2 == 0) accepting.push_back(q);
+  }
+  std::string text = "{\"states\": [";
+  for (std::size_t q = 0; q < children.size(); ++q)
+    text += (q ? ",\"" : "\"") + std::to_string(q) + "\"";
+  text += "], \"alphabet\": [\"a\", \"b\", \"c\"], \"initial\": 0, \"accepting\": [";
+  for (std::size_t i = 0; i < accepting.size(); ++i)
+    text += (i ? "," : "") + std::to_string(accepting[i]);
+  text += "], \"transitions\": {";
+  for (int a = 0; a < 3; ++a) {
+    text += std::string(a ? ", " : "") + "\"" + static_cast<char>('a' + a) + "\": [";
+    for (std::size_t q = 0; q < children.size(); ++q)
+      text += (q ? "," : "") +
+              (children[q][a] < 0 ? std::string("null") : std::to_string(children[q][a]));
+    text += "]";
+  }
+  return text + "}}";
+}
+
+// `krc compile TREE --complete --strategy kr --max-len 64 --max-memory BUDGET` under an address
+// space of the budget plus 128 MiB (prlimit --as): exit 2 naming PHASE, never the kernel's kill
+// or std::bad_alloc, the peak under the budget, nothing written.
+void check_phase_stops(std::uint64_t budget, const std::string& phase) {
+  test::TempDir dir;
+  const std::string tree = test::write_file(dir, "tree.json", prefix_tree_json(300, 1));
+  const std::string out = (dir / "out.safetensors").string();
+  test::ChildSpec spec({"compile", tree, "--complete", "--strategy", "kr", "--max-len", "64", "-o",
+                        out, "--max-memory", std::to_string(budget)});
+  spec.address_space = budget + (std::uint64_t{128} << 20);
+  const auto r = test::run_child(spec);
+  CAPTURE(r.err);
+  CHECK(r.status == 2);
+  CHECK(contains(r.err, "krc: error: " + phase));
+  CHECK(contains(r.err, "more than the memory budget (--max-memory "));
+  CHECK_FALSE(contains(r.err, "out of memory"));
+  CHECK(r.peak_bytes < budget + (std::uint64_t{4} << 20));  // a mebibyte's growth unread, slack
+  CHECK_FALSE(fs::exists(out));
+}
+
+}  // namespace
+
+// Issue 31: the budget bounds every phase's resident size, not only its estimate. A 10,000-state
+// prefix tree's cascade grew its program past 8 GiB under --max-memory 4G; the program's units
+// are now checked against the resident size as they grow, and assembling the network beside the
+// program too. Not in the sanitized lane: AddressSanitizer's shadow memory and quarantine make
+// the resident size no measure of the budget (hostile_support.hpp), and no RLIMIT_AS there.
+TEST_CASE("phase budget: building a prefix tree's cascade stops at the budget" *
+          doctest::skip(test::kSanitized)) {
+  check_phase_stops(std::uint64_t{64} << 20, "building the Krohn-Rhodes cascade network: ");
+}
+
+TEST_CASE("phase budget: assembling the network beside its program stops at the budget" *
+          doctest::skip(test::kSanitized)) {
+  check_phase_stops(std::uint64_t{900} << 20, "assembling the compiled network");
+}
+
+// `krc decompose` reports the transformation semigroup's size beside the decomposition: the
+// enumeration was bounded by a third of the budget alone, and with the tables beside it a
+// 1,001-state tree reached 73 MB under --max-memory 48M. Now each doubling of its elements must
+// fit beside what is resident; the report says the size is unknown past it.
+TEST_CASE("phase budget: the semigroup of krc decompose stays within the budget" *
+          doctest::skip(test::kSanitized)) {
+  test::TempDir dir;
+  const std::string tree = test::write_file(dir, "tree.json", prefix_tree_json(1000, 1));
+  const std::uint64_t budget = std::uint64_t{48} << 20;
+  test::ChildSpec spec({"decompose", tree, "--complete", "--max-memory", std::to_string(budget)});
+  spec.address_space = budget + (std::uint64_t{128} << 20);
+  const auto r = test::run_child(spec);
+  CAPTURE(r.err);
+  CHECK(r.status == 0);
+  CHECK(contains(r.out, "levels: "));
+  CHECK(r.peak_bytes < budget);
+}
+
+// `krc export` builds the dense TransformerLens file in memory: --max-bytes (2 GiB by default)
+// was its only bound, so a 12 MB scan network of the 300-state tree became a 1.1 GB export under
+// --max-memory 256M. Now the tensors and the file's string must fit beside what is resident.
+TEST_CASE("phase budget: a dense export stops at the budget" * doctest::skip(test::kSanitized)) {
+  test::TempDir dir;
+  const std::string tree = test::write_file(dir, "tree.json", prefix_tree_json(300, 1));
+  const std::string net = (dir / "net.safetensors").string();
+  const auto compiled = test::run_child(test::ChildSpec(
+      {"compile", tree, "--complete", "--strategy", "scan", "--max-len", "64", "-o", net}));
+  REQUIRE(compiled.status == 0);
+  const std::uint64_t budget = std::uint64_t{256} << 20;
+  const std::string out = (dir / "export.safetensors").string();
+  test::ChildSpec spec({"export", net, "-o", out, "--max-bytes", "100000000000", "--max-memory",
+                        std::to_string(budget)});
+  spec.address_space = budget + (std::uint64_t{128} << 20);
+  const auto r = test::run_child(spec);
+  CAPTURE(r.err);
+  CHECK(r.status == 2);
+  CHECK(contains(r.err, "krc: error: exporting the dense TransformerLens file ("));
+  CHECK(contains(r.err, "more than the memory budget (--max-memory 256 MiB)"));
+  CHECK(r.peak_bytes < budget);
+  CHECK_FALSE(fs::exists(out));
 }

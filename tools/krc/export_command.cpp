@@ -14,6 +14,7 @@
 #include "command.hpp"
 #include "export_gpt2.hpp"
 #include "krc/automata/input_error.hpp"
+#include "krc/automata/memory_budget.hpp"
 #include "krc/automata/thousands.hpp"
 #include "krc/runtime/weights_file.hpp"
 #include "output_file.hpp"
@@ -196,6 +197,10 @@ int run_export(const ExportArguments& a) {
     throw LimitError("export: the dense file would hold " + with_thousands(bytes) +
                      " bytes of tensors, more than --max-bytes " + with_thousands(a.max_bytes) +
                      "; raise --max-bytes (the export is built in memory, about twice its size)");
+  // Built in memory, the tensors and then the file's string: both beside the network loaded.
+  check_resident_growth(
+      "exporting the dense TransformerLens file (" + with_thousands(bytes) + " bytes of tensors)",
+      saturating_mul(static_cast<std::uint64_t>(bytes), 2));
   const std::string contents = write_safetensors(export_file(network, u));
   front_door::write_output(a.output, contents, {.inputs = {a.input}});
   const double seconds =

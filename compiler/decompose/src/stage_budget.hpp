@@ -44,6 +44,14 @@ class StageBudget {
   // An interruption point too: every stage counts its items as it goes.
   void check(std::uint64_t items, What what, CapMessage cap_message) const {
     interruption_point();
+    // At each doubling of the count's bytes past a mebibyte, the doubling to come must fit
+    // beside what the process already holds (the automaton, the stages before): the estimate
+    // alone bounds the stage, not the process (issue 31).
+    if (bytes_per_item_ != 0 && items >= next_resident_check_) {
+      const std::uint64_t bytes = saturating_mul(items, bytes_per_item_);
+      next_resident_check_ = saturating_mul(items, 2);
+      if (bytes >= (std::uint64_t{1} << 20)) check_resident_growth(what(), bytes);
+    }
     if (items <= items_allowed()) return;
     if (items > memory_items_) check_memory(what(), saturating_mul(items, bytes_per_item_));
     throw DecomposeLimitError(cap_message(), cap_.limit, cap_.setting);
@@ -64,6 +72,7 @@ class StageBudget {
   const DecomposeOptions& options_;
   std::uint64_t bytes_per_item_, memory_items_;
   Cap cap_;
+  mutable std::uint64_t next_resident_check_ = 1;
 };
 
 // Says `message(done)` each time `done` reaches the next doubling from `first`.

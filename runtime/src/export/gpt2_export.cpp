@@ -18,6 +18,7 @@
 #include <optional>
 
 #include "krc/automata/input_error.hpp"
+#include "krc/automata/memory_budget.hpp"
 #include "krc/automata/thousands.hpp"
 #include "krc/runtime/circuit.hpp"
 #include "krc/runtime/role.hpp"
@@ -382,6 +383,10 @@ Gpt2Checkpoint gpt2_checkpoint(const Network& n, const std::string& source,
                      " bytes of tensors, more than --max-bytes " +
                      with_thousands(options.max_bytes) +
                      "; raise --max-bytes (the export is built in memory, about twice its size)");
+  // Built in memory, the tensors and then the files' strings: both beside the network loaded.
+  check_resident_growth(
+      "exporting the GPT-2 checkpoint (" + with_thousands(c.tensor_bytes) + " bytes of tensors)",
+      saturating_mul(static_cast<std::uint64_t>(c.tensor_bytes), 2));
   const std::optional<long long> fp16 = certified_length(n, "fp16");
   std::string fp16_why;
   if (fp16 && *fp16 >= n.max_len) {

@@ -196,9 +196,13 @@ TensorFile network_to_tensor_file(const Network& n, const WriteOptions& options)
     if (auto problem = tensor_size_problem(e.shape))
       throw LimitError("tensor '" + name + "': " + *problem + ", so the network is not written");
     const bool as_sparse = stored_sparse(e, options);
-    stored = saturating_add(stored, stored_bytes(e, as_sparse));
-    check_memory("writing the network (" + byte_size_text(stored) + " of tensors so far)",
-                 saturating_add(resident, saturating_mul(stored, 2)));
+    const std::uint64_t tensor = stored_bytes(e, as_sparse);
+    stored = saturating_add(stored, tensor);
+    const std::string what =
+        "writing the network (" + byte_size_text(stored) + " of tensors so far)";
+    check_memory(what, saturating_add(resident, saturating_mul(stored, 2)));
+    // What else the process holds (the compiler's program, its plans) counts too.
+    check_resident_growth(what, tensor);
     store(file, sparse, name, e, as_sparse);
   };
 
@@ -243,7 +247,12 @@ TensorFile network_to_tensor_file(const Network& n, const WriteOptions& options)
 }
 
 std::string network_to_safetensors(const Network& network, const WriteOptions& options) {
-  return write_safetensors(network_to_tensor_file(network, options));
+  const TensorFile file = network_to_tensor_file(network, options);
+  // The file's string is made beside the tensors: it must fit beside what is resident.
+  std::uint64_t bytes = 0;
+  for (const auto& [name, t] : file.tensors) bytes = saturating_add(bytes, t.data.size());
+  check_resident_growth("writing the network (its file of " + byte_size_text(bytes) + ")", bytes);
+  return write_safetensors(file);
 }
 
 Network network_from_safetensors(const TensorFile& tensors, const std::string& file) {

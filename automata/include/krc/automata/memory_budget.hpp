@@ -22,6 +22,28 @@ std::uint64_t default_memory_budget();
 // bytes > memory_budget(). `what` says what is being built ("the action tables of 'T5'").
 void check_memory(const std::string& what, std::uint64_t bytes);
 
+// The process's resident size now (/proc/self/statm), 0 where the system does not say.
+std::uint64_t resident_bytes();
+// For a stage that grows as it goes (a program's hidden units, one by one): before a growth
+// of `more` bytes, LimitError("PHASE: WHAT: the process holds X resident and would need about
+// Y more, more than the memory budget (--max-memory Z)") unless the resident size plus `more`
+// fits (PHASE: the MemoryPhase under way, if any).
+// Called where storage is about to be reallocated, so its cost is one read a doubling.
+void check_resident_growth(const std::string& what, std::uint64_t more);
+
+// Names the phase under way on this thread ("building the Krohn-Rhodes cascade network") for
+// check_resident_growth's message, while it lives; the phase before it is named again after.
+class MemoryPhase {
+ public:
+  explicit MemoryPhase(std::string name);
+  ~MemoryPhase();
+  MemoryPhase(const MemoryPhase&) = delete;
+  MemoryPhase& operator=(const MemoryPhase&) = delete;
+
+ private:
+  std::string previous_;
+};
+
 // Returns the heap's free memory to the system (glibc keeps what a parser's many small nodes
 // freed): called after a stage that freed much, so that the next stage's peak is its own.
 void release_free_memory();

@@ -18,12 +18,48 @@ std::vector<std::string> vocabulary_of(const Automaton& automaton) {
 
 int MlpOp::add_unit(const std::vector<std::pair<int, float>>& inputs, float unit_bias,
                     const std::vector<std::pair<int, float>>& outputs) {
+  check_growth(inputs.size(), outputs.size());
   int unit = units++;
   if (!blocks.empty()) blocks.back().count = units - blocks.back().first;
   for (auto [dim, w] : inputs) in.push_back({unit, dim, w});
   bias.push_back(unit_bias);
   for (auto [dim, w] : outputs) out.push_back({dim, unit, w});
   return unit;
+}
+
+namespace {
+
+// The capacity a vector of `size` elements with room for `capacity` takes to hold `more` more,
+// as libstdc++ grows it (doubling), or `capacity` when it needs no new storage.
+std::uint64_t grown_capacity(std::size_t size, std::size_t capacity, std::size_t more) {
+  if (size + more <= capacity) return capacity;
+  return std::max<std::uint64_t>(2 * std::uint64_t{size}, std::uint64_t{size} + more);
+}
+
+}  // namespace
+
+// A large automaton's units grow the program by gigabytes (the 4,115-state minimised prefix
+// tree's cascade: past 8 GiB): before a vector doubles, the new storage (which lives beside
+// the old while it is copied) must fit beside what the process already holds.
+void MlpOp::check_growth(std::size_t inputs, std::size_t outputs) const {
+  const std::uint64_t grow_in = grown_capacity(in.size(), in.capacity(), inputs);
+  const std::uint64_t grow_out = grown_capacity(out.size(), out.capacity(), outputs);
+  const std::uint64_t grow_bias = grown_capacity(bias.size(), bias.capacity(), 1);
+  std::uint64_t more = 0;
+  if (grow_in != in.capacity()) more = saturating_add(more, grow_in * sizeof(Entry));
+  if (grow_out != out.capacity()) more = saturating_add(more, grow_out * sizeof(Entry));
+  if (grow_bias != bias.capacity()) more = saturating_add(more, grow_bias * sizeof(float));
+  if (more == 0) return;
+  // Small growths are read together: the resident size is read once a mebibyte of new storage
+  // (of this thread's programs), so many small ops cannot slip past the check one by one.
+  thread_local std::uint64_t unread = 0;
+  unread = saturating_add(unread, more);
+  if (unread < (std::uint64_t{1} << 20)) return;
+  unread = 0;
+  check_resident_growth("the hidden units of '" + name + "' (" + std::to_string(units) +
+                            " units, " + std::to_string(in.size() + out.size()) +
+                            " weights so far)",
+                        more);
 }
 
 void Program::check_position_growth() const {

@@ -53,6 +53,9 @@ struct MlpOp {
   // Adds a unit ReLU(sum inputs + bias) whose activation is written with the given weights.
   int add_unit(const std::vector<std::pair<int, float>>& inputs, float bias,
                const std::vector<std::pair<int, float>>& outputs);
+  // LimitError (the memory budget) when adding a unit of that many inputs and outputs would
+  // reallocate storage that does not fit beside the process's resident size.
+  void check_growth(std::size_t inputs, std::size_t outputs) const;
   // Units added from now on belong to a block with this name.
   void begin_block(std::string block_name, Role block_role) {
     blocks.push_back({std::move(block_name), units, 0, block_role});

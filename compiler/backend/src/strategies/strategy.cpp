@@ -7,6 +7,7 @@
 #include "ir/schedule.hpp"
 #include "krc/automata/automaton.hpp"
 #include "krc/automata/input_error.hpp"
+#include "krc/automata/memory_budget.hpp"
 #include "krc/decompose/holonomy.hpp"
 #include "precision_plan.hpp"
 #include "primitives/attention_heads.hpp"
@@ -40,6 +41,7 @@ std::shared_ptr<const HolonomyDecomposition> decompose(const Automaton& automato
   decompose.progress = options.progress;
   if (options.strategy == Strategy::Auto) decompose.max_images = kAutoMaxImages;
   progress(options, "decomposing (holonomy)");
+  const MemoryPhase phase("decomposing (holonomy)");
   try {  // the cascade network is built from the complete action tables; scan needs none
     return std::make_shared<const HolonomyDecomposition>(
         HolonomyDecomposition::compute(automaton, decompose));
@@ -58,6 +60,7 @@ Plan plan_kr_strategy(const Automaton& automaton, const CompileOptions& options)
   if (auto walk = options.kr.clamped_walk ? recognise_clamped_walk(automaton, options.max_len)
                                           : std::nullopt) {
     progress(options, "building the clamped-walk network");
+    const MemoryPhase phase("building the clamped-walk network");
     auto program = std::make_shared<const Program>(build_clamped_walk(automaton, *walk));
     walk->layers = schedule(*program).layers;
     return WalkStrategyPlan{std::move(*walk), std::move(program)};
@@ -68,6 +71,7 @@ Plan plan_kr_strategy(const Automaton& automaton, const CompileOptions& options)
   kr_options.select_sharpness = select_sharpness(options);
   kr.cascade = decide_cascade(*kr.decomposition, options.max_len, kr_options);
   progress(options, "building the Krohn-Rhodes cascade network");
+  const MemoryPhase phase("building the Krohn-Rhodes cascade network");
   kr.program = std::make_shared<const Program>(build_and_place(kr.cascade));
   return kr;
 }
@@ -108,12 +112,14 @@ std::shared_ptr<const Program> build(const Plan& plan) {
   return std::visit(
       Visitor{
           [](const ScanStrategyPlan& p) {
+            const MemoryPhase phase("building the parallel-prefix network");
             return std::make_shared<const Program>(
                 build_scan(*p.automaton, p.max_len, p.choice, p.select_sharpness));
           },
           [](const KrStrategyPlan& p) { return p.program; },
           [](const WalkStrategyPlan& p) { return p.program; },
           [](const OneLayerStrategyPlan& p) {
+            const MemoryPhase phase("building the one-layer network");
             return std::make_shared<const Program>(build_onelayer(*p.automaton, p.plan));
           },
           [](const EmptyAlphabetPlan& p) {
