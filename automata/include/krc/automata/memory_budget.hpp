@@ -22,12 +22,13 @@ std::uint64_t default_memory_budget();
 // bytes > memory_budget(). `what` says what is being built ("the action tables of 'T5'").
 void check_memory(const std::string& what, std::uint64_t bytes);
 
-// The process's resident size now (/proc/self/statm), 0 where the system does not say.
+// The process's resident size now (/proc/self/statm), 0 where the system does not say and
+// under AddressSanitizer (whose shadow memory it would count).
 std::uint64_t resident_bytes();
 // For a stage that grows as it goes (a program's hidden units, one by one): before a growth
 // of `more` bytes, LimitError("PHASE: WHAT: the process holds X resident and would need about
 // Y more, more than the memory budget (--max-memory Z)") unless the resident size plus `more`
-// fits (PHASE: the MemoryPhase under way, if any).
+// fits (PHASE: the MemoryPhase under way, if any). Nothing where the resident size is unknown.
 // Called where storage is about to be reallocated, so its cost is one read a doubling.
 void check_resident_growth(const std::string& what, std::uint64_t more);
 
