@@ -185,7 +185,8 @@ def test_as_an_ordinary_user_what_it_may_not_write_is_refused_and_kept(shared_di
     os.mkfifo(p("open", "root_fifo"), 0o600)
     parity.to_hf(p("open", "root_ck"))  # an earlier checkpoint of root's
     config = open(p("open", "root_ck", "config.json")).read()
-    paths = {"user": NOBODY, "weights": p("p.safetensors"), "held": p("open", "holds", "model.safetensors"),
+    paths = {"user": NOBODY, "weights": p("p.safetensors"),
+             "held": p("open", "holds", "model.safetensors"),
              "locked_new": p("locked", "new.safetensors"), "locked_mine": p("locked", "mine"),
              "read_only": p("open", "ro.safetensors"), "link": p("open", "link"),
              "full": p("open", "full"), "root_null": p("open", "root_null"),
