@@ -40,10 +40,6 @@ MARK = "@krc-fuzz "
 # Values that are valid and ask for hours of work, which krc honours (Ctrl-C stops it): run
 # nowhere, each with its reason.
 SLOW = {
-    # The onelayer planner's time grows with max_onelayer_values up to the memory budget:
-    # `krc compile --max-onelayer-values 2147483647` is as slow (left for the planner).
-    "krc.compile(max_onelayer_values=2**31-1)": "the onelayer planner's time",
-    "krc.compile(max_onelayer_values=2**63-1)": "the onelayer planner's time",
     # 2**31-1 random words: within krc verify's bound of 10**12, hours of verification.
     "krc.Network.verify(random=2**31-1)": "two billion words asked for",
 }

@@ -118,6 +118,27 @@ def test_bounds_and_names_are_the_command_lines(tmp_path):
     assert r.returncode == 2 and "--output-kind mealy: the file has no Mealy" in r.stderr
 
 
+def test_max_onelayer_values_is_bounded_before_planning(tmp_path):
+    # Past 2^22 the planner's time and memory run away (2^24: 43 s for parity at max_len 8;
+    # 2^31 - 1: over a minute and 2 GB), so more is refused at once, naming the keyword; the
+    # bound itself is taken.
+    a = krc.zoo("parity")
+    for bad in (0, 2**22 + 1, 2**24, 2**31 - 1, 2**63 - 1):
+        with pytest.raises(ValueError,
+                           match=r"^max_onelayer_values %d is not in \[1, 4194304\]$" % bad):
+            krc.compile(a, strategy="onelayer", max_len=8, max_onelayer_values=bad)
+    net = krc.compile(a, strategy="onelayer", max_len=8, max_onelayer_values=2**22)
+    # Parity counts the 1s: the automaton's own states are the oracle.
+    assert net.run("1 0 1 1 0 1").states[-1] == "even"
+    assert net.run("1 0 1 1 0 1 1").states[-1] == "odd"
+    # The command line refuses it the same way, naming its flag, before reading the automaton.
+    r = subprocess.run([krc_binary(), "compile", os.path.join(ZOO, "parity.json"), "-o",
+                        str(tmp_path / "x"), "--max-onelayer-values", str(2**22 + 1)],
+                       capture_output=True, text=True)
+    assert r.returncode == 2 and "--max-onelayer-values" in r.stderr and "4194304" in r.stderr
+    assert not (tmp_path / "x").exists()
+
+
 def test_the_letter_bos_is_refused_by_the_constructor():
     with pytest.raises(ValueError, match="'<bos>' is reserved"):
         krc.Automaton("a", ["q"], ["x", "<bos>"], [[0], [0]], "q")

@@ -1,6 +1,7 @@
 #include "child_process.hpp"
 
 #include <fcntl.h>
+#include <grp.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -25,6 +26,8 @@ void redirect(const std::string& path, int fd, int flags) {
 }
 
 }  // namespace
+
+bool can_drop_privileges() { return geteuid() == 0; }
 
 Child::Child(const ChildSpec& spec) {
   char pattern[] = "/tmp/krc-child-XXXXXX";
@@ -52,6 +55,13 @@ Child::Child(const ChildSpec& spec) {
     rlimit limit{*spec.address_space, *spec.address_space};
     setrlimit(RLIMIT_AS, &limit);
   }
+  if (spec.file_size) {
+    rlimit limit{*spec.file_size, *spec.file_size};
+    setrlimit(RLIMIT_FSIZE, &limit);
+  }
+  if (spec.user && (setgroups(0, nullptr) != 0 || setgid(*spec.user) != 0 ||
+                    setuid(*spec.user) != 0 || getuid() != *spec.user))
+    _exit(126);
   execv(binary.c_str(), argv.data());
   _exit(127);
 }

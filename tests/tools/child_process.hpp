@@ -2,7 +2,8 @@
 // Runs the krc binary as a child process with what hostile-input tests need to observe: its
 // peak memory (getrusage of that one child, from wait4), an address-space limit (prlimit --as:
 // a run that ignored the budget fails fast instead of exhausting the shared machine), where its
-// standard output goes (a file, /dev/full, or closed), and its process id for signals.
+// standard output goes (a file, /dev/full, or closed), a file size limit, the user it runs as
+// (an ordinary one, for permission tests), and its process id for signals.
 #include <sys/types.h>
 
 #include <cstdint>
@@ -19,6 +20,10 @@ struct ChildSpec {
   std::optional<std::string> stdout_path;      // default: captured; "/dev/full" etc. otherwise
   bool close_stdout = false;                   // krc ... >&-
   std::optional<std::uint64_t> address_space;  // RLIMIT_AS in bytes
+  std::optional<std::uint64_t> file_size;      // RLIMIT_FSIZE in bytes (a full disk)
+  // Run as this user and group id, without supplementary groups (an ordinary user: directory
+  // and file permissions apply). Needs root; test::can_drop_privileges() says whether it can.
+  std::optional<unsigned> user;
 };
 
 struct ChildResult {
@@ -26,6 +31,10 @@ struct ChildResult {
   std::string out, err;
   std::uint64_t peak_bytes = 0;  // maximum resident set size
 };
+
+// The unprivileged user tests run krc as (nobody), and whether this process may switch to it.
+constexpr unsigned kNobody = 65534;
+bool can_drop_privileges();
 
 // Starts krc; finish() waits for it and collects the result.
 class Child {

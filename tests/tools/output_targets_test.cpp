@@ -4,6 +4,7 @@
 // or replacing an earlier checkpoint, never over a directory holding other files or the input.
 // Device nodes and FIFOs are private ones in a temporary folder, never the machine's /dev.
 #include <doctest/doctest.h>
+#include <grp.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -13,6 +14,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 
 #include "child_process.hpp"
 #include "krc/automata/input_error.hpp"
@@ -43,6 +45,32 @@ std::string compiled_parity(const test::TempDir& dir) {
           0);
   return model;
 }
+
+// The cases as an ordinary user need root to become one; elsewhere ctest reports them skipped.
+bool skipped_unless_root() {
+  if (test::can_drop_privileges()) return false;
+  std::cout << "krc-test-skipped: becoming an ordinary user (uid " << test::kNobody
+            << ") needs root\n";
+  return true;
+}
+
+test::ChildResult run_as_nobody(std::vector<std::string> args) {
+  test::ChildSpec spec(std::move(args));
+  spec.user = test::kNobody;
+  return test::run_child(spec);
+}
+
+// Opens `dir` to the ordinary user: readable, with "open" theirs to write and "locked" root's,
+// which they may only read (so permissions, which root ignores, decide).
+void share_with_nobody(const test::TempDir& dir) {
+  fs::permissions(dir.path(), fs::perms(0755));
+  fs::create_directory(dir / "open");
+  REQUIRE(chown((dir / "open").c_str(), test::kNobody, test::kNobody) == 0);
+  fs::create_directory(dir / "locked");
+  fs::permissions(dir / "locked", fs::perms(0755));
+}
+
+std::string text_of(const fs::path& p) { return test::read_text(p.string()); }
 
 }  // namespace
 
@@ -84,6 +112,13 @@ TEST_CASE("output: a FIFO and a device node are written in place, never replaced
     CHECK(S_ISCHR(st.st_mode));
     CHECK(st.st_rdev == makedev(1, 3));
   }
+  // A private full disk (/dev/full's numbers, 1, 7): the write fails, exit 2, still a device.
+  const fs::path full_node = dir / "full";
+  REQUIRE(mknod(full_node.c_str(), S_IFCHR | 0666, makedev(1, 7)) == 0);
+  const auto full = test::run_child({"export", model, "-o", full_node.string()});
+  CHECK(full.status == 2);
+  CHECK(contains(full.err, full_node.string() + ": write failed: No space left on device"));
+  CHECK(fs::is_character_file(full_node));
   // A FIFO with a reader: the export's bytes go through it, and it stays a FIFO.
   const fs::path fifo = dir / "pipe";
   REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
@@ -169,13 +204,19 @@ TEST_CASE("output: a checkpoint directory appears whole, and replaces only a che
 TEST_CASE("output: a checkpoint whose write fails part way leaves nothing behind") {
   // The file size limit makes the second file's write fail (EFBIG), as a full disk would; in a
   // child process, so that the limit ends with it.
+  // As root and as an ordinary user, in a folder that user may write.
   test::TempDir dir;
-  const std::string target = (dir / "ck").string();
+  const bool as_nobody = test::can_drop_privileges();
+  if (as_nobody) share_with_nobody(dir);
+  const std::string target = (dir / (as_nobody ? "open/ck" : "ck")).string();
   const pid_t pid = fork();
   REQUIRE(pid >= 0);
   if (pid == 0) {
     const rlimit limit{1000, 1000};
     setrlimit(RLIMIT_FSIZE, &limit);
+    if (as_nobody &&
+        (setgroups(0, nullptr) != 0 || setgid(test::kNobody) != 0 || setuid(test::kNobody) != 0))
+      _exit(6);
     try {
       front_door::write_output_directory(
           target, {{"small.json", "{}"}, {"large.bin", std::string(4000, 'x')}}, {});
@@ -189,7 +230,7 @@ TEST_CASE("output: a checkpoint whose write fails part way leaves nothing behind
   CHECK(WIFEXITED(status));
   CHECK(WEXITSTATUS(status) == 3);
   CHECK_FALSE(fs::exists(target));
-  CHECK(temporaries(dir.path()) == 0);
+  CHECK(temporaries(fs::path(target).parent_path()) == 0);
   // Without the limit the same call makes the directory, both files whole.
   front_door::write_output_directory(
       target, {{"small.json", "{}"}, {"large.bin", std::string(4000, 'x')}}, {});
@@ -222,4 +263,120 @@ TEST_CASE("output: a directory output with subdirectories appears whole and repl
     CHECK_THROWS_AS(front_door::write_output_directory((dir / "other").string(), {{bad, "x"}}, {}),
                     std::logic_error);
   CHECK_FALSE(fs::exists(dir / "other"));
+}
+
+TEST_CASE("output: as an ordinary user, what it may not write is refused and left as it was") {
+  if (skipped_unless_root()) return;
+  test::TempDir dir;
+  const std::string model = compiled_parity(dir);
+  share_with_nobody(dir);
+  // A new file in a directory it may not write, by each command that writes one.
+  const std::string denied = (dir / "locked" / "x").string();
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"export", model, "-o", denied},
+        {"compile", zoo_file("parity"), "-o", denied},
+        {"decompose", zoo_file("parity"), "-o", denied}}) {
+    CAPTURE(args[0]);
+    const auto r = run_as_nobody(args);
+    CHECK(r.status == 2);
+    CHECK(contains(r.err, denied + ": cannot write here: Permission denied"));
+  }
+  // A file it may write, in a directory it may not: no temporary can be made beside it.
+  const fs::path mine = test::write_file(dir, "locked/mine", "keep me\n");
+  fs::permissions(mine, fs::perms(0666));
+  auto r = run_as_nobody({"export", model, "-o", mine.string()});
+  CHECK(r.status == 2);
+  CHECK(contains(r.err, mine.string() + ": cannot write here: Permission denied"));
+  // A read-only file in a directory it may write: refused, not renamed over.
+  const fs::path read_only = test::write_file(dir, "open/ro.safetensors", "keep me\n");
+  REQUIRE(chown(read_only.c_str(), test::kNobody, test::kNobody) == 0);
+  fs::permissions(read_only, fs::perms(0444));
+  r = run_as_nobody({"export", model, "-o", read_only.string()});
+  CHECK(r.status == 2);
+  CHECK(contains(r.err, read_only.string() + ": cannot write the file: Permission denied"));
+  CHECK(text_of(read_only) == "keep me\n");
+  // A link in its own directory to the file in the locked one: refused, naming the link.
+  fs::create_symlink(mine, dir / "open" / "link");
+  r = run_as_nobody({"export", model, "-o", (dir / "open" / "link").string()});
+  CHECK(r.status == 2);
+  CHECK(contains(r.err, (dir / "open" / "link").string() + ": cannot write here"));
+  CHECK(fs::is_symlink(dir / "open" / "link"));
+  // Its input, as for root.
+  r = run_as_nobody({"export", model, "-o", model});
+  CHECK(r.status == 2);
+  CHECK(contains(r.err, model + ": -o: is the input file"));
+  CHECK(text_of(mine) == "keep me\n");
+  CHECK(std::distance(fs::directory_iterator(dir / "locked"), fs::directory_iterator()) == 1);
+  // Where it may write, it writes (the user can read the input and run krc).
+  CHECK(
+      run_as_nobody({"export", model, "-o", (dir / "open" / "new.safetensors").string()}).status ==
+      0);
+  CHECK(fs::file_size(dir / "open" / "new.safetensors") > 0);
+  CHECK(temporaries(dir / "open") == 0);
+}
+
+TEST_CASE("output: as an ordinary user, a checkpoint it may not write leaves no directory") {
+  if (skipped_unless_root()) return;
+  test::TempDir dir;
+  const std::string model = compiled_parity(dir);
+  share_with_nobody(dir);
+  // A new checkpoint in a directory it may not write.
+  const std::string denied = (dir / "locked" / "ck").string();
+  auto r = run_as_nobody({"export", model, "--format", "gpt2", "-o", denied});
+  CHECK(r.status == 2);
+  CHECK(contains(r.err, denied + ": cannot create the directory: Permission denied"));
+  CHECK(fs::is_empty(dir / "locked"));
+  // An earlier checkpoint of root's in its own directory: refused, not exchanged for a new one
+  // (which would leave the old one, undeletable, beside it).
+  const fs::path ck = dir / "open" / "ck";
+  REQUIRE(test::run_child({"export", model, "--format", "gpt2", "-o", ck.string()}).status == 0);
+  const std::string config = text_of(ck / "config.json");
+  r = run_as_nobody({"export", model, "--format", "gpt2", "-o", ck.string()});
+  CHECK(r.status == 2);
+  CHECK(contains(r.err, ck.string() + ": cannot replace the directory: Permission denied"));
+  CHECK(text_of(ck / "config.json") == config);
+  CHECK(temporaries(dir / "open") == 0);
+  // Its own earlier checkpoint is replaced.
+  const fs::path own = dir / "open" / "own";
+  REQUIRE(run_as_nobody({"export", model, "--format", "gpt2", "-o", own.string()}).status == 0);
+  CHECK(run_as_nobody({"export", model, "--format", "gpt2", "-o", own.string()}).status == 0);
+  CHECK(fs::exists(own / "config.json"));
+  CHECK(temporaries(dir / "open") == 0);
+}
+
+TEST_CASE("output: as an ordinary user, a device or FIFO is written in place or refused") {
+  if (skipped_unless_root()) return;
+  test::TempDir dir;
+  const std::string model = compiled_parity(dir);
+  share_with_nobody(dir);
+  struct Node {
+    const char* name;
+    mode_t mode;
+    unsigned minor;  // of a character device of major 1: 3 /dev/null, 7 /dev/full
+    int status;
+    const char* error;
+  };
+  for (const Node& n : {Node{"null", 0666, 3, 0, ""},
+                        Node{"full", 0666, 7, 2, ": write failed: No space left on device"},
+                        Node{"root-null", 0600, 3, 2, ": cannot write here: Permission denied"}}) {
+    CAPTURE(n.name);
+    const fs::path node = dir / "open" / n.name;
+    REQUIRE(mknod(node.c_str(), S_IFCHR | n.mode, makedev(1, n.minor)) == 0);
+    REQUIRE(chmod(node.c_str(), n.mode) == 0);  // past the umask
+    const auto r = run_as_nobody({"export", model, "-o", node.string()});
+    CHECK(r.status == n.status);
+    CHECK(contains(r.err, n.status ? node.string() + n.error : ""));
+    struct stat st {};
+    REQUIRE(stat(node.c_str(), &st) == 0);
+    CHECK(S_ISCHR(st.st_mode));
+    CHECK(st.st_rdev == makedev(1, n.minor));
+  }
+  // Root's FIFO: refused at once (no reader needed), still a FIFO.
+  const fs::path fifo = dir / "open" / "pipe";
+  REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+  const auto r = run_as_nobody({"export", model, "-o", fifo.string()});
+  CHECK(r.status == 2);
+  CHECK(contains(r.err, fifo.string() + ": cannot write here: Permission denied"));
+  CHECK(fs::is_fifo(fifo));
+  CHECK(temporaries(dir / "open") == 0);
 }

@@ -49,8 +49,7 @@ PreparedCompile prepare_compile(const Automaton& automaton, const MachineOutputs
   check_range(door, "max_len", r.max_len, 1, kMaxLenLimit);
   const long long int_max = std::numeric_limits<int>::max();
   check_range(door, "max_onelayer_units", r.max_onelayer_units, 1, int_max);
-  check_range(door, "max_onelayer_values", r.max_onelayer_values, 1,
-              std::numeric_limits<long long>::max());
+  check_range(door, "max_onelayer_values", r.max_onelayer_values, 1, kMaxOneLayerValuesLimit);
 
   PreparedCompile p;
   // The network answers the chosen output: its states are those of the output's Moore

@@ -29,6 +29,12 @@ void check_range(Door door, const std::string& keyword, long long value, long lo
 // The longest max-len either door accepts: the position embedding past it would not fit the
 // memory a laptop has (compiler/README.md); checked before anything is allocated.
 constexpr int kMaxLenLimit = 1 << 20;
+// The most prefix values the onelayer planner may be asked to enumerate (2^22, 32 times the
+// default): its time and memory grow with the limit. Measured (Release, one core): at this
+// bound flipflop_2 at max-len 1024 plans in 2.8 s; at 2^24 parity at max-len 8 took 43 s and
+// 570 MB, and at 2^31 - 1 flipflop_2 ran past a minute and 2 GB. Checked before planning, in
+// both doors.
+constexpr long long kMaxOneLayerValuesLimit = 1LL << 22;
 
 struct CompileRequest {
   std::string strategy = "auto";

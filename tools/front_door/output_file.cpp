@@ -149,6 +149,11 @@ void write_new_file(const std::string& file, std::string_view contents, const st
   }
 }
 
+// Refuses an existing `target` that this process may not write (its effective ids: root may).
+void refuse_unwritable(const std::string& path, const fs::path& target, const std::string& what) {
+  if (faccessat(AT_FDCWD, target.c_str(), W_OK, AT_EACCESS) != 0) fail(path, what, errno);
+}
+
 // A name beside `target` that nothing else uses: ".krc-tmp-<random>-<name>".
 std::string temporary_beside(const fs::path& target) {
   std::random_device rd;
@@ -258,6 +263,9 @@ void write_output(const std::string& path, std::string_view contents,
   // A device or pipe (-o /dev/null, a FIFO) is written in place: renaming a temporary file
   // over it would replace the device itself with a regular file.
   if (fs::exists(status) && !fs::is_regular_file(status)) return write_in_place(path, contents);
+  // A file krc may not write (read-only, or another user's) is refused, not replaced: renaming
+  // over it needs only the directory's permission, which would bypass the file's own.
+  if (fs::exists(status)) refuse_unwritable(path, target, "cannot write the file");
   const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
   if (!fs::is_directory(dir)) throw InputError(path, "", "directory does not exist");
   const std::string temp = temporary_beside(target);
@@ -290,7 +298,10 @@ void write_output_directory(const std::string& path, const std::vector<Directory
   const bool exists = fs::exists(status);
   if (exists && !fs::is_directory(status))
     throw InputError(path, "", "exists and is not a directory");
-  if (exists) refuse_foreign_directory(path, files, dirs);
+  if (exists) {
+    refuse_unwritable(path, target, "cannot replace the directory");
+    refuse_foreign_directory(path, files, dirs);
+  }
   const fs::path parent = target.has_parent_path() ? target.parent_path() : fs::path(".");
   if (!fs::is_directory(parent)) throw InputError(path, "", "its parent directory does not exist");
 

@@ -7,6 +7,9 @@
 //   target, renamed over it; a failed write, flush or close removes the temporary;
 // - a device, FIFO or any other non-regular target is written in place (-o /dev/null), never
 //   replaced by a regular file; a directory is refused;
+// - an existing target this process may not write (a read-only file, another user's file or
+//   checkpoint directory) is refused, not replaced: renaming over it would need only the
+//   directory's permission (root may write anything, so root replaces it);
 // - a target that is one of the inputs, or links to one, is refused before anything is written;
 // - a checkpoint directory is built beside its target and renamed into place in one step, so no
 //   partial directory is ever left; an existing directory is replaced only when it holds

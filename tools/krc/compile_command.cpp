@@ -233,7 +233,7 @@ const RegisterCommand compile_registration{{
           ->capture_default_str();
       sub.add_option("--max-onelayer-values", a->request.max_onelayer_values,
                      "onelayer: most prefix values the planner may enumerate")
-          ->check(CLI::PositiveNumber)
+          ->check(CLI::Range(1LL, front_door::kMaxOneLayerValuesLimit))
           ->capture_default_str();
       sub.add_option("--attention", a->request.attention,
                      "Attention the network is meant for (verify uses it by default)")
