@@ -34,7 +34,7 @@ Child::Child(const ChildSpec& spec) {
   if (!mkdtemp(pattern)) throw std::runtime_error("mkdtemp failed");
   dir_ = pattern;
   captured_out_ = !spec.stdout_path && !spec.close_stdout;
-  const std::string binary = krc_binary();
+  const std::string binary = spec.program.value_or(krc_binary());
   std::vector<std::string> argv_text{binary};
   argv_text.insert(argv_text.end(), spec.args.begin(), spec.args.end());
   std::vector<char*> argv;

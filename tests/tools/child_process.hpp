@@ -24,6 +24,9 @@ struct ChildSpec {
   // Run as this user and group id, without supplementary groups (an ordinary user: directory
   // and file permissions apply). Needs root; test::can_drop_privileges() says whether it can.
   std::optional<unsigned> user;
+  // The krc binary to run (default: the build's). An ordinary user may not reach the build
+  // tree (a checkout in a 0700 folder), so those tests run a copy in a folder they share.
+  std::optional<std::string> program;
 };
 
 struct ChildResult {

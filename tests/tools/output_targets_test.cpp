@@ -54,16 +54,24 @@ bool skipped_unless_root() {
   return true;
 }
 
-test::ChildResult run_as_nobody(std::vector<std::string> args) {
+// krc as the ordinary user: the copy of the binary share_with_nobody put in `dir`.
+test::ChildResult run_as_nobody(const test::TempDir& dir, std::vector<std::string> args) {
   test::ChildSpec spec(std::move(args));
   spec.user = test::kNobody;
+  spec.program = (dir / "krc").string();
   return test::run_child(spec);
 }
 
 // Opens `dir` to the ordinary user: readable, with "open" theirs to write and "locked" root's,
-// which they may only read (so permissions, which root ignores, decide).
+// which they may only read (so permissions, which root ignores, decide). The user may not
+// reach the build tree or the sources (a checkout in a 0700 folder, as mktemp -d makes), so
+// krc and parity's description are copied in.
 void share_with_nobody(const test::TempDir& dir) {
   fs::permissions(dir.path(), fs::perms(0755));
+  fs::copy_file(test::krc_binary(), dir / "krc");
+  fs::permissions(dir / "krc", fs::perms(0755));
+  fs::copy_file(zoo_file("parity"), dir / "parity.json");
+  fs::permissions(dir / "parity.json", fs::perms(0644));
   fs::create_directory(dir / "open");
   REQUIRE(chown((dir / "open").c_str(), test::kNobody, test::kNobody) == 0);
   fs::create_directory(dir / "locked");
@@ -274,43 +282,42 @@ TEST_CASE("output: as an ordinary user, what it may not write is refused and lef
   const std::string denied = (dir / "locked" / "x").string();
   for (const std::vector<std::string>& args :
        {std::vector<std::string>{"export", model, "-o", denied},
-        {"compile", zoo_file("parity"), "-o", denied},
-        {"decompose", zoo_file("parity"), "-o", denied}}) {
+        {"compile", (dir / "parity.json").string(), "-o", denied},
+        {"decompose", (dir / "parity.json").string(), "-o", denied}}) {
     CAPTURE(args[0]);
-    const auto r = run_as_nobody(args);
+    const auto r = run_as_nobody(dir, args);
     CHECK(r.status == 2);
     CHECK(contains(r.err, denied + ": cannot write here: Permission denied"));
   }
   // A file it may write, in a directory it may not: no temporary can be made beside it.
   const fs::path mine = test::write_file(dir, "locked/mine", "keep me\n");
   fs::permissions(mine, fs::perms(0666));
-  auto r = run_as_nobody({"export", model, "-o", mine.string()});
+  auto r = run_as_nobody(dir, {"export", model, "-o", mine.string()});
   CHECK(r.status == 2);
   CHECK(contains(r.err, mine.string() + ": cannot write here: Permission denied"));
   // A read-only file in a directory it may write: refused, not renamed over.
   const fs::path read_only = test::write_file(dir, "open/ro.safetensors", "keep me\n");
   REQUIRE(chown(read_only.c_str(), test::kNobody, test::kNobody) == 0);
   fs::permissions(read_only, fs::perms(0444));
-  r = run_as_nobody({"export", model, "-o", read_only.string()});
+  r = run_as_nobody(dir, {"export", model, "-o", read_only.string()});
   CHECK(r.status == 2);
   CHECK(contains(r.err, read_only.string() + ": cannot write the file: Permission denied"));
   CHECK(text_of(read_only) == "keep me\n");
   // A link in its own directory to the file in the locked one: refused, naming the link.
   fs::create_symlink(mine, dir / "open" / "link");
-  r = run_as_nobody({"export", model, "-o", (dir / "open" / "link").string()});
+  r = run_as_nobody(dir, {"export", model, "-o", (dir / "open" / "link").string()});
   CHECK(r.status == 2);
   CHECK(contains(r.err, (dir / "open" / "link").string() + ": cannot write here"));
   CHECK(fs::is_symlink(dir / "open" / "link"));
   // Its input, as for root.
-  r = run_as_nobody({"export", model, "-o", model});
+  r = run_as_nobody(dir, {"export", model, "-o", model});
   CHECK(r.status == 2);
   CHECK(contains(r.err, model + ": -o: is the input file"));
   CHECK(text_of(mine) == "keep me\n");
   CHECK(std::distance(fs::directory_iterator(dir / "locked"), fs::directory_iterator()) == 1);
   // Where it may write, it writes (the user can read the input and run krc).
-  CHECK(
-      run_as_nobody({"export", model, "-o", (dir / "open" / "new.safetensors").string()}).status ==
-      0);
+  CHECK(run_as_nobody(dir, {"export", model, "-o", (dir / "open" / "new.safetensors").string()})
+            .status == 0);
   CHECK(fs::file_size(dir / "open" / "new.safetensors") > 0);
   CHECK(temporaries(dir / "open") == 0);
 }
@@ -322,7 +329,7 @@ TEST_CASE("output: as an ordinary user, a checkpoint it may not write leaves no 
   share_with_nobody(dir);
   // A new checkpoint in a directory it may not write.
   const std::string denied = (dir / "locked" / "ck").string();
-  auto r = run_as_nobody({"export", model, "--format", "gpt2", "-o", denied});
+  auto r = run_as_nobody(dir, {"export", model, "--format", "gpt2", "-o", denied});
   CHECK(r.status == 2);
   CHECK(contains(r.err, denied + ": cannot create the directory: Permission denied"));
   CHECK(fs::is_empty(dir / "locked"));
@@ -331,15 +338,16 @@ TEST_CASE("output: as an ordinary user, a checkpoint it may not write leaves no 
   const fs::path ck = dir / "open" / "ck";
   REQUIRE(test::run_child({"export", model, "--format", "gpt2", "-o", ck.string()}).status == 0);
   const std::string config = text_of(ck / "config.json");
-  r = run_as_nobody({"export", model, "--format", "gpt2", "-o", ck.string()});
+  r = run_as_nobody(dir, {"export", model, "--format", "gpt2", "-o", ck.string()});
   CHECK(r.status == 2);
   CHECK(contains(r.err, ck.string() + ": cannot replace the directory: Permission denied"));
   CHECK(text_of(ck / "config.json") == config);
   CHECK(temporaries(dir / "open") == 0);
   // Its own earlier checkpoint is replaced.
   const fs::path own = dir / "open" / "own";
-  REQUIRE(run_as_nobody({"export", model, "--format", "gpt2", "-o", own.string()}).status == 0);
-  CHECK(run_as_nobody({"export", model, "--format", "gpt2", "-o", own.string()}).status == 0);
+  REQUIRE(run_as_nobody(dir, {"export", model, "--format", "gpt2", "-o", own.string()}).status ==
+          0);
+  CHECK(run_as_nobody(dir, {"export", model, "--format", "gpt2", "-o", own.string()}).status == 0);
   CHECK(fs::exists(own / "config.json"));
   CHECK(temporaries(dir / "open") == 0);
 }
@@ -363,7 +371,7 @@ TEST_CASE("output: as an ordinary user, a device or FIFO is written in place or 
     const fs::path node = dir / "open" / n.name;
     REQUIRE(mknod(node.c_str(), S_IFCHR | n.mode, makedev(1, n.minor)) == 0);
     REQUIRE(chmod(node.c_str(), n.mode) == 0);  // past the umask
-    const auto r = run_as_nobody({"export", model, "-o", node.string()});
+    const auto r = run_as_nobody(dir, {"export", model, "-o", node.string()});
     CHECK(r.status == n.status);
     CHECK(contains(r.err, n.status ? node.string() + n.error : ""));
     struct stat st {};
@@ -374,7 +382,7 @@ TEST_CASE("output: as an ordinary user, a device or FIFO is written in place or 
   // Root's FIFO: refused at once (no reader needed), still a FIFO.
   const fs::path fifo = dir / "open" / "pipe";
   REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
-  const auto r = run_as_nobody({"export", model, "-o", fifo.string()});
+  const auto r = run_as_nobody(dir, {"export", model, "-o", fifo.string()});
   CHECK(r.status == 2);
   CHECK(contains(r.err, fifo.string() + ": cannot write here: Permission denied"));
   CHECK(fs::is_fifo(fifo));
