@@ -75,13 +75,16 @@ Automaton read_adl_automaton(const std::string& text, const std::string& file,
   check_memory("the " + std::to_string(*states) + " states and " + std::to_string(*edges) +
                    " edges of the ADL file",
                saturating_add(saturating_mul(*states, 200), saturating_mul(*edges, 160)));
+  // The file ends before the header's count of states or edges.
+  auto file_ends = [&](const char* what, std::uint32_t announced_count, std::uint32_t read) {
+    b.fail(line_place(lines.number()), "the header (" + header + ") announces " +
+                                           std::to_string(announced_count) + " " + what +
+                                           ", the file has " + std::to_string(read));
+  };
   bool any_initial = false, any_error = false;
   std::vector<std::string> state_lines;  // where each state is declared
   for (std::uint32_t q = 0; q < *states; ++q) {
-    if (!next(4))
-      b.fail(line_place(lines.number()), "the header (" + header + ") announces " +
-                                             std::to_string(*states) + " states, the file has " +
-                                             std::to_string(q));
+    if (!next(4)) file_ends("states", *states, q);
     const std::string place = line_place(lines.number());
     const auto initial = fields.size() >= 3 ? flag(fields[1]) : std::nullopt;
     const auto accepting = fields.size() >= 3 ? flag(fields[2]) : std::nullopt;
@@ -104,10 +107,7 @@ Automaton read_adl_automaton(const std::string& text, const std::string& file,
     any_error = any_error || (*error && *accepting);
   }
   for (std::uint32_t e = 0; e < *edges; ++e) {
-    if (!next(3))
-      b.fail(line_place(lines.number()), "the header (" + header + ") announces " +
-                                             std::to_string(*edges) + " edges, the file has " +
-                                             std::to_string(e));
+    if (!next(3)) file_ends("edges", *edges, e);
     const std::string place = line_place(lines.number());
     if (fields.size() != 3)
       b.fail(place, "expected an edge 'source target symbol', found " + quoted(current));

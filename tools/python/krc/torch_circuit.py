@@ -178,6 +178,114 @@ def tested_words(letters: Sequence[str], max_len: int, max_exhaustive_words: int
                    "random_words": random, "random_length": random_length, "seed": seed}
 
 
+def batches(items: Sequence[Any], size: int):
+    """`items` in consecutive slices of at most `size`."""
+    for start in range(0, len(items), size):
+        yield items[start:start + size]
+
+
+def claimed_witnesses(entries: List[Dict[str, Any]], units: Sequence[Unit],
+                      max_len: int) -> Dict[int, Dict[str, Any]]:
+    """Every necessary unit's witness from the file, checked to be a word of at most max_len
+    letters with a position in it."""
+    claimed: Dict[int, Dict[str, Any]] = {}
+    for i, entry in enumerate(entries):
+        if entry.get("necessary") and isinstance(entry.get("witness"), dict):
+            w = entry["witness"]
+            word, t = w.get("word"), w.get("position")
+            if not (isinstance(word, list) and all(isinstance(a, str) for a in word) and
+                    isinstance(t, int) and not isinstance(t, bool) and
+                    0 <= t <= len(word) <= max_len):
+                raise InputError("circuit: unit %s: its witness is not a word of at most "
+                                 "max_len %d letters with a position in it"
+                                 % (units[i][4], max_len), "circuit", units[i][4],
+                                 "malformed witness")
+            claimed[i] = w
+    return claimed
+
+
+def shown(state: Optional[str]) -> str:
+    return state if state is not None else "a tie"
+
+
+class TorchCircuitCheck:
+    """The three parts of the check on one model and circuit: the circuit alone on every word,
+    the file's witnesses confirmed, and a search for the other units' witnesses."""
+
+    def __init__(self, model: Any, automaton: Any, units: Sequence[Unit], batch: int):
+        self.model, self.automaton, self.units, self.batch = model, automaton, units, batch
+        self.ablation = CircuitAblation(model, units)
+        self.cache: Dict[Tuple[str, ...], List[str]] = {}
+
+    def expected(self, word):
+        key = tuple(word)
+        if key not in self.cache:
+            self.cache[key] = list(self.automaton.run(list(word)))
+        return self.cache[key]
+
+    def run(self, rows, keep):
+        """answers() of words `rows` with keep [units, len(rows)]."""
+        return answers(self.ablation.run(self.model.tokens(rows), keep), self.model.states)
+
+    def circuit_alone(self, words) -> Dict[str, Any]:
+        """Every position of every word with nothing ablated but what the circuit leaves out."""
+        positions = wrong = 0
+        first_wrong = None
+        ones = torch.ones(len(self.units), 1)
+        for rows in batches(words, self.batch):
+            for word, got in zip(rows, self.run(rows, ones.expand(-1, len(rows)))):
+                for t, state in enumerate(self.expected(word)):
+                    positions += 1
+                    if got[t] != state:
+                        wrong += 1
+                        if first_wrong is None:
+                            first_wrong = {"word": word, "position": t, "expected": state,
+                                           "got": shown(got[t])}
+        only = {"positions": positions, "wrong": wrong}
+        if first_wrong is not None:
+            only["first_wrong"] = first_wrong
+        return only
+
+    def confirm(self, claimed: Dict[int, Dict[str, Any]], witness: Dict[int, Dict[str, Any]]):
+        """The file's witnesses, one row each with its unit ablated: the file's expected state
+        must be the automaton's, and the answer must change. Returns (failed, same)."""
+        failed, same = [], 0
+        for chunk in batches(list(claimed.items()), self.batch):
+            keep = torch.ones(len(self.units), len(chunk))
+            for row, (u, _) in enumerate(chunk):
+                keep[u, row] = 0
+            got = self.run([list(w["word"]) for _, w in chunk], keep)
+            for row, (u, w) in enumerate(chunk):
+                t = int(w["position"])
+                want = self.expected(w["word"])[t]
+                if got[row][t] != want and w.get("expected") == want:
+                    ablated = shown(got[row][t])
+                    witness[u] = {"word": list(w["word"]), "position": t, "expected": want,
+                                  "ablated": ablated}
+                    same += ablated == w.get("ablated")
+                else:
+                    failed.append(self.units[u][4])
+        return failed, same
+
+    def search(self, words, witness: Dict[int, Dict[str, Any]]):
+        """Every unit without a witness: its own search over `words`, in batches."""
+        for u in range(len(self.units)):
+            if u in witness:
+                continue
+            for rows in batches(words, self.batch):
+                keep = torch.ones(len(self.units), len(rows))
+                keep[u] = 0
+                got = self.run(rows, keep)
+                hit = next(((word, t, g[t]) for word, g in zip(rows, got)
+                            for t, state in enumerate(self.expected(word)) if g[t] != state),
+                           None)
+                if hit:
+                    witness[u] = {"word": hit[0], "position": hit[1],
+                                  "expected": self.expected(hit[0])[hit[1]],
+                                  "ablated": shown(hit[2])}
+                    break
+
+
 def check_circuit_torch(model: Any, automaton: Any, circuit: Dict[str, Any], dtype: str,
                         words: List[List[str]], words_json: Dict[str, Any],
                         max_batch_bytes: int = 1 << 28) -> Dict[str, Any]:
@@ -188,100 +296,18 @@ def check_circuit_torch(model: Any, automaton: Any, circuit: Dict[str, Any], dty
     (every writer's output, [B, max_len + 1, d] each) stay under max_batch_bytes."""
     model = model.to(DTYPES[dtype])
     units, entries = circuit_units(circuit)
-    ablation = CircuitAblation(model, units)
     writers = 1 + sum((b.attn.W_Q.shape[0] if b.attn is not None else 0) +
                       (b.mlp is not None) for b in model.blocks)
     row_bytes = (writers + 4) * (model.max_len + 1) * model.embed.W_E.shape[1] * \
         model.embed.W_E.element_size()
-    batch = max(1, min(256, max_batch_bytes // row_bytes))
-    states = model.states
-    cache: Dict[Tuple[str, ...], List[str]] = {}
-
-    def expected(word):
-        key = tuple(word)
-        if key not in cache:
-            cache[key] = list(automaton.run(list(word)))
-        return cache[key]
-
-    def run(rows, keep):
-        """answers() of words `rows` with keep [units, len(rows)]."""
-        return answers(ablation.run(model.tokens(rows), keep), states)
-
-    # Every unit's witness from the file (necessary units of a checked circuit).
-    claimed: Dict[int, Dict[str, Any]] = {}
-    for i, entry in enumerate(entries):
-        if entry.get("necessary") and isinstance(entry.get("witness"), dict):
-            w = entry["witness"]
-            word, t = w.get("word"), w.get("position")
-            if not (isinstance(word, list) and all(isinstance(a, str) for a in word) and
-                    isinstance(t, int) and not isinstance(t, bool) and
-                    0 <= t <= len(word) <= model.max_len):
-                raise InputError("circuit: unit %s: its witness is not a word of at most "
-                                 "max_len %d letters with a position in it"
-                                 % (units[i][4], model.max_len), "circuit", units[i][4],
-                                 "malformed witness")
-            claimed[i] = w
+    check = TorchCircuitCheck(model, automaton, units,
+                              max(1, min(256, max_batch_bytes // row_bytes)))
+    claimed = claimed_witnesses(entries, units, model.max_len)
     witness_words = [list(w["word"]) for w in claimed.values()]
-
-    # The circuit alone: every position of every tested word and every witness word.
-    all_words = words + witness_words
-    positions = wrong = 0
-    first_wrong = None
-    ones = torch.ones(len(units), 1)
-    for start in range(0, len(all_words), batch):
-        rows = all_words[start:start + batch]
-        for word, got in zip(rows, run(rows, ones.expand(-1, len(rows)))):
-            want = expected(word)
-            for t, state in enumerate(want):
-                positions += 1
-                if got[t] != state:
-                    wrong += 1
-                    if first_wrong is None:
-                        first_wrong = {"word": word, "position": t, "expected": state,
-                                       "got": got[t] if got[t] is not None else "a tie"}
-
-    # The file's witnesses, one row each with its unit ablated.
+    only = check.circuit_alone(words + witness_words)
     witness: Dict[int, Dict[str, Any]] = {}
-    failed, same = [], 0
-    items = list(claimed.items())
-    for start in range(0, len(items), batch):
-        chunk = items[start:start + batch]
-        keep = torch.ones(len(units), len(chunk))
-        for row, (u, _) in enumerate(chunk):
-            keep[u, row] = 0
-        got = run([list(w["word"]) for _, w in chunk], keep)
-        for row, (u, w) in enumerate(chunk):
-            t = int(w["position"])
-            want = expected(w["word"])[t]
-            # The file's expected state must be the automaton's, and the answer must change.
-            if got[row][t] != want and w.get("expected") == want:
-                ablated = got[row][t] if got[row][t] is not None else "a tie"
-                witness[u] = {"word": list(w["word"]), "position": t, "expected": want,
-                              "ablated": ablated}
-                same += ablated == w.get("ablated")
-            else:
-                failed.append(units[u][4])
-
-    # Every other unit: its own search over the tested words, word by word in batches.
-    for u in range(len(units)):
-        if u in witness:
-            continue
-        for start in range(0, len(words), batch):
-            rows = words[start:start + batch]
-            keep = torch.ones(len(units), len(rows))
-            keep[u] = 0
-            got = run(rows, keep)
-            hit = next(((word, t, g[t]) for word, g in zip(rows, got)
-                        for t, state in enumerate(expected(word)) if g[t] != state), None)
-            if hit:
-                witness[u] = {"word": hit[0], "position": hit[1],
-                              "expected": expected(hit[0])[hit[1]],
-                              "ablated": hit[2] if hit[2] is not None else "a tie"}
-                break
-
-    only = {"positions": positions, "wrong": wrong}
-    if first_wrong is not None:
-        only["first_wrong"] = first_wrong
+    failed, same = check.confirm(claimed, witness)
+    check.search(words, witness)
     return {"framework": "torch", "arithmetic": dtype, "ablation": "zero",
             "attention": model.attention,
             "words": dict(words_json, witness_words=len(witness_words)),
