@@ -77,10 +77,15 @@ sanitized_python() {
 }
 
 # The lane needs krc and the test programs it labels (not the PyTorch and heavy ones).
+# free_disk STAGE: the free space before a stage, so that a run that dies of a full disk says so.
+free_disk() { echo "test.sh: $(df -h --output=avail . | tail -1 | tr -d ' ') free on disk before $1"; }
+
 lane_targets="krc test_automata test_frontend test_runtime test_tools test_decompose test_backend"
 case "${1:-}" in
   "")
+    free_disk "the Release suite"
     release
+    free_disk "the sanitized lane"
     KRC_BUILD_TARGETS=$lane_targets sanitized -L sanitize
     ;;
   --release) release ;;
