@@ -322,3 +322,38 @@ TEST_CASE("phase budget: a dense export stops at the budget" * doctest::skip(tes
   CHECK(r.peak_bytes < budget);
   CHECK_FALSE(fs::exists(out));
 }
+
+// A scan network is written only if krc could read it back under the same budget, and reading
+// needs several times the bytes of the program that builds it. That need is bounded from below
+// before building: the 1,000-state AALpy model in bf16 built for 5 minutes under --max-memory 15G
+// before writing refused it. Here a 300-state cycle with a swap and a merge (minimal, and its
+// monoid the full transformation monoid, so no element form), binary coordinates in bf16: its
+// program (about 650 MB) fits 2 GiB, reading its network back (at least 4 GB) does not, and the
+// refusal comes before any unit is built.
+TEST_CASE("phase budget: a scan network too large to read back is refused before building" *
+          doctest::skip(test::kSanitized)) {
+  test::TempDir dir;
+  constexpr int kStates = 300;
+  std::string states, cycle, swap = "1,0", merge = "1,1";
+  for (int q = 0; q < kStates; ++q) {
+    states += (q ? ",\"" : "\"") + std::to_string(q) + "\"";
+    cycle += (q ? "," : "") + std::to_string((q + 1) % kStates);
+    if (q >= 2) swap += "," + std::to_string(q), merge += "," + std::to_string(q);
+  }
+  const std::string cycle_file = test::write_file(
+      dir, "cycle.json",
+      "{\"states\": [" + states + "], \"alphabet\": [\"c\", \"s\", \"m\"], \"initial\": 0, " +
+          "\"accepting\": [0], \"transitions\": {\"c\": [" + cycle + "], \"s\": [" + swap +
+          "], \"m\": [" + merge + "]}}");
+  const std::string out = (dir / "out.safetensors").string();
+  const std::uint64_t budget = std::uint64_t{2} << 30;
+  const auto r = test::run_child(
+      test::ChildSpec({"compile", cycle_file, "--strategy", "scan", "--precision", "bf16",
+                       "--max-len", "64", "-o", out, "--max-memory", std::to_string(budget)}));
+  CAPTURE(r.err);
+  CHECK(r.status == 2);
+  CHECK(contains(r.err, "krc: error: scan: the parallel prefix over 300 states (binary"));
+  CHECK(contains(r.err, "read back as krc reads every file it writes"));
+  CHECK(r.peak_bytes < (std::uint64_t{200} << 20));  // nothing of the 650 MB program was built
+  CHECK_FALSE(fs::exists(out));
+}

@@ -8,6 +8,7 @@
 #include "krc/automata/integer_math.hpp"
 #include "krc/automata/memory_budget.hpp"
 #include "krc/automata/transformation_semigroup.hpp"
+#include "krc/runtime/network_memory.hpp"
 #include "primitives/attention_heads.hpp"
 #include "primitives/integer_compose.hpp"
 
@@ -104,10 +105,32 @@ void check_scan_memory(const PrefixScanSpec& spec, const ScanPlan& plan) {
                                      : 3;
   const std::uint64_t entries =
       static_cast<std::uint64_t>(plan.units) * static_cast<std::uint64_t>(plan.steps) * per_unit;
-  check_memory(spec.name + ": the parallel prefix over " + std::to_string(plan.set_size) +
-                   " states (" + to_string(plan.form) + ", " + std::to_string(plan.units) +
-                   " hidden units a step, " + std::to_string(plan.steps) + " steps)",
-               entries * sizeof(Entry));
+  const std::string what = spec.name + ": the parallel prefix over " +
+                           std::to_string(plan.set_size) + " states (" + to_string(plan.form) +
+                           ", " + std::to_string(plan.units) + " hidden units a step, " +
+                           std::to_string(plan.steps) + " steps)";
+  check_memory(what, entries * sizeof(Entry));
+  // Writing refuses a network the loader could not read back under the budget
+  // (weights_file.cpp, check_readable), and reading holds the network and the forward pass's
+  // prepared copies: some 76 bytes an MLP weight against the program's 12. A lower bound of that
+  // is checked here, before building, so that a network too large to write is refused at once:
+  // the 1,000-state AALpy model in bf16 built for 5 minutes under --max-memory 15G (the program
+  // alone, 13.4 GiB, fit) before it stopped. The bound counts the full steps but the last (the
+  // binary and state-map forms' steps all have plan.units units; the element and integer
+  // forms' only the widest is known: one step), one output per unit, no heads, no residual.
+  const bool uniform =
+      plan.form == ScanForm::BinaryCoordinates || plan.form == ScanForm::StateMapOneHot;
+  NetworkShape shape;
+  for (int step = 0; step < (uniform ? plan.steps - 1 : std::min(plan.steps, 1)); ++step) {
+    LayerSize layer;
+    layer.mlp_hidden = plan.units;
+    layer.mlp_in_nonzeros = static_cast<std::uint64_t>(plan.units) * (per_unit - 1);
+    layer.mlp_out_nonzeros = static_cast<std::uint64_t>(plan.units);
+    shape.layers.push_back(std::move(layer));
+  }
+  check_memory(what + ", read back as krc reads every file it writes (the network and the " +
+                   "forward pass's copies),",
+               saturating_add(network_bytes(shape), prepared_bytes(shape)));
 }
 }  // namespace
 
