@@ -221,14 +221,14 @@ def make_methods(krc, found, path, network, state_index, folder):
             continue
         try:
             methods.append(torch_method(name, torch, path, sparse))
-        except (ValueError, MemoryError, RuntimeError, krc.KrcError) as e:  # the dense budget
+        except Exception as e:  # the dense budget, memory, anything the framework raises
             skipped[name] = skip_reason(e)
     if isinstance(ort, str):
         skipped["onnxruntime"] = ort
     else:
         try:
             methods.append(onnx_method(ort, path, folder, network.vocabulary))
-        except (ValueError, MemoryError, RuntimeError, krc.KrcError) as e:  # 2 GiB, budget
+        except Exception as e:  # ONNX's 2 GiB, the dense budget, onnxruntime's own errors
             skipped["onnxruntime"] = skip_reason(e)
     return methods, skipped
 
@@ -277,9 +277,17 @@ def bench_file(krc, found, path, network, options):
                 for w in words]
     with tempfile.TemporaryDirectory(prefix="krc-bench-frameworks-") as folder:
         methods, skipped = make_methods(krc, found, path, network, state_index, folder)
+    ready = []
     for m in methods:  # untimed: krc prepares its pass, the others their first allocations
-        m.prepare(words)
-        call(m, 0, expected)
+        try:
+            m.prepare(words)
+            call(m, 0, expected)
+            ready.append(m)
+        except Exception as e:  # a framework that fails to run it is skipped, krc is an error
+            if m.name == "krc":
+                raise
+            skipped[m.name] = "failed on the first word: " + skip_reason(e)
+    methods = ready
     for r in range(options["repetitions"]):
         order = methods[r % len(methods):] + methods[:r % len(methods)]
         for i in range(len(words)):
@@ -410,6 +418,11 @@ def main(argv):
             report["networks"].append(bench_file(krc, found, path, network, options))
         except (Usage, krc.KrcError, OSError) as e:
             sys.stderr.write("krc: error: bench frameworks: %s\n" % e)
+            return 2
+        except Exception as e:  # exit 1 means a wrong answer: a crash is not one
+            import traceback
+            traceback.print_exc()
+            sys.stderr.write("krc: error: bench frameworks: %s: %s\n" % (path, skip_reason(e)))
             return 2
         if not options["json"]:
             sys.stdout.flush()
