@@ -35,6 +35,33 @@ def parity(tmp_path_factory):
     return compile_zoo(tmp_path_factory.mktemp("bench"), "parity", "kr", 16)
 
 
+def multiply_adds_from_the_file(path, length):
+    """The useful multiply-adds per word (tools/README.md "Frameworks side by side"), counted
+    from the file's tensors as the official safetensors reader gives them: a sparse matrix X is
+    X.indices and X.values (runtime/README.md), the heads' q, k, v [H, d, e] and o [H, e, d]."""
+    import numpy as np
+    from safetensors import safe_open
+
+    with safe_open(path, "np") as f:
+        t = {name: f.get_tensor(name) for name in f.keys()}
+    nonzero = {name: int(np.count_nonzero(t[name + ".values"] if name + ".values" in t
+                                          else t[name]))
+               for name in {n[: -len(".values")] if n.endswith(".values") else n for n in t}
+               if not name.endswith(".indices")}
+    per_position = nonzero["unembed"] + sum(
+        n for name, n in nonzero.items()
+        if name.split(".")[-1] in ("q", "k", "v", "o") or name.endswith("weight"))
+    per_key = 0
+    for name in t:
+        if name.endswith("attn.q"):
+            q, k, v, o = (t[name[:-1] + x] for x in "qkvo")
+            for h in range(q.shape[0]):
+                per_key += int(np.sum(q[h].any(axis=0) & k[h].any(axis=0)))
+                per_key += int(np.sum(v[h].any(axis=0) & o[h].any(axis=1)))
+    positions = length + 1
+    return per_position * positions + per_key * positions * (positions + 1) // 2
+
+
 def test_every_method_right_and_timed(parity):
     pytest.importorskip("torch")
     pytest.importorskip("onnxruntime")
@@ -50,7 +77,9 @@ def test_every_method_right_and_timed(parity):
         assert m["seconds_per_word"] > 0 and m["wall_seconds_per_word"] > 0, m
         assert m["ratio_to_krc"] > 0 and m["samples"] == 2 * 2, m  # words x rounds
     assert network["methods"][0]["ratio_to_krc"] == 1
-    assert network["useful_multiply_adds_per_word"] > 0 and network["krc_useful_gflops"] > 0
+    assert network["useful_multiply_adds_per_word"] == multiply_adds_from_the_file(parity, 12)
+    assert network["krc_useful_gflops"] == pytest.approx(
+        2e-9 * network["useful_multiply_adds_per_word"] / network["methods"][0]["seconds_per_word"])
 
 
 def test_a_corrupted_network_is_reported_wrong_and_untimed(parity, tmp_path):
