@@ -154,57 +154,65 @@ def useful_multiply_adds(network, length):
 
 
 class Method:
-    """One framework on one network: prepare(words) outside the clock, then run(i) times word
-    i and returns the state ids at every position."""
+    """One framework on one network: prepare(words) turns the words into its input outside the
+    clock, run(i) is the timed call on word i and gives the state ids at every position. The
+    times and the first wrong place gather here."""
 
     def __init__(self, name):
         self.name, self.cpu, self.wall, self.first_wrong = name, [], [], None
 
 
-def krc_method(network, state_index):
-    m = Method("krc")
-    m.prepare = lambda words: setattr(m, "words", words)
+class KrcMethod(Method):
+    def __init__(self, network, state_index):
+        super().__init__("krc")
+        self.network, self.state_index = network, state_index
 
-    def run(i):
-        return [state_index[s] for s in network.run(m.words[i]).states]
-    m.run = run
-    return m
+    def prepare(self, words):
+        self.words = words
 
-
-def torch_method(name, torch, path, sparse):
-    from krc.torch_module import load_torch
-
-    model = load_torch(path, sparse=sparse)
-    m = Method(name)
-    m.prepare = lambda words: setattr(m, "tokens", [model.tokens([w]) for w in words])
-
-    def run(i):
-        with torch.inference_mode():
-            return model(m.tokens[i])[0].argmax(dim=1)
-    m.run = run
-    return m
+    def run(self, i):
+        return [self.state_index[s] for s in self.network.run(self.words[i]).states]
 
 
-def onnx_method(ort, path, folder, vocabulary):
-    import numpy as np
-    from krc.onnx_export import to_onnx
+class TorchMethod(Method):
+    def __init__(self, name, torch, path, sparse):
+        from krc.torch_module import load_torch
 
-    onnx_path = os.path.join(folder, os.path.basename(path) + ".onnx")
-    to_onnx(path, onnx_path)
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = options.inter_op_num_threads = 1
-    options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-    session = ort.InferenceSession(onnx_path, options, providers=["CPUExecutionProvider"])
-    os.remove(onnx_path)  # the session holds the model
-    ids = {a: i for i, a in enumerate(vocabulary)}  # <bos> is 0
-    m = Method("onnxruntime")
-    m.prepare = lambda words: setattr(
-        m, "tokens", [np.array([[0] + [ids[a] for a in w]], np.int64) for w in words])
+        super().__init__(name)
+        self.torch, self.model = torch, load_torch(path, sparse=sparse)
 
-    def run(i):
-        return np.argmax(session.run(["logits"], {"tokens": m.tokens[i]})[0][0], axis=1)
-    m.run = run
-    return m
+    def prepare(self, words):
+        self.tokens = [self.model.tokens([w]) for w in words]
+
+    def run(self, i):
+        with self.torch.inference_mode():
+            return self.model(self.tokens[i])[0].argmax(dim=1)
+
+
+class OnnxMethod(Method):
+    def __init__(self, ort, path, folder, vocabulary):
+        from krc.onnx_export import to_onnx
+
+        super().__init__("onnxruntime")
+        onnx_path = os.path.join(folder, os.path.basename(path) + ".onnx")
+        to_onnx(path, onnx_path)
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = options.inter_op_num_threads = 1
+        options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        self.session = ort.InferenceSession(onnx_path, options,
+                                            providers=["CPUExecutionProvider"])
+        os.remove(onnx_path)  # the session holds the model
+        self.ids = {a: i for i, a in enumerate(vocabulary)}  # <bos> is 0
+
+    def prepare(self, words):
+        import numpy as np
+
+        self.tokens = [np.array([[0] + [self.ids[a] for a in w]], np.int64) for w in words]
+
+    def run(self, i):
+        import numpy as np
+
+        return np.argmax(self.session.run(["logits"], {"tokens": self.tokens[i]})[0][0], axis=1)
 
 
 def skip_reason(error):
@@ -213,21 +221,21 @@ def skip_reason(error):
 
 def make_methods(krc, found, path, network, state_index, folder):
     """The methods that can run this network, and {name: reason} for those that cannot."""
-    methods, skipped = [krc_method(network, state_index)], {}
+    methods, skipped = [KrcMethod(network, state_index)], {}
     torch, ort = found["torch"], found["onnxruntime"]
     for name, sparse in (("torch", False), ("torch-sparse", True)):
         if isinstance(torch, str):
             skipped[name] = torch
             continue
         try:
-            methods.append(torch_method(name, torch, path, sparse))
+            methods.append(TorchMethod(name, torch, path, sparse))
         except Exception as e:  # the dense budget, memory, anything the framework raises
             skipped[name] = skip_reason(e)
     if isinstance(ort, str):
         skipped["onnxruntime"] = ort
     else:
         try:
-            methods.append(onnx_method(ort, path, folder, network.vocabulary))
+            methods.append(OnnxMethod(ort, path, folder, network.vocabulary))
         except Exception as e:  # ONNX's 2 GiB, the dense budget, onnxruntime's own errors
             skipped["onnxruntime"] = skip_reason(e)
     return methods, skipped
@@ -257,9 +265,8 @@ def call(method, i, expected):
     return cpu, wall
 
 
-def bench_file(krc, found, path, network, options):
-    import numpy as np
-
+def draw_words(network, path, options):
+    """The length and the random words, the same for every method."""
     length = options["length"] if options["length"] is not None else min(256, network.max_len)
     if length > network.max_len:
         raise Usage("%s: --length %d is longer than the network's max_len %d"
@@ -268,36 +275,41 @@ def bench_file(krc, found, path, network, options):
         raise Usage("%s: the automaton has no letters, so there are no random words to time"
                     % path)
     rng = random.Random(options["seed"])
-    words = [[rng.choice(network.letters) for _ in range(length)]
-             for _ in range(options["words"])]
-    state_index = {s: i for i, s in enumerate(network.states)}
-    # The oracle: the file's automaton run letter by letter (a state the network cannot name
-    # is -1, which no method's answer equals).
-    expected = [np.array([state_index.get(s, -1) for s in network.automaton.run(w)])
-                for w in words]
-    with tempfile.TemporaryDirectory(prefix="krc-bench-frameworks-") as folder:
-        methods, skipped = make_methods(krc, found, path, network, state_index, folder)
+    return length, [[rng.choice(network.letters) for _ in range(length)]
+                    for _ in range(options["words"])]
+
+
+def warm_up(methods, words, expected, skipped):
+    """One untimed call each (krc prepares its pass, the others make their first allocations);
+    the methods that ran it. A framework that fails is skipped with the reason; krc raises."""
     ready = []
-    for m in methods:  # untimed: krc prepares its pass, the others their first allocations
+    for m in methods:
         try:
             m.prepare(words)
             call(m, 0, expected)
             ready.append(m)
-        except Exception as e:  # a framework that fails to run it is skipped, krc is an error
+        except Exception as e:
             if m.name == "krc":
                 raise
             skipped[m.name] = "failed on the first word: " + skip_reason(e)
-    methods = ready
-    for r in range(options["repetitions"]):
+    return ready
+
+
+def run_rounds(methods, words, expected, repetitions):
+    """Round r runs every word through every method, the methods' order rotated by r."""
+    for r in range(repetitions):
         order = methods[r % len(methods):] + methods[:r % len(methods)]
         for i in range(len(words)):
             for m in order:
                 cpu, wall = call(m, i, expected)
                 m.cpu.append(cpu)
                 m.wall.append(wall)
-    multiply_adds = useful_multiply_adds(network, length)
-    krc_right = methods[0].first_wrong is None
-    krc_cpu = statistics.median(methods[0].cpu) if krc_right else None
+
+
+def method_rows(methods, skipped):
+    """One row per name in METHODS: medians and the ratio to krc for a right method, none for
+    a wrong or skipped one."""
+    krc_cpu = statistics.median(methods[0].cpu) if methods[0].first_wrong is None else None
     rows = []
     for name in METHODS:
         m = next((m for m in methods if m.name == name), None)
@@ -313,13 +325,32 @@ def bench_file(krc, found, path, network, options):
                      "wall_seconds_per_word": statistics.median(m.wall) if right else None,
                      "ratio_to_krc": cpu / krc_cpu if right and krc_cpu else None,
                      "samples": len(m.cpu)})
+    return rows
+
+
+def bench_file(krc, found, path, network, options):
+    import numpy as np
+
+    length, words = draw_words(network, path, options)
+    state_index = {s: i for i, s in enumerate(network.states)}
+    # The oracle: the file's automaton run letter by letter (a state the network cannot name
+    # is -1, which no method's answer equals).
+    expected = [np.array([state_index.get(s, -1) for s in network.automaton.run(w)])
+                for w in words]
+    with tempfile.TemporaryDirectory(prefix="krc-bench-frameworks-") as folder:
+        methods, skipped = make_methods(krc, found, path, network, state_index, folder)
+    methods = warm_up(methods, words, expected, skipped)
+    run_rounds(methods, words, expected, options["repetitions"])
+    rows = method_rows(methods, skipped)
+    multiply_adds = useful_multiply_adds(network, length)
+    krc_cpu = rows[0]["seconds_per_word"]
     size = network.size
-    gflops = 2.0 * multiply_adds / krc_cpu / 1e9 if krc_cpu else None
     return {"file": path, "automaton": network.automaton.name, "strategy": network.strategy,
             "attention": network.attention, "layers": size.layers, "d_model": size.d_model,
             "nonzeros": size.nonzeros, "words": len(words), "length": length,
             "repetitions": options["repetitions"], "seed": options["seed"],
-            "useful_multiply_adds_per_word": multiply_adds, "krc_useful_gflops": gflops,
+            "useful_multiply_adds_per_word": multiply_adds,
+            "krc_useful_gflops": 2.0 * multiply_adds / krc_cpu / 1e9 if krc_cpu else None,
             "methods": rows}
 
 
