@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""What `krc bench frameworks` runs (tools/README.md "Speed"): krc's runtime, PyTorch (dense, and
-with every layer matrix sparse) and onnxruntime (the package's ONNX export) on the same words in
-this one process, interleaved, at one thread each, checked against the automaton.
+"""What `krc bench frameworks` runs (tools/README.md, "Frameworks side by side"): krc's runtime,
+PyTorch (dense, and with every layer matrix sparse) and onnxruntime (the package's ONNX export)
+on the same words in this one process, interleaved, at one thread each, checked against the
+automaton.
 
 Usage: bench_frameworks.py [--core-dir DIR] [--words K] [--length N] [--repetitions R]
                            [--seed S] [--json] FILE...
@@ -393,6 +394,9 @@ def parse(argv):
     files, i = [], 0
     while i < len(argv):
         a = argv[i]
+        if a in ("-h", "--help"):
+            print(__doc__)
+            sys.exit(0)
         if a == "--json":
             options["json"] = True
             i += 1
