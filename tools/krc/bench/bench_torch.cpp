@@ -19,6 +19,7 @@
 #include <random>
 #include <sstream>
 
+#include "bench_python.hpp"
 #include "bench_suite.hpp"
 #include "krc/automata/automaton.hpp"
 #include "krc/automata/input_error.hpp"
@@ -39,40 +40,6 @@ struct TorchBenchArguments {
   std::string script, python;  // python: empty means find_python's choice
   bool sparse_mlp = false, json = false;
 };
-
-// tools/krc_torch.py: the option, else next to the working directory or the binary.
-fs::path find_script(const std::string& option) {
-  if (!option.empty()) return option;
-  std::error_code ec;
-  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  std::vector<fs::path> candidates{"tools/krc_torch.py"};
-  if (!ec) {
-    candidates.push_back(exe.parent_path() / ".." / "tools" / "krc_torch.py");
-    candidates.push_back(exe.parent_path() / ".." / ".." / "tools" / "krc_torch.py");
-  }
-  for (const auto& c : candidates)
-    if (fs::exists(c)) return c;
-  throw InputError("--script", "", "tools/krc_torch.py not found; give its path with --script");
-}
-
-// The Python with torch: the option, else the venv tools/setup.sh makes ($KRC_VENV, default
-// .venv in the repository root beside the script's tools/), else python3 on the PATH.
-std::string find_python(const std::string& option, const fs::path& script) {
-  if (!option.empty()) return option;
-  const char* env = std::getenv("KRC_VENV");
-  const fs::path root =
-      (env != nullptr && *env != '\0') ? fs::path(env) : script.parent_path() / ".." / ".venv";
-  const fs::path venv = root / "bin" / "python";
-  std::error_code ec;
-  if (fs::exists(venv, ec)) return venv.string();
-  return "python3";
-}
-
-std::string quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += (c == '\'') ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
 
 struct Timing {
   double seconds = 0, cpu_seconds = 0;
@@ -117,10 +84,10 @@ Timing time_torch(const TorchBenchArguments& a, const fs::path& script, const st
     }
   }
   std::string command =
-      quote(a.python) + " " + quote(script.string()) + " " + quote(file) + " --bench --threads " +
-      std::to_string(a.threads) + (a.sparse_mlp ? " --sparse-mlp" : "") + " <" +
-      quote((dir / "words.txt").string()) + " >" + quote((dir / "out.json").string()) + " 2>" +
-      quote((dir / "err.txt").string());
+      shell_quote(a.python) + " " + shell_quote(script.string()) + " " + shell_quote(file) +
+      " --bench --threads " + std::to_string(a.threads) + (a.sparse_mlp ? " --sparse-mlp" : "") +
+      " <" + shell_quote((dir / "words.txt").string()) + " >" +
+      shell_quote((dir / "out.json").string()) + " 2>" + shell_quote((dir / "err.txt").string());
   const int raw = std::system(command.c_str());
   std::ifstream out(dir / "out.json"), err(dir / "err.txt");
   std::stringstream out_text, err_text;
@@ -208,9 +175,10 @@ void print_row(const json& r) {
 }
 
 int run_torch_bench(TorchBenchArguments a) {
-  const fs::path script = find_script(a.script);
+  const fs::path script = find_tool_script(a.script, "krc_torch.py");
   a.python = find_python(a.python, script);
-  if (std::system((quote(a.python) + " -c 'import torch, safetensors' >/dev/null 2>&1").c_str()) !=
+  if (std::system(
+          (shell_quote(a.python) + " -c 'import torch, safetensors' >/dev/null 2>&1").c_str()) !=
       0) {
     std::cerr << "krc: error: bench torch: " << a.python
               << " cannot import torch and safetensors (run tools/setup.sh to make .venv, or "

@@ -1,0 +1,54 @@
+#include "bench_python.hpp"
+
+#include <cstdlib>
+#include <vector>
+
+#include "krc/automata/input_error.hpp"
+
+namespace krc::cli {
+
+namespace fs = std::filesystem;
+
+fs::path find_tool_script(const std::string& option, const std::string& name) {
+  if (!option.empty()) return option;
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  std::vector<fs::path> candidates{fs::path("tools") / name};
+  if (!ec) {
+    candidates.push_back(exe.parent_path() / ".." / "tools" / name);
+    candidates.push_back(exe.parent_path() / ".." / ".." / "tools" / name);
+  }
+  for (const auto& c : candidates)
+    if (fs::exists(c, ec)) return c;
+  throw InputError("--script", "", "tools/" + name + " not found; give its path with --script");
+}
+
+std::string find_python(const std::string& option, const fs::path& script) {
+  if (!option.empty()) return option;
+  const char* env = std::getenv("KRC_VENV");
+  const fs::path root =
+      (env != nullptr && *env != '\0') ? fs::path(env) : script.parent_path() / ".." / ".venv";
+  const fs::path venv = root / "bin" / "python";
+  std::error_code ec;
+  if (fs::exists(venv, ec)) return venv.string();
+  return "python3";
+}
+
+fs::path core_dir_beside_binary() {
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) return {};
+  const fs::path dir = exe.parent_path() / "python" / "krc";
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+    if (it->path().filename().string().rfind("_core", 0) == 0 && it->path().extension() == ".so")
+      return dir;
+  return {};
+}
+
+std::string shell_quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += (c == '\'') ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+}  // namespace krc::cli
