@@ -105,10 +105,53 @@ def least_key(values, keys_by_kind):
 
 
 INTEGER_ROLES = {"counter sum", "counter window sum", "counter block sum", "walk sum", "latest visit"}
-STATIC_ROLES = {"constant", "position", "position code", "log remaining", "bos"}
+STATIC_ROLES = {"constant", "position", "position code", "log remaining", "bos", "block code",
+                "block start", "log remaining in block", "log remaining blocks"}
 
 
-def structure(t, config, subspaces):
+def comb_magnitude(t, i, rows, groups, forms, one, max_work):
+    """For a block whose units read one integer form (a comb, gated or not): over every
+    integer value z of the form's range and every combination of the finite groups' values
+    (one-hots and 0; 1-wide groups 0..1), the largest sum of |output terms| any output of the
+    block adds (log2), in exact arithmetic: a sum of float32 terms on the grid 2^g is exact in
+    every order while it stays at most 2^24 * 2^g (the comb's terms are multiples of 1/2, so
+    2^23). None when the enumeration would pass max_work unit evaluations."""
+    W, b = t["layers.%d.mlp.in.weight" % i], t["layers.%d.mlp.in.bias" % i]
+    O = t["layers.%d.mlp.out.weight" % i]
+    rows = list(rows)
+    (coef, breakpoints), = forms.items()
+    lo, hi = int(np.floor(min(breakpoints))), int(np.ceil(max(breakpoints)))
+    choices = []
+    for g in groups.values():
+        if g["role"]["kind"] in INTEGER_ROLES or g["role"]["kind"] in STATIC_ROLES:
+            continue
+        options = []
+        for j in range(g["width"]):
+            v = {g["first"] + j: 1.0}
+            options.append(v)
+        options.append({})
+        choices.append(options)
+    combos = list(itertools.product(*choices)) if choices else [()]
+    zs = np.arange(max(lo, 0), hi + 1)
+    if len(combos) * len(zs) * len(rows) > max_work:
+        return None
+    Wb, bb, Ob = W[rows], b[rows], O[:, rows]
+    worst = 0.0
+    for combo in combos:
+        x = np.zeros((len(zs), W.shape[1]))
+        for d in one:
+            x[:, d] = 1.0
+        for part in combo:
+            for d, v in part.items():
+                x[:, d] = v
+        for d, c in coef:
+            x[:, d] = zs * c
+        h = np.maximum(x @ Wb.T + bb, 0.0)
+        worst = max(worst, float((np.abs(h) @ np.abs(Ob).T).max()))
+    return float(np.log2(worst)) if worst > 0 else None
+
+
+def structure(t, config, subspaces, max_work=2e8):
     """The finite check's size per MLP block, from the weights alone (no forward): the groups a
     block reads, split into finite ones (one-hots: width + 1 values, the zero included; 1-wide
     finite groups: the integers their producer can write, taken from the role: an increment
@@ -176,13 +219,134 @@ def structure(t, config, subspaces):
             joint = finite
             for lo, hi, _ in ranges:
                 joint *= int(np.floor(hi) - np.ceil(lo)) + 3  # every integer between, and one each side
+            magnitude = comb_magnitude(t, i, rows, groups, forms, one, max_work) if forms and len(forms) == 1 else None
             out["blocks"].append({"layer": i, "block": blk["name"], "units": blk["count"],
+                                  "largest_output_magnitude_log2": magnitude,
                                   "finite_groups": kinds, "finite_combinations": finite,
                                   "forms": len(forms), "form_ranges": ranges, "points": joint,
                                   "static_read": sorted(g["name"] for g in groups.values()
                                                         if g["role"]["kind"] in STATIC_ROLES)})
             out["mlp_points_x_units"] += joint * blk["count"]
     return out
+
+
+def static_part(t, config, subspaces, token):
+    """The static dimensions (constant, positions, BOS) of the embedding at every position
+    0..T for one token: what a head whose query or key reads only those sees."""
+    T = config["max_len"]
+    keep = np.zeros(t["embed.token"].shape[1], dtype=bool)
+    for g in subspaces:
+        if g["role"]["kind"] in STATIC_ROLES:
+            keep[g["first"]:g["first"] + g["width"]] = True
+    x = t["embed.token"][token][None] + t["embed.position"][:T + 1]
+    return np.where(keep[None], x, 0.0), keep
+
+
+def select_gaps(t, config, subspaces, i, h):
+    """Every query t and key s <= t of a select head whose query reads static groups only and
+    whose key reads static groups and at most finite ones (a flag, a one-hot): the key at s is
+    its static part plus one value v of the finite groups (every one-hot value, and 0). A value
+    v *matches* when its finite part scores above the least one's at t = 1; BOS's key is its
+    whole residual before the layer (one fixed vector, taken from a forward of the empty word). The head is a latest-match select
+    when, for every t, (1) the latest matching key beats every earlier matching one, (2) every
+    matching key beats BOS and (3) BOS beats every non-matching key; returned: the least gap of
+    each over every t, and where (1) is least. A head whose key reads static groups only is a
+    position fetch: the least gap between its best and second-best key over every t."""
+    T = config["max_len"]
+    kr = support(t["layers.%d.attn.k" % i][h], subspaces)
+    qr = support(t["layers.%d.attn.q" % i][h], subspaces)
+    kinds = {g["name"]: g for g in subspaces}
+    if any(kinds[n]["role"]["kind"] not in STATIC_ROLES for n in qr):
+        return None
+    letters, keep = static_part(t, config, subspaces, 1)
+    # BOS is one fixed vector at every layer (the empty prefix): its residual before layer i
+    points, _ = forward(t, config, np.zeros((1, 1), dtype=int), t["embed.token"].dtype.type)
+    bos = [x for name, x in points if name == ("embedding" if i == 0 else
+                                                 "layer %d mlp" % (i - 1))][-1][0, 0]
+    scale = config["attention"]["scale"]
+    Wq, Wk = t["layers.%d.attn.q" % i][h], t["layers.%d.attn.k" % i][h]
+    Q = letters @ Wq
+    Q[0] = bos @ Wq
+    Ks = letters @ Wk
+    Ks[0] = bos @ Wk
+    S = scale * (Q @ Ks.T)  # (T+1, T+1): static scores, query t, key s
+    causal = np.tril(np.ones_like(S, dtype=bool))
+    finite = [kinds[n] for n in kr if kinds[n]["role"]["kind"] not in STATIC_ROLES]
+    if not finite:
+        Sm = np.where(causal, S, -np.inf)
+        top = np.sort(Sm, axis=1)
+        gap = (top[:, -1] - top[:, -2])[1:]
+        return {"kind": "position fetch", "least_gap": float(gap.min()), "at_t": int(np.argmin(gap)) + 1}
+    values = []
+    d = Wk.shape[0]
+    for g in finite:
+        if g["width"] > 1:
+            for j in range(g["width"]):
+                v = np.zeros(d)
+                v[g["first"] + j] = 1
+                values.append(v)
+        else:
+            v = np.zeros(d)
+            v[g["first"]] = 1
+            values.append(v)
+    values.append(np.zeros(d))
+    M = scale * (Q @ (np.array(values) @ Wk).T)  # (T+1, V): the finite part's score per query
+    bos_score = S[:, 0]
+    match = M[1] > M[1].min() + 1e-9  # the values the query prefers (decided at t = 1)
+    worst = {"latest over earlier": np.inf, "match over BOS": np.inf, "BOS over non-match": np.inf}
+    at = None
+    for tq in range(1, T + 1):
+        row = S[tq, 1:tq + 1]
+        for v in np.flatnonzero(match):
+            sc = row + M[tq, v]
+            if tq >= 2:
+                g1 = float(np.min(sc[1:] - sc[:-1])) if len(match) else np.inf
+                if g1 < worst["latest over earlier"]:
+                    worst["latest over earlier"], at = g1, tq
+            worst["match over BOS"] = min(worst["match over BOS"], float(sc.min() - bos_score[tq]))
+        nonmatch = np.flatnonzero(~match)
+        if len(nonmatch):
+            worst["BOS over non-match"] = min(worst["BOS over non-match"],
+                                              float(bos_score[tq] - (row.max() + M[tq, nonmatch].max())))
+    return {"kind": "latest match", "matching_values": int(match.sum()), "values": len(values),
+            **worst, "at_t": at}
+
+
+def average_scores(t, config, subspaces, i, h, kept_within=20.0):
+    """An average head's static scores over every query t <= T and key s <= t (None when its
+    query or key reads a non-static group). Per query, the keys within kept_within of the
+    row's maximum are the ones the construction means to weigh (BOS's share included); the
+    others should get nothing. Returns the most distinct score levels among the kept keys of
+    one query (1: a tie set, whose weights 1/|set| are exact when |set| is a power of 2), the
+    largest tie set that is not a power of 2, the least gap from a row's maximum to a key
+    outside the kept ones, and the largest leak: those keys' total weight relative to the
+    kept ones' (0 where every such gap is past float32's underflow, about 104)."""
+    T = config["max_len"]
+    kinds = {g["name"]: g for g in subspaces}
+    reads = support(t["layers.%d.attn.q" % i][h], subspaces) + support(t["layers.%d.attn.k" % i][h], subspaces)
+    if any(kinds[n]["role"]["kind"] not in STATIC_ROLES for n in reads):
+        return None
+    letters, _ = static_part(t, config, subspaces, 1)
+    points, _ = forward(t, config, np.zeros((1, 1), dtype=int), t["embed.token"].dtype.type)
+    bos = [x for name, x in points if name == ("embedding" if i == 0 else "layer %d mlp" % (i - 1))][-1][0, 0]
+    Wq, Wk = t["layers.%d.attn.q" % i][h], t["layers.%d.attn.k" % i][h]
+    Q, K = letters @ Wq, letters @ Wk
+    Q[0], K[0] = bos @ Wq, bos @ Wk
+    S = config["attention"]["scale"] * (Q @ K.T)
+    levels, odd_set, drop, leak, at = 0, 0, np.inf, 0.0, None
+    for tq in range(T + 1):
+        row = S[tq, :tq + 1] - S[tq, :tq + 1].max()
+        kept = row > -kept_within
+        levels = max(levels, len(np.unique(row[kept])))
+        n_top = int((row == 0).sum())
+        if len(np.unique(row[kept])) == 1 and n_top & (n_top - 1):
+            odd_set = max(odd_set, n_top)
+        if (~kept).any():
+            if -row[~kept].max() < drop:
+                drop, at = float(-row[~kept].max()), tq
+            leak = max(leak, float(np.exp(row[~kept]).sum() / np.exp(row[kept]).sum()))
+    return {"most_kept_levels": levels, "largest_tie_set_not_power_of_2": odd_set,
+            "least_dropped_gap": drop, "at_t": at, "largest_leak": leak}
 
 
 def walk_lemma(n, s0):
@@ -232,6 +396,8 @@ def main(argv):
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--walk-lemma", type=int, metavar="N",
                     help="only check Theorem 3's lemma on its finite abstraction for N cells (initial cell 0..N-1)")
+    ap.add_argument("--max-work", type=float, default=2e8,
+                    help="--structure: the most unit evaluations one comb's magnitude check may take")
     ap.add_argument("--structure", action="store_true",
                     help="only the finite check's size per block and head, from the weights (no forward)")
     a = ap.parse_args(argv)
@@ -249,19 +415,27 @@ def main(argv):
     alphabet = config["vocabulary"][1:]
     T = config["max_len"]
     if a.structure:
-        st = structure(t, config, subspaces)
+        st = structure(t, config, subspaces, a.max_work)
         if a.json:
             print(json.dumps(st, indent=1))
             return 0
         print("%s: max-len %d, %d layers" % (a.file, T, len(config["layers"])))
         for blk in st["blocks"]:
-            print("  mlp L%d %-58s units %5d finite %5d forms %d ranges %s points %.3g  static %s" % (
+            print("  mlp L%d %-58s units %5d finite %5d forms %d ranges %s points %.3g  |out| 2^%s  static %s" % (
                 blk["layer"], blk["block"][:58], blk["units"], blk["finite_combinations"], blk["forms"],
-                ["[%g, %g] %d bp" % r for r in blk["form_ranges"]], blk["points"], blk["static_read"]))
+                ["[%g, %g] %d bp" % r for r in blk["form_ranges"]][:2], blk["points"],
+                "%.2f" % blk["largest_output_magnitude_log2"] if blk["largest_output_magnitude_log2"] else "-",
+                blk["static_read"]))
         for h in st["heads"]:
             print("  head L%d.%d %-8s key values/position %d pairs %.3g  (%s)" % (
                 h["layer"], h["head"], h["kind"], h["key_values_per_position"], h["pairs"], h["name"]))
         print("  total: MLP points x units %.3g, head score pairs %.3g" % (st["mlp_points_x_units"], st["head_pairs"]))
+        for i, layer in enumerate(config["layers"]):
+            for h, head in enumerate(layer["heads"]):
+                if head["kind"] == "average":
+                    print("  average L%d.%d over every t <= %d: %s" % (i, h, T, average_scores(t, config, subspaces, i, h)))
+                if head["kind"] == "select":
+                    print("  select L%d.%d over every t <= %d: %s" % (i, h, T, select_gaps(t, config, subspaces, i, h)))
         return 0
     long_len = min(a.long_len or T, T)
     rng = np.random.default_rng(a.seed)
@@ -283,6 +457,7 @@ def main(argv):
     mlp_inputs = {}  # (layer, block) -> set of rounded input tuples
     layers = config["layers"]
     blocks = {}
+    walk_d = set()
     for i, layer in enumerate(layers):
         W = t["layers.%d.mlp.in.weight" % i] if layer["mlp_hidden"] is not None else None
         for b in layer.get("mlp_blocks") or []:
@@ -331,6 +506,16 @@ def main(argv):
                 spread = np.where(ok, (hi - lo) / np.where(ok, lo, 1), 0)
                 g.append(float(spread.max()))
                 g.append(int((np.isfinite(s) & ~kept).sum()))  # keys dropped (exact 0 or below e^-30)
+        sums = [g for g in subspaces if g["role"]["kind"] == "walk sum"]
+        visits = sorted((g for g in subspaces if g["role"]["kind"] == "latest visit"),
+                        key=lambda g: g["role"]["component"])
+        if sums and visits:
+            # the walk's decoder input: D_r = S_t - S(latest visit to class r), S_t the sum of
+            # the blocks' sums; Theorem 3's lemma says the vectors D are at most n^2
+            x = dict(points)["layer 1 attention"]
+            S = sum(x[:, :, g["first"]] for g in sums)
+            D = np.stack([S - x[:, :, g["first"]] for g in visits], axis=2).reshape(B * n, -1)
+            walk_d.update(map(tuple, np.round(D).astype(int)))
         for (i, name), (used, count, names) in blocks.items():
             x = dict(points)["layer %d attention" % i]
             v = np.round(x[:, :, used].astype(np.float64).reshape(B * n, -1) * 64) / 64
@@ -359,9 +544,13 @@ def main(argv):
     for (i, name), (used, count, names) in blocks.items():
         report["mlp_blocks"].append({"layer": i, "block": name, "units": count, "reads": names,
                                      "input_dims": len(used), "combinations_seen": len(mlp_inputs[(i, name)])})
+    if walk_d:
+        report["walk_distinct_D_vectors"] = len(walk_d)
     if a.json:
         print(json.dumps(report, indent=1))
         return 0
+    if walk_d:
+        print("walk: %d distinct vectors D_r = S_t - S(latest visit to r) seen" % len(walk_d))
     print("%s (%s; every word of %d, %d random of %d and one per letter)" % (
         a.file, report["arithmetic"], a.exhaustive, a.random, long_len))
     last = {}
