@@ -112,7 +112,7 @@ STATIC_ROLES = {"constant", "position", "position code", "log remaining", "bos",
 def comb_magnitude(t, i, rows, groups, forms, one, max_work):
     """For a block whose units read one integer form (a comb, gated or not): over every
     integer value z of the form's range and every combination of the finite groups' values
-    (one-hots and 0; 1-wide groups 0..1), the largest sum of |output terms| any output of the
+    (one-hots and 0; an increment 0..p-1; other 1-wide groups 0 and 1), the largest sum of |output terms| any output of the
     block adds (log2), in exact arithmetic: a sum of float32 terms on the grid 2^g is exact in
     every order while it stays at most 2^24 * 2^g (the comb's terms are multiples of 1/2, so
     2^23). None when the enumeration would pass max_work unit evaluations."""
@@ -125,11 +125,11 @@ def comb_magnitude(t, i, rows, groups, forms, one, max_work):
     for g in groups.values():
         if g["role"]["kind"] in INTEGER_ROLES or g["role"]["kind"] in STATIC_ROLES:
             continue
-        options = []
-        for j in range(g["width"]):
-            v = {g["first"] + j: 1.0}
-            options.append(v)
-        options.append({})
+        if g["width"] == 1 and g["role"]["kind"] == "counter increment" and "(Z" in g["name"]:
+            p = int(g["name"].split("(Z")[1].split(")")[0])
+            options = [{g["first"]: float(v)} for v in range(p)]  # an increment: 0..p-1
+        else:
+            options = [{g["first"] + j: 1.0} for j in range(g["width"])] + [{}]
         choices.append(options)
     combos = list(itertools.product(*choices)) if choices else [()]
     zs = np.arange(max(lo, 0), hi + 1)
