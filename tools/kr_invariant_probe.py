@@ -5,6 +5,8 @@ networks: the design" argues. It is not a certifier and proves nothing: it sampl
 
 Usage: kr_invariant_probe.py FILE [--exhaustive L] [--random N] [--long-len T] [--seed S]
                              [--float32] [--json]
+       kr_invariant_probe.py FILE --structure [--max-work W] [--json]
+       kr_invariant_probe.py - --walk-lemma N
 
 For a kr or walk weights file (read with tools/reference_forward.py's loader, numpy):
 - runs every word of length L (each position t is one prefix of length t) and N random words of
@@ -20,8 +22,13 @@ For a kr or walk weights file (read with tools/reference_forward.py's loader, nu
   sampled query position the least gap between the largest score and the runner-up, and the
   runner-ups' total softmax weight (the leak);
 - per MLP block: the subspaces its units read and the number of distinct input combinations
-  seen (restricted to those subspaces, rounded to 1/64), against the product of the domains'
-  sizes, and the units: the cost of the finite check.
+  seen (restricted to those subspaces, rounded to 1/64), and the units.
+
+--structure reads the weights only (no words): per MLP block the finite check's size (gate
+combinations x the integer form's range), a comb's largest sum of |output terms| over the
+counts that can occur, a whole-sum count's float32 error bound in any order; per select head
+the gaps over every query t, key s <= t and key value; per average head its kept sets and leak.
+--walk-lemma N checks Theorem 3's lemma on its finite abstraction (no weights).
 
 The figures are observations over the words run, not bounds over all words."""
 import argparse
@@ -109,7 +116,71 @@ STATIC_ROLES = {"constant", "position", "position code", "log remaining", "bos",
                 "block start", "log remaining in block", "log remaining blocks"}
 
 
-def comb_magnitude(t, i, rows, groups, forms, one, max_work):
+def count_producer(t, config, subspaces, dim):
+    """The whole-sum head that writes count dimension dim, and the largest increment one
+    position adds to that count: the value group's values (the letters' embedding rows when
+    the embedding writes it, else an increment's 0..p-1) through W_V and W_O, over T + 1 (the
+    head's weights are 1/(T + 1), its output weight T + 1). None when no head writes it."""
+    T = config["max_len"]
+    for i, layer in enumerate(config["layers"]):
+        for h, head in enumerate(layer["heads"]):
+            O = t["layers.%d.attn.o" % i][h]
+            if head["kind"] != "average" or not np.any(O[:, dim]):
+                continue
+            V = t["layers.%d.attn.v" % i][h]
+            per_unit = (V @ O)[:, dim]  # one unit of each residual dimension, into the count
+            reads = np.flatnonzero(per_unit)
+            rows = t["embed.token"][1:]
+            if np.any(rows[:, reads]):
+                largest = float(np.abs(rows @ per_unit).max())
+            else:
+                # written by an MLP: an increment 0..p-1, else a one-hot or a flag (0 or 1)
+                largest = float(np.abs(per_unit[reads]).max())
+                for g in subspaces:
+                    if (g["first"] <= reads[0] < g["first"] + g["width"] and "(Z" in g["name"]
+                            and g["role"]["kind"] == "counter increment"):
+                        p = int(g["name"].split("(Z")[1].split(")")[0])
+                        largest *= p - 1
+            return {"layer": i, "head": h, "largest_increment": largest / (T + 1)}
+    return None
+
+
+def whole_sum_epsilon(t, config, i, h, dim, largest_increment, u=2.0 ** -24, exp_ulps=2):
+    """A sound bound, for every t <= T, on |computed count - z| for a whole-sum head (BOS
+    scores sigma(t) = scale * q(t) * k, one product each; every other key 0), in float32 with
+    any summation order, when every position adds at most largest_increment (z <= that * t):
+    the bias of exact arithmetic, z * |c(t) - 1| with c(t) = (T + 1) e^-sigma / (1 + t e^-sigma)
+    (sigma is float32's rounding of ln(T + 1 - t), not the logarithm), plus the roundings: exp
+    within exp_ulps ulps, the normaliser's t + 1 terms (gamma_t), the division, the products,
+    the weighted sum's t + 1 terms (gamma_(t+1)) and the output product. Returns the largest
+    bound and its t."""
+    T = config["max_len"]
+    f = np.float32
+    scale = f(config["attention"]["scale"])
+    Wq, Wk = t["layers.%d.attn.q" % i][h].astype(f), t["layers.%d.attn.k" % i][h].astype(f)
+    O = float(t["layers.%d.attn.o" % i][h][:, dim].max())
+    x = (t["embed.token"][1][None] + t["embed.position"][:T + 1]).astype(f)
+    bos = (t["embed.token"][0] + t["embed.position"][0]).astype(f)
+    q = x @ Wq  # one nonzero term each in the zoo's heads: exact products, rounded once
+    k0 = bos @ Wk
+    sigma = (scale * (q @ k0)).astype(f).astype(np.float64)  # BOS's score at each t
+    worst, at = 0.0, None
+    d = exp_ulps * 2.0 ** -23
+    for tq in range(1, T + 1):
+        e = np.exp(-sigma[tq])
+        c = O * e / (1.0 + tq * e)  # what one unit of value becomes, in exact arithmetic
+        z = largest_increment * tq
+        gamma_t = tq * u / (1 - tq * u)
+        gamma_t1 = (tq + 1) * u / (1 - (tq + 1) * u)
+        rho = (1 + d) / (1 - d) * (1 + d) / (1 - gamma_t) * (1 + u) - 1  # each weight's relative error
+        rel = (1 + rho) * (1 + u) * (1 + gamma_t1) * (1 + u) - 1  # products, the sum, the output weight
+        bound = z * abs(c - 1) + z * c * rel
+        if bound > worst:
+            worst, at = bound, tq
+    return worst, at
+
+
+def comb_magnitude(t, i, rows, groups, forms, one, max_work, z_max=None):
     """For a block whose units read one integer form (a comb, gated or not): over every
     integer value z of the form's range and every combination of the finite groups' values
     (one-hots and 0; an increment 0..p-1; other 1-wide groups 0 and 1), the largest sum of |output terms| any output of the
@@ -133,6 +204,8 @@ def comb_magnitude(t, i, rows, groups, forms, one, max_work):
         choices.append(options)
     combos = list(itertools.product(*choices)) if choices else [()]
     zs = np.arange(max(lo, 0), hi + 1)
+    if z_max is not None:
+        zs = zs[zs <= z_max]  # the counts that can occur, not the comb's whole range
     if len(combos) * len(zs) * len(rows) > max_work:
         return None
     Wb, bb, Ob = W[rows], b[rows], O[:, rows]
@@ -219,9 +292,21 @@ def structure(t, config, subspaces, max_work=2e8):
             joint = finite
             for lo, hi, _ in ranges:
                 joint *= int(np.floor(hi) - np.ceil(lo)) + 3  # every integer between, and one each side
-            magnitude = comb_magnitude(t, i, rows, groups, forms, one, max_work) if forms and len(forms) == 1 else None
+            z_max = None
+            whole = None
+            if len(forms) == 1:
+                (coef, _), = forms.items()
+                if len(coef) == 1 and dim_group[coef[0][0]]["role"]["kind"] == "counter sum":
+                    producer = count_producer(t, config, subspaces, coef[0][0])
+                    if producer:
+                        z_max = int(np.ceil(producer["largest_increment"] * T / coef[0][1] - 1e-9))
+                        eps, at = whole_sum_epsilon(t, config, producer["layer"], producer["head"],
+                                                    coef[0][0], producer["largest_increment"])
+                        whole = {"largest_increment": producer["largest_increment"], "z_max": z_max,
+                                 "epsilon": eps, "at_t": at}
+            magnitude = comb_magnitude(t, i, rows, groups, forms, one, max_work, z_max) if len(forms) == 1 else None
             out["blocks"].append({"layer": i, "block": blk["name"], "units": blk["count"],
-                                  "largest_output_magnitude_log2": magnitude,
+                                  "largest_output_magnitude_log2": magnitude, "whole_sum": whole,
                                   "finite_groups": kinds, "finite_combinations": finite,
                                   "forms": len(forms), "form_ranges": ranges, "points": joint,
                                   "static_read": sorted(g["name"] for g in groups.values()
@@ -426,6 +511,10 @@ def main(argv):
                 ["[%g, %g] %d bp" % r for r in blk["form_ranges"]][:2], blk["points"],
                 "%.2f" % blk["largest_output_magnitude_log2"] if blk["largest_output_magnitude_log2"] else "-",
                 blk["static_read"]))
+            if blk["whole_sum"] and blk["whole_sum"]["at_t"] is not None:
+                w = blk["whole_sum"]
+                print("      its count: whole sum, at most %g a position, z <= %d; float32 any-order error <= %.4g (t = %d)" % (
+                    w["largest_increment"], w["z_max"], w["epsilon"], w["at_t"]))
         for h in st["heads"]:
             print("  head L%d.%d %-8s key values/position %d pairs %.3g  (%s)" % (
                 h["layer"], h["head"], h["kind"], h["key_values_per_position"], h["pairs"], h["name"]))
