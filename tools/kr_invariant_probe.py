@@ -434,6 +434,32 @@ def average_scores(t, config, subspaces, i, h, kept_within=20.0):
             "least_dropped_gap": drop, "at_t": at, "largest_leak": leak}
 
 
+def sequential_whole_sum(t, config):
+    """Layer 0 head 0, when it is a whole-sum counter: every t <= T, every word of one letter
+    repeated (the counts' extremes), the head run in float32 with running sums (np.cumsum in
+    float32 sums in order: the normaliser, then the weighted values in key order), against
+    the exact count. Returns the largest |computed count - count|: one summation order,
+    for comparison with whole_sum_epsilon's any-order bound."""
+    f = np.float32
+    T = config["max_len"]
+    Wq, Wk, Wv, Wo = (t["layers.0.attn." + k][0].astype(f) for k in "qkvo")
+    dim = int(np.flatnonzero(Wo[0])[0])
+    bos = (t["embed.token"][0] + t["embed.position"][0]).astype(f)
+    worst = 0.0
+    for letter in range(1, t["embed.token"].shape[0]):
+        x = (t["embed.token"][letter][None] + t["embed.position"][:T + 1]).astype(f)
+        x[0] = bos
+        q, k, v = x @ Wq, (x @ Wk)[:, 0], (x @ Wv)[:, 0]
+        for tq in range(1, T + 1):
+            s = (f(config["attention"]["scale"]) * (q[tq, 0] * k[:tq + 1]).astype(f)).astype(f)
+            e = np.exp((s - s.max()).astype(f)).astype(f)
+            w = (e / np.cumsum(e, dtype=f)[-1]).astype(f)
+            count = f(np.cumsum((w * v[:tq + 1]).astype(f), dtype=f)[-1] * Wo[0, dim])
+            z = float(v[1:tq + 1].astype(np.float64).sum() * Wo[0, dim].astype(np.float64) / (T + 1))
+            worst = max(worst, abs(float(count) - z))
+    return worst
+
+
 def walk_lemma(n, s0):
     """Theorem 3's lemma for a unit-step walk on cells 0..M (M = n - 1), checked on the finite
     abstraction it lives in: the cell x, the free sum's class S mod n and the vector
@@ -481,6 +507,8 @@ def main(argv):
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--walk-lemma", type=int, metavar="N",
                     help="only check Theorem 3's lemma on its finite abstraction for N cells (initial cell 0..N-1)")
+    ap.add_argument("--sequential-whole-sum", action="store_true",
+                    help="only run layer 0's whole-sum head with running float32 sums on one-letter words")
     ap.add_argument("--max-work", type=float, default=2e8,
                     help="--structure: the most unit evaluations one comb's magnitude check may take")
     ap.add_argument("--structure", action="store_true",
@@ -499,6 +527,14 @@ def main(argv):
     subspaces = json.loads(metadata["residual_subspaces"])
     alphabet = config["vocabulary"][1:]
     T = config["max_len"]
+    if a.sequential_whole_sum:
+        head = config["layers"][0]["heads"][0]
+        if head["kind"] != "average" or head.get("role", {}).get("kind") != "counter sum":
+            print("%s: layer 0 head 0 is not a whole-sum counter" % a.file)
+            return 1
+        print("%s: running float32 sums, one-letter words, every t <= %d: largest |count - z| %.6g" % (
+            a.file, T, sequential_whole_sum(t, config)))
+        return 0
     if a.structure:
         st = structure(t, config, subspaces, a.max_work)
         if a.json:
