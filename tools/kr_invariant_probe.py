@@ -35,6 +35,7 @@ import argparse
 import itertools
 import json
 import os
+import struct
 import sys
 
 import numpy as np
@@ -521,8 +522,17 @@ def main(argv):
                   % (a.walk_lemma, s0, nodes, dvectors, failures))
         return 0
     dtype = np.float32 if a.float32 else np.float64
-    t, metadata = load(a.file, dtype)
-    config = json.loads(metadata["config"])
+    try:
+        t, metadata = load(a.file, dtype)
+        config = json.loads(metadata["config"])
+        strategy = json.loads(metadata["compiler"]).get("strategy")
+    except (OSError, ValueError, KeyError, struct.error) as e:
+        print("kr_invariant_probe: %s: not a krc weights file (%s)" % (a.file, e), file=sys.stderr)
+        return 2
+    if strategy != "kr":
+        print("kr_invariant_probe: %s: strategy %r; this probe reads kr and walk networks only" % (a.file, strategy),
+              file=sys.stderr)
+        return 2
     automaton = json.loads(metadata["automaton"])
     subspaces = json.loads(metadata["residual_subspaces"])
     alphabet = config["vocabulary"][1:]
