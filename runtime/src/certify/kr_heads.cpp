@@ -281,7 +281,7 @@ void KrCertifier::average_head(int l, const AttentionHead& h, nlohmann::json& ob
                  "the increment of '" + net_.vocabulary[a] + "' to " + dimension_text(r) + " is " +
                      number(inc) + " (its value through the output, over N + 1 = " + number(n1) +
                      "), not an integer: the count would leave the integers");
-        if (s == 1) increments[net_.vocabulary[a]] = inc;
+        if (s == 1 && r == written_by_head.front()) increments[net_.vocabulary[a]] = inc;
       }
     }
   }
