@@ -3,6 +3,7 @@
 // built (an MLP block, or the unembedding).
 #include "certify/kr_certifier.hpp"
 
+#include <optional>
 #include <stdexcept>
 
 #include "certify/certify_common.hpp"
@@ -38,10 +39,21 @@ CertifyResult KrCertifier::run() {
   c["obligations"] = nlohmann::json::array();
   try {
     check_shape();
-    for (int l = 0; l < static_cast<int>(net_.layers.size()); ++l)
-      for (const AttentionHead& h : net_.layers[l].heads)
-        h.kind == HeadKind::Select ? select_head(l, h, c["obligations"])
-                                   : average_head(l, h, c["obligations"]);
+    // Every head reads the embedding's groups only (or is undecided), so each is checked on
+    // its own: past an undecided head the others are still checked, and a failed one stops.
+    std::optional<Refused> first_undecided;
+    for (int l = 0; l < static_cast<int>(net_.layers.size()); ++l) {
+      for (const AttentionHead& h : net_.layers[l].heads) {
+        try {
+          h.kind == HeadKind::Select ? select_head(l, h, c["obligations"])
+                                     : average_head(l, h, c["obligations"]);
+        } catch (const Refused& r) {
+          if (!r.refusal.undecided) throw;
+          if (!first_undecided) first_undecided = r;
+        }
+      }
+    }
+    if (first_undecided) throw *first_undecided;
     refuse_past_heads();
   } catch (const Refused& r) {
     result.refusal = r.refusal;
