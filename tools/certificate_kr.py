@@ -5,10 +5,11 @@ obligations 2-4).
 Every head's query must read static dimensions (written by no layer, the same for every
 letter) and its key static ones plus at most one letter group (written by no layer, differing
 between letters), so a score is a function of (t, s, v). Over every t <= T, s <= t and v:
-- select heads: the scores must be exact; an (s*, v*) can be some word's argmax when it
-  scores above the least score of every other key; no other key may score as it does, and
-  the others' weight is at most the sum of e^(score - score*) over what scores below it;
-- whole-sum average heads (every letter's key the same vector): BOS's value 0, each letter's
+- select heads: an (s*, v*) can be some word's argmax when its score's lower end is above
+  the least upper end of every other key's; no run of overlapping scores may hold two keys
+  and such an argmax, and the others' weight is at most the sum of e^(hi - lo*) over what
+  scores below it;
+- whole-sum average heads (role "counter sum", every letter's key the same vector): BOS's value 0, each letter's
   increment (its value through the output over N + 1) an integer, and the count within eps(t)
   of the integer sum of the increments, eps(t) < 3/8, by Higham's gamma_n for any order.
 A recorded figure better than the one derived here (a larger min_gap, a smaller leak or eps,
@@ -121,36 +122,41 @@ class KrHeads:
         key_v = np.concatenate([[-1], np.tile(np.arange(nv), T)])
         rows = np.concatenate([E[:1, 0], E[key_s[1:], np.array(reps)[key_v[1:]]]]) if T else E[:1, 0]
         lo, hi = self.scores(Q, Q, rows @ k)
-        if (lo != hi).any():
-            raise Refuse(f"{where}: some score is not exact in float32 (the checker takes exact ones)")
         name = lambda v: "<bos>" if v < 0 else self.vocab[reps[v]]
         min_gap, leak_max, at = math.inf, 0.0, None
         for t in range(T + 1):
             n = 1 + t * nv
-            sc, ks, kv = lo[t, :n], key_s[:n], key_v[:n]
+            sl, sh, ks, kv = lo[t, :n], hi[t, :n], key_s[:n], key_v[:n]
             least = np.full(t + 1, np.inf)
-            np.minimum.at(least, ks, sc)
+            np.minimum.at(least, ks, sh)
             order = np.argsort(-least, kind="stable")
             top, second = order[0], (least[order[1]] if t else -np.inf)
-            floor = np.where(ks == top, second, least[top])
-            wins = sc > floor
-            # Ties: a possible argmax scoring exactly as an entry of another key.
-            srt = np.argsort(sc, kind="stable")
-            ss, sk = sc[srt], ks[srt]
-            for a, b in zip(srt[:-1][(ss[1:] == ss[:-1]) & (sk[1:] != sk[:-1])],
-                            srt[1:][(ss[1:] == ss[:-1]) & (sk[1:] != sk[:-1])]):
-                if wins[a] or wins[b]:
-                    raise Refuse(f"{where}: at t = {t} keys {ks[a]} ('{name(kv[a])}') and {ks[b]} "
-                                 f"('{name(kv[b])}') may score alike ({sc[a]}): the argmax is not unique")
-            # Leaks and gaps of each possible argmax.
+            wins = sl > np.where(ks == top, second, least[top])
+            # Ties: runs of overlapping scores (sorted by lower end) holding two keys and a
+            # possible argmax.
+            by_lo = np.argsort(sl, kind="stable")
+            reach = np.maximum.accumulate(sh[by_lo])
+            run = np.concatenate([[0], np.cumsum(sl[by_lo][1:] > reach[:-1])])
+            first_key = np.full(run[-1] + 1, -1)
+            first_key[run[::-1]] = ks[by_lo][::-1]
+            mixed = np.zeros(run[-1] + 1, dtype=bool)
+            np.logical_or.at(mixed, run, ks[by_lo] != first_key[run])
+            won = np.zeros(run[-1] + 1, dtype=bool)
+            np.logical_or.at(won, run, wins[by_lo])
+            if (mixed & won).any():
+                i = by_lo[np.flatnonzero((mixed & won)[run])[0]]
+                raise Refuse(f"{where}: at t = {t} key {ks[i]} ('{name(kv[i])}', score in "
+                             f"[{sl[i]}, {sh[i]}]) may score as another key: the argmax is not unique")
+            # Leaks and gaps of each possible argmax: what scores below its lower end.
+            by_hi = np.argsort(sh, kind="stable")
+            ss, sk = sh[by_hi], ks[by_hi]
             lse = np.logaddexp.accumulate(ss)
             c = np.flatnonzero(wins)
-            below = np.searchsorted(ss, sc[c], side="left")
-            has = below > 0
-            c, below = c[has], below[has]
+            below = np.searchsorted(ss, sl[c], side="left")
+            c, below = c[below > 0], below[below > 0]
             if not len(c):
                 continue
-            leak = np.exp(lse[below - 1] - sc[c]) * (1 + 2.0 ** -20) + below * 2.0 ** -149
+            leak = np.exp(lse[below - 1] - sl[c]) * (1 + 2.0 ** -20) + below * 2.0 ** -149
             leak_max = max(leak_max, float(leak.max()))
             runner = np.full(len(c), -1)
             for back in range(1, nv + 2):
@@ -160,7 +166,7 @@ class KrHeads:
                 runner[ok] = idx[ok]
             ok = runner >= 0
             if ok.any():
-                gaps = sc[c[ok]] - ss[runner[ok]]
+                gaps = sl[c[ok]] - ss[runner[ok]]
                 m = int(np.argmin(gaps))
                 if gaps[m] < min_gap:
                     min_gap, at = float(gaps[m]), (t, int(ks[c[ok][m]]), int(sk[runner[ok][m]]))
@@ -170,6 +176,8 @@ class KrHeads:
     def average(self, i, j):
         h, q, k, v, o = self.head(i, j)
         where = f"layer {i} head '{h['name']}'"
+        if h.get("role", {}).get("kind") != "counter sum":
+            raise NotBuilt(f"{where}: an average head that is not a kr counter's sum (not built)")
         group, _ = self.support(where, q, k)
         if group:
             raise Refuse(f"{where}: an average head's key reads the letter group '{group}'")

@@ -89,7 +89,8 @@ TEST_CASE("certify kr: planted head faults are refused with their layer and head
   }
 }
 
-TEST_CASE("certify kr: other arithmetics and max-lens past the network are questions, not refusals") {
+TEST_CASE(
+    "certify kr: other arithmetics and max-lens past the network are questions, not refusals") {
   const Automaton parity = zoo_automaton("parity");
   const Network n = kr_network(parity, 16);
   CertifyOptions bf16;
@@ -98,4 +99,14 @@ TEST_CASE("certify kr: other arithmetics and max-lens past the network are quest
   CertifyOptions longer;
   longer.max_len = 17;
   CHECK_THROWS_AS(certify(n, parity, longer), std::invalid_argument);
+}
+
+TEST_CASE("certify kr: the walk's block sums are undecided (not built), never refused as wrong") {
+  // gridworld_4's walk: its block-sum heads weigh 2^-k, not 1/(N + 1); a whole-sum check on
+  // them would refuse a right network.
+  const Automaton grid = zoo_automaton("gridworld", 4);
+  const CertifyResult r = certify_kr(kr_network(grid, 64), grid);
+  REQUIRE(r.refusal);
+  CHECK(r.refusal->undecided);
+  CHECK(r.refusal->layer == 0);
 }

@@ -8,7 +8,8 @@
 //    can score alike (the argmax is unique in every word), and the others' total weight is at
 //    most the sum of e^(score - score*) over every (s, v) scoring below; the least gap and the
 //    largest such leak are recorded;
-//  - whole-sum average heads (kr's counters up to 2,048: BOS scores ln(N + 1 - t), every
+//  - whole-sum average heads (role "counter sum", kr's counters up to 2,048: BOS scores ln(N + 1 -
+//  t), every
 //    letter alike, so each letter weighs 1/(N + 1) in exact arithmetic): the value must give
 //    BOS 0 and every letter an increment u/(N + 1) that is an integer, and for every t the
 //    computed count is within eps(t) of the integer sum of the increments, eps(t) bounding
@@ -221,6 +222,11 @@ void KrCertifier::select_head(int l, const AttentionHead& h, nlohmann::json& obl
 }
 
 void KrCertifier::average_head(int l, const AttentionHead& h, nlohmann::json& obligations) const {
+  if (h.role.kind != RoleKind::CounterSum)
+    refuse(l, h.name,
+           "an average head that is not a kr counter's sum (role '" + describe(h.role) +
+               "': the walk's block sums) is not built",
+           true);
   const KeyValues kv = key_values(l, h);
   if (!kv.group.empty())
     refuse(l, h.name,
