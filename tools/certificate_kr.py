@@ -121,12 +121,15 @@ class KrHeads:
         key_s = np.concatenate([[0], np.repeat(np.arange(1, T + 1), nv)])
         key_v = np.concatenate([[-1], np.tile(np.arange(nv), T)])
         rows = np.concatenate([E[:1, 0], E[key_s[1:], np.array(reps)[key_v[1:]]]]) if T else E[:1, 0]
-        lo, hi = self.scores(Q, Q, rows @ k)
+        keys = rows @ k
         name = lambda v: "<bos>" if v < 0 else self.vocab[reps[v]]
         min_gap, leak_max, at = math.inf, 0.0, None
+        chunk = max(1, int(2e6 // len(keys)))  # score rows at a time: memory bounded
         for t in range(T + 1):
+            if t % chunk == 0:
+                lo, hi = self.scores(Q[t: t + chunk], Q[t: t + chunk], keys)
             n = 1 + t * nv
-            sl, sh, ks, kv = lo[t, :n], hi[t, :n], key_s[:n], key_v[:n]
+            sl, sh, ks, kv = lo[t % chunk, :n], hi[t % chunk, :n], key_s[:n], key_v[:n]
             least = np.full(t + 1, np.inf)
             np.minimum.at(least, ks, sh)
             order = np.argsort(-least, kind="stable")
