@@ -5,8 +5,8 @@ obligations 2-4).
 Every head's query must read static dimensions (written by no layer, the same for every
 letter) and its key static ones plus at most one letter group (written by no layer, differing
 between letters), so a score is a function of (t, s, v). Over every t <= T, s <= t and v:
-- select heads: an (s*, v*) can be some word's argmax when its score's lower end is above
-  the least upper end of every other key's; no run of overlapping scores may hold two keys
+- select heads: an (s*, v*) can be some word's argmax when its score's upper end reaches
+  the least lower end of every other key's; no run of overlapping scores may hold two keys
   and such an argmax, and the others' weight is at most the sum of e^(hi - lo*) over what
   scores below it;
 - whole-sum average heads (role "counter sum", every letter's key the same vector): BOS's value 0, each letter's
@@ -131,10 +131,10 @@ class KrHeads:
             n = 1 + t * nv
             sl, sh, ks, kv = lo[t % chunk, :n], hi[t % chunk, :n], key_s[:n], key_v[:n]
             least = np.full(t + 1, np.inf)
-            np.minimum.at(least, ks, sh)
+            np.minimum.at(least, ks, sl)
             order = np.argsort(-least, kind="stable")
             top, second = order[0], (least[order[1]] if t else -np.inf)
-            wins = sl > np.where(ks == top, second, least[top])
+            wins = sh >= np.where(ks == top, second, least[top])
             # Ties: runs of overlapping scores (sorted by lower end) holding two keys and a
             # possible argmax.
             by_lo = np.argsort(sl, kind="stable")

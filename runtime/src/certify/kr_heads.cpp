@@ -4,8 +4,8 @@
 // query position, the key position and the value v of that group at s. Checked over every
 // t <= T, s <= t and v, never over words:
 //  - select heads: for every t and every (s*, v*) that can be the argmax key of some word
-//    (its score above, for every other key, the least score that key can take), no other key
-//    can score alike (the argmax is unique in every word), and the others' total weight is at
+//    (its score reaching, for every other key, the least score that key can take), no other
+//    key can score alike (the argmax is unique in every word), and the others' total weight is at
 //    most the sum of e^(score - score*) over every (s, v) scoring below; the least gap and the
 //    largest such leak are recorded;
 //  - whole-sum average heads (role "counter sum", kr's counters up to 2,048: BOS scores ln(N + 1 -
@@ -148,16 +148,17 @@ void KrCertifier::select_head(int l, const AttentionHead& h, nlohmann::json& obl
       for (int v = 0; v < static_cast<int>(k[s].size()); ++v)
         entries.push_back({score_of(q[t], k[s][v], scale), s, s == 0 ? -1 : v});
     pairs += static_cast<long long>(entries.size());
-    // Per key, the least score it can take; the two largest of those over the keys.
+    // Per key, the least score it can take (the lower ends); the two largest over the keys.
+    // An (s, v) may be some word's argmax when its upper end reaches every other key's least.
     std::vector<double> least(t + 1, kInf);
-    for (const Entry& e : entries) least[e.s] = std::min(least[e.s], e.score.hi);
+    for (const Entry& e : entries) least[e.s] = std::min(least[e.s], e.score.lo);
     int top = 0;
     for (int s = 1; s <= t; ++s)
       if (least[s] > least[top]) top = s;
     double second = -kInf;
     for (int s = 0; s <= t; ++s)
       if (s != top) second = std::max(second, least[s]);
-    auto can_win = [&](const Entry& e) { return e.score.lo > (e.s == top ? second : least[top]); };
+    auto can_win = [&](const Entry& e) { return e.score.hi >= (e.s == top ? second : least[top]); };
     // Scores of two keys that may be alike, one of them a possible argmax: refused.
     std::sort(entries.begin(), entries.end(),
               [](const Entry& a, const Entry& b) { return a.score.lo < b.score.lo; });
