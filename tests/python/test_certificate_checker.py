@@ -283,3 +283,21 @@ def test_kr_whole_sum_at_2048_is_refused_by_both(tmp_path):
     kr = certificate_kr.KrHeads(*load_weights(weights), 2048)
     with pytest.raises(certificate_bounds.Refuse, match=f"layer 0 head .* at t = {t} .*not within 3/8"):
         kr.average(0, 0)
+
+
+def test_kr_interval_scores_are_rechecked(tmp_path):
+    # full_transformations_5's scan levels fetch by the integer form's position phase: scores
+    # that are not exact in float32 (README "bf16 and fp16": gaps 59.9998, not 60). Both codes
+    # take them as intervals; the checker's own bounds give each gap at least the recorded one
+    # (its score bounds are derived apart, so not always equal) and within 10^-4.
+    weights = compile_zoo(tmp_path, "full_transformations_5", "kr", 64)
+    r = certify(weights)
+    report = json.loads(r.stdout)
+    assert r.returncode == 1 and report["refusal"]["undecided"] is True
+    gaps = [o["min_gap"] for o in report["obligations"] if o["kind"] == "select"]
+    assert any(59.99 < g < 60 for g in gaps) and all(g >= 20 for g in gaps)
+    status, out = check_kr(weights, write_json(tmp_path, "report.json", report))
+    assert status == 0, out
+    mine = [o["min_gap"] for o in out["kr_heads"] if o["kind"] == "select"]
+    assert len(mine) == len(gaps) and all(g <= m < g + 1e-4 for g, m in zip(gaps, mine))
+    os.remove(weights)
