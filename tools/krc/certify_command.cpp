@@ -93,7 +93,8 @@ const RegisterCommand certify_registration{Command{
           "input or a network certify does not cover yet (onelayer, output kinds). kr networks:\n"
           "every head's obligation is checked, then the report is undecided at the first MLP\n"
           "block or the unembedding (not built); never certified.\n"
-          "tools/check_certificate.py WEIGHTS CERT re-derives a certificate independently.");
+          "tools/check_certificate.py WEIGHTS CERT re-derives a certificate independently (a kr\n"
+          "report's head obligations with --obligations-only).");
       return [a] { return run_certify(*a); };
     }}};
 

@@ -51,6 +51,12 @@ class KrCertifier {
   KeyValues key_values(int l, const AttentionHead& h) const;
   std::vector<bounds::Interval> scores(const AttentionHead& h, const KeyValues& kv, int t) const;
   void select_head(int l, const AttentionHead& h, nlohmann::json& obligations) const;
+  struct WholeSum {
+    std::vector<int> written;                  // the residual dimensions the head writes
+    std::vector<std::vector<double>> running;  // [head dim][t]: sum over s <= t of max |value|
+    nlohmann::json increments;                 // letter -> its increment
+  };
+  WholeSum whole_sum_values(int l, const AttentionHead& h) const;
   void average_head(int l, const AttentionHead& h, nlohmann::json& obligations) const;
 
   const Network& net_;

@@ -222,37 +222,10 @@ void KrCertifier::select_head(int l, const AttentionHead& h, nlohmann::json& obl
                          {"leak", worst_leak}});
 }
 
-void KrCertifier::average_head(int l, const AttentionHead& h, nlohmann::json& obligations) const {
-  if (h.role.kind != RoleKind::CounterSum)
-    refuse(l, h.name,
-           "an average head that is not a kr counter's sum (role '" + describe(h.role) +
-               "': the walk's block sums) is not built",
-           true);
-  const KeyValues kv = key_values(l, h);
-  if (!kv.group.empty())
-    refuse(l, h.name,
-           "an average head's key reads the letter group '" + kv.group +
-               "': its weights would depend on the word, not on (t, s) alone");
-  for (int r : reads(h.value))
-    if (written_[r])
-      refuse(l, h.name,
-             "the value reads " + dimension_text(r) +
-                 ", which a layer writes (an increment from an MLP): its values come from the MLP "
-                 "obligations, which are not built for kr networks",
-             true);
-  // Whole sums: every letter's key is the same vector at every s >= 1 (BOS's apart), so at
-  // each t the letters weigh alike; windows, block and dyadic sums are not built.
-  const std::vector<Interval> bos_key = project(residual(0, 0), h.key);
-  const std::vector<Interval> letter_key = project(residual(1, std::min(1, t_max_)), h.key);
-  for (int s = 1; s <= t_max_; ++s) {
-    const std::vector<Interval> k = project(residual(1, s), h.key);
-    for (std::size_t c = 0; c < k.size(); ++c)
-      if (k[c].lo != letter_key[c].lo || k[c].hi != letter_key[c].hi)
-        refuse(l, h.name,
-               "the letters' keys differ between s = 1 and s = " + std::to_string(s) +
-                   ": a window, block or dyadic sum, which is not built (only whole sums are)",
-               true);
-  }
+// A whole sum's values: BOS's 0, each letter's increment (its value through W_O over N + 1)
+// an exact integer, the count's dimensions 0 before the head; per head dimension the running
+// sum over s <= t of the largest |value| a letter gives (the bound eps(t) scales).
+KrCertifier::WholeSum KrCertifier::whole_sum_values(int l, const AttentionHead& h) const {
   const int hd = static_cast<int>(h.value.cols());
   const double n1 = static_cast<double>(net_.max_len) + 1.0;  // letters weigh 1/(N + 1)
   // The value's classes: the letters' rows (the value reads no written dimension), BOS's 0.
@@ -267,7 +240,6 @@ void KrCertifier::average_head(int l, const AttentionHead& h, nlohmann::json& ob
   for (int s = 0; s <= t_max_; ++s) {
     for (int a = (s == 0 ? 0 : 1); a < (s == 0 ? 1 : static_cast<int>(net_.vocabulary.size()));
          ++a) {
-      Accumulator check;
       const std::vector<Interval> x = project(residual(a, s), h.value);
       for (int c = 0; c < hd; ++c) {
         if (!x[c].is_point())
@@ -299,9 +271,50 @@ void KrCertifier::average_head(int l, const AttentionHead& h, nlohmann::json& ob
                "the count's " + dimension_text(r) + " holds " +
                    number(residual(t == 0 ? 0 : 1, t)[r]) +
                    " before the head at t = " + std::to_string(t) + ", not 0");
-  std::vector<std::vector<double>> running(hd, std::vector<double>(t_max_ + 1, 0.0));
+  WholeSum sum{written_by_head, {}, increments};
+  std::vector<std::vector<double>>& running = sum.running;
+  running.assign(hd, std::vector<double>(t_max_ + 1, 0.0));
   for (int c = 0; c < hd; ++c)
     for (int s = 1; s <= t_max_; ++s) running[c][s] = running[c][s - 1] + most[s][c];
+  return sum;
+}
+
+void KrCertifier::average_head(int l, const AttentionHead& h, nlohmann::json& obligations) const {
+  if (h.role.kind != RoleKind::CounterSum)
+    refuse(l, h.name,
+           "an average head that is not a kr counter's sum (role '" + describe(h.role) +
+               "': the walk's block sums) is not built",
+           true);
+  const KeyValues kv = key_values(l, h);
+  if (!kv.group.empty())
+    refuse(l, h.name,
+           "an average head's key reads the letter group '" + kv.group +
+               "': its weights would depend on the word, not on (t, s) alone");
+  for (int r : reads(h.value))
+    if (written_[r])
+      refuse(l, h.name,
+             "the value reads " + dimension_text(r) +
+                 ", which a layer writes (an increment from an MLP): its values come from the MLP "
+                 "obligations, which are not built for kr networks",
+             true);
+  // Whole sums: every letter's key is the same vector at every s >= 1 (BOS's apart), so at
+  // each t the letters weigh alike; windows, block and dyadic sums are not built.
+  const std::vector<Interval> bos_key = project(residual(0, 0), h.key);
+  const std::vector<Interval> letter_key = project(residual(1, std::min(1, t_max_)), h.key);
+  for (int s = 1; s <= t_max_; ++s) {
+    const std::vector<Interval> k = project(residual(1, s), h.key);
+    for (std::size_t c = 0; c < k.size(); ++c)
+      if (k[c].lo != letter_key[c].lo || k[c].hi != letter_key[c].hi)
+        refuse(l, h.name,
+               "the letters' keys differ between s = 1 and s = " + std::to_string(s) +
+                   ": a window, block or dyadic sum, which is not built (only whole sums are)",
+               true);
+  }
+  const WholeSum sum = whole_sum_values(l, h);
+  const int hd = static_cast<int>(h.value.cols());
+  const double n1 = static_cast<double>(net_.max_len) + 1.0;
+  const std::vector<int>& written_by_head = sum.written;
+  const std::vector<std::vector<double>>& running = sum.running;
   double worst = 0.0;
   int worst_t = 0;
   for (int t = 0; t <= t_max_; ++t) {
@@ -351,7 +364,7 @@ void KrCertifier::average_head(int l, const AttentionHead& h, nlohmann::json& ob
                          {"layer", l},
                          {"head", h.name},
                          {"weights", "whole"},
-                         {"increments", increments},
+                         {"increments", sum.increments},
                          {"epsilon", {{"max", worst}, {"at_t", worst_t}}},
                          {"tolerance", kCountTolerance}});
 }
