@@ -1,7 +1,11 @@
 #!/usr/bin/env python3
 """Independent checker of `krc certify`'s certificates for scan networks.
 
-Usage: tools/check_certificate.py WEIGHTS.safetensors CERT.json [--json]
+Usage: tools/check_certificate.py WEIGHTS.safetensors CERT.json [--json] [--obligations-only]
+
+kr networks (certificate_kr.py): `krc certify` checks their heads only and never certifies
+them; with --obligations-only the checker re-derives every head obligation such a report
+records (and refuses a kr report that claims the network certified).
 
 Shares no code with the C++: it reads the weights through `safetensors`, rounds with numpy
 and `ml_dtypes`, and re-derives every obligation of compiler/certify.md from the weights and
