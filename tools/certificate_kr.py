@@ -223,11 +223,12 @@ class KrHeads:
             g = gamma(t + 1)
             # The computed sum is a float32 in Higham's bound: the float32 numbers inside it.
             s_lo, s_hi = f32_inside((e0[0] + t * e1[0]) * (1 - g), (e0[1] + t * e1[1]) * (1 + g))
-            w_lo, w_hi = f32_out(e1[0] / s_hi * (1 - 2.0 ** -50), e1[1] / s_lo * (1 + 2.0 ** -50))
+            # e/S, e*(1/S) (two roundings) or the sum divided at the end: 2^-23 each.
+            w_lo, w_hi = f32_out(e1[0] / s_hi * (1 - 2.0 ** -23), e1[1] / s_lo * (1 + 2.0 ** -23))
             delta = max(abs(w_lo - 1 / (N + 1)), abs(w_hi - 1 / (N + 1)))
             err = A[t] * delta + g * w_hi * A[t]  # per head dimension
             Oa = np.abs(o[:, cols])
-            eps = (err @ Oa + gamma(o.shape[0]) * ((w_hi * A[t] + err) @ Oa)) * (1 + 2.0 ** -40)
+            eps = (err @ Oa + (gamma(o.shape[0]) + 2.0 ** -23) * ((w_hi * A[t] + err) @ Oa)) * (1 + 2.0 ** -40)
             if eps.max() > worst:
                 worst, worst_t = float(eps.max()), t
             if eps.max() >= TOLERANCE_COUNT:

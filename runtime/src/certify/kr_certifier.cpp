@@ -35,7 +35,8 @@ CertifyResult KrCertifier::run() {
                  "argmax of the logits is the automaton's state after t letters"}};
   c["assumptions"] = {"round to nearest, ties to even", "exp(x) within 2 ulp of e^x, exp(0) = 1",
                       "no TF32 (float32 products of float32 factors)",
-                      "fused multiply-adds allowed (the bounds hold for any summation order)"};
+                      "fused multiply-adds allowed (the bounds hold for any summation order)",
+                      "softmax weights as e/S, e*(1/S), or the weighted sum divided by S"};
   c["obligations"] = nlohmann::json::array();
   try {
     check_shape();

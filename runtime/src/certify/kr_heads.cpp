@@ -330,13 +330,16 @@ void KrCertifier::average_head(int l, const AttentionHead& h, nlohmann::json& ob
       const Interval d = f32_around(sc.lo - m_hi, sc.hi - m_lo);
       return Interval{std::exp(d.lo) * (1.0 - 0x1p-21), std::exp(d.hi) * (1.0 + 0x1p-21)};
     };
+    // The weight e/S, or e (1/S) (ATen's two roundings: the 2^-23 below covers the
+    // reciprocal's), or the weighted sum divided by S at the end (flash kernels: the extra
+    // 2^-23 of the output in eps covers the division).
     const Interval e0 = weight_of(bos), e1 = weight_of(letters);
     Accumulator sum;
     sum.add(1.0, e0);
     for (int s = 1; s <= t; ++s) sum.add(1.0, e1);
     const Interval total = sum.result();
     const Interval w1 =
-        f32_around(e1.lo / total.hi * (1.0 - 0x1p-50), e1.hi / total.lo * (1.0 + 0x1p-50));
+        f32_around(e1.lo / total.hi * (1.0 - 0x1p-23), e1.hi / total.lo * (1.0 + 0x1p-23));
     const double delta = std::max(std::fabs(w1.lo - 1.0 / n1), std::fabs(w1.hi - 1.0 / n1));
     for (int r : written_by_head) {
       double eps = 0.0, out = 0.0;
@@ -347,7 +350,7 @@ void KrCertifier::average_head(int l, const AttentionHead& h, nlohmann::json& ob
         eps += o * err;
         out += o * (w1.hi * running[c][t] + err);
       }
-      eps = (eps + gamma(hd) * out) * (1.0 + 0x1p-40);
+      eps = (eps + (gamma(hd) + 0x1p-23) * out) * (1.0 + 0x1p-40);
       if (eps > worst) worst = eps, worst_t = t;
       if (eps >= kCountTolerance)
         refuse(l, h.name,
