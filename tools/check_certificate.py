@@ -1,7 +1,11 @@
 #!/usr/bin/env python3
 """Independent checker of `krc certify`'s certificates for scan networks.
 
-Usage: tools/check_certificate.py WEIGHTS.safetensors CERT.json [--json]
+Usage: tools/check_certificate.py WEIGHTS.safetensors CERT.json [--json] [--obligations-only]
+
+kr networks (certificate_kr.py): `krc certify` checks their heads only and never certifies
+them; with --obligations-only the checker re-derives every head obligation such a report
+records (and refuses a kr report that claims the network certified).
 
 Shares no code with the C++: it reads the weights through `safetensors`, rounds with numpy
 and `ml_dtypes`, and re-derives every obligation of compiler/certify.md from the weights and
@@ -38,6 +42,7 @@ from safetensors import safe_open
 
 from certificate_bounds import (DRIFT, TOLERANCE, Refuse, add_rounded, f32_inside, head_adds, idot,
                                 mlp_rows, rounder, score_bounds, store)
+from certificate_kr import check_kr_obligations
 from certificate_selector import check_selector
 
 
@@ -316,9 +321,28 @@ class ScanCheck:
         return self.derived
 
 
-def check(weights_path, cert):
+def check_kr(weights_path, cert, obligations_only):
+    """kr networks: the heads' obligations only (certificate_kr.py), in a report that does not
+    claim the network certified (the MLP and unembedding obligations are not built)."""
+    with open(weights_path, "rb") as f:
+        digest = hashlib.sha256(f.read()).hexdigest()
+    if cert["claim"].get("weights_sha256") != digest:
+        raise Refuse(f"the certificate is for weights with SHA-256 {cert['claim'].get('weights_sha256')}, "
+                     f"not this file's {digest}")
+    if cert.get("certified") is not False or not obligations_only:
+        raise Refuse("for kr networks the checker re-derives the heads' obligations only "
+                     "(--obligations-only), of a report that does not claim the network certified")
+    tensors, meta = load_weights(weights_path)
+    if json.loads(meta.get("compiler", "{}")).get("strategy") != "kr":
+        raise Refuse("the certificate says kr, the weights file does not")
+    return {"select": [], "margin": None, "kr_heads": check_kr_obligations(tensors, meta, cert)}
+
+
+def check(weights_path, cert, obligations_only=False):
     """What the weights give (least fetch gaps, margin), or Refuse with the first claim of the
     certificate they do not bear out."""
+    if cert.get("claim", {}).get("strategy") == "kr":
+        return check_kr(weights_path, cert, obligations_only)
     rules = check_header(weights_path, cert)
     scan = ScanCheck(weights_path, cert)
     if rules == {"selector"}:
@@ -333,6 +357,9 @@ def main():
     ap.add_argument("weights")
     ap.add_argument("certificate")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--obligations-only", action="store_true",
+                    help="kr: re-derive the recorded head obligations of a report that does not "
+                         "claim the network certified")
     args = ap.parse_args()
     try:
         with open(args.certificate) as f:
@@ -341,7 +368,7 @@ def main():
         print(f"check_certificate: {args.certificate}: {e}", file=sys.stderr)
         return 2
     try:
-        derived = check(args.weights, cert)
+        derived = check(args.weights, cert, args.obligations_only)
     except Refuse as e:
         print(json.dumps({"holds": False, "reason": str(e)}) if args.json else f"REFUSED: {e}")
         return 1
@@ -350,6 +377,9 @@ def main():
         return 2
     if args.json:
         print(json.dumps({"holds": True, **derived}))
+    elif "kr_heads" in derived:
+        print(f"the {len(derived['kr_heads'])} head obligations hold (the network is not certified: "
+              "its MLP and unembedding obligations are not built)")
     else:
         print(f"the certificate holds: margin {derived['margin']}, "
               f"least fetch gap {min(derived['select'], default=math.inf)}")

@@ -144,10 +144,10 @@ TEST_CASE("certify: one-ulp faults are refused, naming the layer that holds them
 
 TEST_CASE("certify: what it does not cover is refused as a question, not as a wrong network") {
   const Automaton a = zoo_automaton("parity");
-  CompileOptions kr;
-  kr.strategy = Strategy::Kr;
-  kr.max_len = 16;
-  CHECK_THROWS_AS(certify(compile(a, kr).network, a, {}), std::invalid_argument);
+  CompileOptions onelayer;
+  onelayer.strategy = Strategy::OneLayer;
+  onelayer.max_len = 16;
+  CHECK_THROWS_AS(certify(compile(a, onelayer).network, a, {}), std::invalid_argument);
   CertifyOptions past;
   past.max_len = 65;
   CHECK_THROWS_AS(certify(scan_network(a, 64), a, past), std::invalid_argument);

@@ -95,9 +95,8 @@ void certify_compiled(Network& network, const Automaton& automaton, const Compil
                                   ? "the unembedding"
                                   : "layer " + std::to_string(r.layer) + " (" + r.part + ")";
     throw InputError(source, "",
-                     flag + ": the network is not certified" +
-                         (r.undecided ? " (undecided: past a cost limit)" : "") + ": " + where +
-                         ": " + r.reason + instead);
+                     flag + ": the network is not certified" + (r.undecided ? " (undecided)" : "") +
+                         ": " + where + ": " + r.reason + instead);
   }
   network.compiler["certified"] = result.certificate["claim"];
 }

@@ -2,8 +2,8 @@
 // proves (not tests) that the network in a weights file computes the automaton it carries on
 // every word up to max-len, at every position, in that arithmetic and any summation order
 // (compiler/certify.md). Exit 0 certified, 1 not certified (the refusal names the layer, the
-// head or block and the values), 2 bad input or a network it does not cover (kr, onelayer,
-// output kinds: not built yet).
+// head or block and the values; kr networks: their heads' obligations, then undecided at the
+// first part not built), 2 bad input or a network it does not cover (onelayer, output kinds).
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -62,8 +62,9 @@ int run_certify(const CertifyArguments& a) {
 }
 
 const RegisterCommand certify_registration{Command{
-    "certify", "Prove that a scan network computes its automaton on every word up to max-len", 35,
-    [](CLI::App& sub) -> std::function<int()> {
+    "certify",
+    "Prove that a scan network computes its automaton on every word up to max-len (kr: its heads)",
+    35, [](CLI::App& sub) -> std::function<int()> {
       auto a = std::make_shared<CertifyArguments>();
       sub.add_option("FILE", a->file, "weights file (.safetensors) written by krc compile")
           ->required();
@@ -89,8 +90,11 @@ const RegisterCommand certify_registration{Command{
           "block and the values (also when the windows reach more than 4,096 transformations or\n"
           "a layer's enumeration would pass 10^9 interval operations: undecided, said so, unless\n"
           "--rule auto moves to the selector rule); 2 bad\n"
-          "input or a network certify does not cover yet (kr, onelayer, output kinds).\n"
-          "tools/check_certificate.py WEIGHTS CERT re-derives a certificate independently.");
+          "input or a network certify does not cover yet (onelayer, output kinds). kr networks:\n"
+          "every head's obligation is checked, then the report is undecided at the first MLP\n"
+          "block or the unembedding (not built); never certified.\n"
+          "tools/check_certificate.py WEIGHTS CERT re-derives a certificate independently (a kr\n"
+          "report's head obligations with --obligations-only).");
       return [a] { return run_certify(*a); };
     }}};
 

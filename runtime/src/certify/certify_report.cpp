@@ -21,12 +21,29 @@ std::string format_certify_report(const CertifyResult& result) {
   out << "claim: every word of length <= " << claim.at("max_len").get<int>() << " over "
       << claim.at("automaton").get<std::string>() << ", every position, in "
       << claim.at("arithmetic").get<std::string>() << " (any summation order; "
-      << claim.value("rule", "pairs") << " rule)\n";
+      << (claim.value("strategy", "scan") == "kr" ? std::string("kr")
+                                                  : claim.value("rule", "pairs") + " rule")
+      << ")\n";
   for (const nlohmann::json& o : c.at("obligations")) {
     const std::string kind = o.at("kind");
     if (kind == "embedding") {
       out << "  embedding: " << o.at("positions") << " positions, " << o.at("window_dims")
           << " window dimensions, " << o.at("domain") << " letters' transformations\n";
+    } else if (kind == "select" && claim.value("strategy", "scan") == "kr") {
+      const nlohmann::json& at = o.at("at");
+      out << "  layer " << o.at("layer") << " " << o.at("head").get<std::string>()
+          << ": the argmax key is unique for every word, by at least "
+          << o.at("min_gap").get<double>();
+      if (!at.is_null())
+        out << " (t = " << at.at("t") << ", s = " << at.at("s")
+            << " over s = " << at.at("runner_up_s") << ")";
+      out << ", other keys' weight <= " << o.at("leak").get<double>() << "; " << o.at("scores")
+          << " scores (t, s, value)\n";
+    } else if (kind == "average") {
+      out << "  layer " << o.at("layer") << " " << o.at("head").get<std::string>()
+          << ": whole sum, the count within " << o.at("epsilon").at("max").get<double>()
+          << " (t = " << o.at("epsilon").at("at_t") << ") of the integer sum of the increments"
+          << ", under " << o.at("tolerance").get<double>() << "\n";
     } else if (kind == "select") {
       out << "  layer " << o.at("layer") << " " << o.at("head").get<std::string>() << ": target "
           << o.at("target").get<std::string>() << " by at least " << o.at("min_gap").get<double>()

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "certify/certify_common.hpp"
+#include "certify/kr_certifier.hpp"
 
 namespace krc {
 
@@ -113,7 +114,7 @@ void ScanCertifier::check_shape() {
   if (strategy != "scan")
     throw std::invalid_argument("certify covers scan networks only (this file's strategy is '" +
                                 (strategy.empty() ? std::string("unknown") : strategy) +
-                                "'); kr, onelayer and exports are not built yet");
+                                "'); onelayer and exports are not built yet");
   if (net_.states != a_.states())
     throw std::invalid_argument(
         "the network's logits are not the automaton's states (an output kind): not covered yet");
@@ -233,6 +234,8 @@ void ScanCertifier::check_answer(const Vec& x, int answer, const std::string& at
 CertifyResult certify(const Network& network, const Automaton& automaton,
                       const CertifyOptions& options) {
   using certify_detail::ScanCertifier;
+  if (network.compiler.value("strategy", std::string()) == "kr")
+    return certify_detail::KrCertifier(network, automaton, options).run();
   CertifyResult result = ScanCertifier(network, automaton, options).run();
   // Auto: the pairs rule when it decides; the selector rule where it is undecided (too many
   // window transformations) and the scan is in binary coordinates.

@@ -42,7 +42,8 @@ struct CertifyRefusal {
   int layer = -1;
   std::string part;
   std::string reason;
-  bool undecided = false;  // past a cost limit: no obligation failed, none could be checked
+  bool undecided = false;  // past a cost limit, or an obligation not built (kr past its heads):
+                           // no obligation failed, this one could not be checked
 };
 
 struct CertifyResult {
@@ -52,10 +53,12 @@ struct CertifyResult {
   bool certified() const { return !refusal.has_value(); }
 };
 
+// kr networks: the heads' obligations only (compiler/certify.md, "What is built"); past them
+// the result is an undecided refusal naming the first part not built, never a certificate.
 // Throws std::invalid_argument when the network is not something the certifier covers (not
-// a scan network, an arithmetic it does not prove, a max-len past the network's, the selector
-// rule asked of a network that is not in binary coordinates): not a refusal of the weights, a
-// question it cannot answer.
+// a scan or kr network, a kr network in another arithmetic than float32, an arithmetic it does not
+// prove, a max-len past the network's, the selector rule asked of a network that is not in binary
+// coordinates): not a refusal of the weights, a question it cannot answer.
 CertifyResult certify(const Network& network, const Automaton& automaton,
                       const CertifyOptions& options);
 

@@ -1,0 +1,112 @@
+// krc certify on kr networks, as far as it is built (compiler/certify.md, "What is built"):
+// the heads' obligations hold on flipflop_2 (a memory head) and parity (a whole-sum counter),
+// with the figures the construction argues independently (lambda = 20, README §4: the latest
+// flagged key wins by 20, the others weigh e^-20 / (1 - e^-20) at most; an increment of 1 per
+// '1'); the network is never claimed certified (undecided at the first part not built);
+// planted head faults are refused, naming the layer and the head, not as undecided.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "krc/automata/zoo.hpp"
+#include "krc/backend/compile.hpp"
+#include "krc/runtime/certify.hpp"
+
+using namespace krc;
+
+namespace {
+
+Network kr_network(const Automaton& a, int max_len) {
+  CompileOptions options;
+  options.strategy = Strategy::Kr;
+  options.max_len = max_len;
+  return compile(a, options).network;
+}
+
+CertifyResult certify_kr(const Network& n, const Automaton& a) { return certify(n, a, {}); }
+
+}  // namespace
+
+TEST_CASE("certify kr: the heads of flipflop_2 and parity hold, and the network is undecided") {
+  const Automaton flipflop = zoo_automaton("flipflop", 2);
+  const CertifyResult f = certify_kr(kr_network(flipflop, 64), flipflop);
+  REQUIRE(f.refusal);
+  CHECK(f.refusal->undecided);
+  CHECK(f.refusal->part == "unembedding");  // flipflop_2's one layer has no MLP
+  REQUIRE(f.certificate["obligations"].size() == 1);
+  const auto& memory = f.certificate["obligations"][0];
+  CHECK(memory["kind"] == "select");
+  CHECK(memory["key_values"] == 2);  // the reset flag: 0 or 1
+  CHECK(memory["min_gap"].get<double>() == doctest::Approx(20.0));
+  const double geometric = std::exp(-20.0) / (1.0 - std::exp(-20.0));
+  CHECK(memory["leak"].get<double>() >= geometric * (1.0 - 1e-6));
+  CHECK(memory["leak"].get<double>() <= 2.0 * geometric);
+
+  const Automaton parity = zoo_automaton("parity");
+  const CertifyResult p = certify_kr(kr_network(parity, 64), parity);
+  REQUIRE(p.refusal);
+  CHECK(p.refusal->undecided);
+  CHECK(p.refusal->layer == 0);
+  CHECK(p.refusal->part.find("count mod 2") != std::string::npos);
+  REQUIRE(p.certificate["obligations"].size() == 1);
+  const auto& sum = p.certificate["obligations"][0];
+  CHECK(sum["kind"] == "average");
+  CHECK(sum["increments"]["0"] == 0.0);
+  CHECK(sum["increments"]["1"] == 1.0);
+  // About 2 t^2 2^-24 (the two gamma terms of the design's bound) at t = 63: 4.7e-4.
+  CHECK(sum["epsilon"]["max"].get<double>() > 2.0 * 63 * 63 * 0x1p-24);
+  CHECK(sum["epsilon"]["max"].get<double>() < 0.01);
+}
+
+TEST_CASE("certify kr: planted head faults are refused with their layer and head") {
+  const Automaton parity = zoo_automaton("parity");
+  SUBCASE("one ulp on the counter's output weight: the increment is no longer an integer") {
+    Network n = kr_network(parity, 64);
+    float& w = n.layers[0].heads[0].output.valuePtr()[0];
+    REQUIRE(w == 65.0f);  // N + 1: each '1' adds 1 to the count
+    w = std::nextafter(w, std::numeric_limits<float>::infinity());
+    const CertifyResult r = certify_kr(n, parity);
+    REQUIRE(r.refusal);
+    CHECK_FALSE(r.refusal->undecided);
+    CHECK(r.refusal->layer == 0);
+    CHECK(r.refusal->part == n.layers[0].heads[0].name);
+    CHECK(r.refusal->reason.find("not an integer") != std::string::npos);
+  }
+  SUBCASE("the memory head's flag weight lowered to lambda: a flagged key ties a later one") {
+    const Automaton flipflop = zoo_automaton("flipflop", 2);
+    Network n = kr_network(flipflop, 64);
+    SparseMatrix& q = n.layers[0].heads[0].query;
+    bool lowered = false;
+    for (int k = 0; k < q.nonZeros(); ++k)
+      if (q.valuePtr()[k] == 1300.0f) q.valuePtr()[k] = 20.0f, lowered = true;  // (T+1) lambda
+    REQUIRE(lowered);
+    const CertifyResult r = certify_kr(n, flipflop);
+    REQUIRE(r.refusal);
+    CHECK_FALSE(r.refusal->undecided);
+    CHECK(r.refusal->layer == 0);
+    CHECK(r.refusal->reason.find("not unique") != std::string::npos);
+  }
+}
+
+TEST_CASE(
+    "certify kr: other arithmetics and max-lens past the network are questions, not refusals") {
+  const Automaton parity = zoo_automaton("parity");
+  const Network n = kr_network(parity, 16);
+  CertifyOptions bf16;
+  bf16.arithmetic = Arithmetic::BFloat16;
+  CHECK_THROWS_AS(certify(n, parity, bf16), std::invalid_argument);
+  CertifyOptions longer;
+  longer.max_len = 17;
+  CHECK_THROWS_AS(certify(n, parity, longer), std::invalid_argument);
+}
+
+TEST_CASE("certify kr: the walk's block sums are undecided (not built), never refused as wrong") {
+  // gridworld_4's walk: its block-sum heads weigh 2^-k, not 1/(N + 1); a whole-sum check on
+  // them would refuse a right network.
+  const Automaton grid = zoo_automaton("gridworld", 4);
+  const CertifyResult r = certify_kr(kr_network(grid, 64), grid);
+  REQUIRE(r.refusal);
+  CHECK(r.refusal->undecided);
+  CHECK(r.refusal->layer == 0);
+}
