@@ -62,6 +62,10 @@ FULL = [os.path.join(ZOO, n) for n in
         ("parity.json", "flipflop_2.json", "cyclic_3.json", "gridworld_4.json")]
 OUTPUTS = [os.path.join(REALWORLD, n) for n in
            ("aalpy__simple_abc_mealy.dot", "aalpy__coffee_moore.dot")]
+# In the sanitized lane (a Debug build under AddressSanitizer, every process several times
+# slower) the same product for parity and the Mealy file only.
+if "libasan" in os.environ.get("LD_PRELOAD", ""):
+    FULL, OUTPUTS = FULL[:1], OUTPUTS[:1]
 FILES = FULL + OUTPUTS
 
 
@@ -246,5 +250,5 @@ def test_every_combination_gives_the_same_bytes_in_both_doors(tmp_path):
                 if os.path.exists(p):
                     os.remove(p)
     assert not differences, "\n".join(differences[:20])
-    # Both outcomes are exercised in number: the crossed cases compile, the refusals are many.
-    assert compiled > 300 and refused > 300, (compiled, refused)
+    # Both outcomes are exercised in number (of 1,320 cases, 491 compile and 829 are refused).
+    assert compiled > len(cases) // 4 and refused > len(cases) // 4, (compiled, refused)
