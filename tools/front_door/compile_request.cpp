@@ -1,8 +1,11 @@
 #include "compile_request.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <limits>
 #include <stdexcept>
+#include <type_traits>
+#include <typeinfo>
 
 #include "krc/automata/input_error.hpp"
 #include "krc/backend/plan.hpp"
@@ -35,21 +38,52 @@ std::string option_name(Door door, const std::string& keyword) {
   return flag;
 }
 
+const std::vector<RequestOption>& compile_request_options() {
+  static const std::vector<RequestOption> options = [] {
+    std::vector<std::string> countings = counter_sum_names();
+    countings.insert(countings.begin(), "auto");
+    const long long int_max = std::numeric_limits<int>::max();
+    using R = CompileRequest;
+    return std::vector<RequestOption>{
+        {"strategy", &R::strategy, strategy_names()},
+        {"attention",
+         &R::attention,
+         {to_string(AttentionKind::Softmax), to_string(AttentionKind::Hard)}},
+        {"precision", &R::precision, precision_names()},
+        {"norm", &R::norm, norm_names()},
+        {"counting", &R::counting, countings},
+        {"output_kind", &R::output_kind, output_kind_names(), 0, 0, true},
+        {"max_len", &R::max_len, {}, 1, kMaxLenLimit},
+        {"max_onelayer_units", &R::max_onelayer_units, {}, 1, int_max},
+        {"max_onelayer_values", &R::max_onelayer_values, {}, 1, kMaxOneLayerValuesLimit},
+        {"certify", &R::certify},
+    };
+  }();
+  return options;
+}
+
+const RequestOption& request_option(const std::string& keyword) {
+  for (const RequestOption& option : compile_request_options())
+    if (option.keyword == keyword) return option;
+  throw std::logic_error("no compile option " + keyword);
+}
+
 PreparedCompile prepare_compile(const Automaton& automaton, const MachineOutputs& outputs,
                                 const CompileRequest& r, Door door, const std::string& source) {
-  check_member(door, "strategy", r.strategy, strategy_names());
-  check_member(door, "attention", r.attention,
-               {to_string(AttentionKind::Softmax), to_string(AttentionKind::Hard)});
-  check_member(door, "precision", r.precision, precision_names());
-  check_member(door, "norm", r.norm, norm_names());
-  std::vector<std::string> countings = counter_sum_names();
-  countings.insert(countings.begin(), "auto");
-  check_member(door, "counting", r.counting, countings);
-  if (!r.output_kind.empty()) check_member(door, "output_kind", r.output_kind, output_kind_names());
-  check_range(door, "max_len", r.max_len, 1, kMaxLenLimit);
-  const long long int_max = std::numeric_limits<int>::max();
-  check_range(door, "max_onelayer_units", r.max_onelayer_units, 1, int_max);
-  check_range(door, "max_onelayer_values", r.max_onelayer_values, 1, kMaxOneLayerValuesLimit);
+  for (const RequestOption& option : compile_request_options()) {
+    std::visit(
+        [&](auto field) {
+          const auto& value = r.*field;
+          using Value = std::decay_t<decltype(value)>;
+          if constexpr (std::is_same_v<Value, std::string>) {
+            if (!(option.optional && value.empty()))
+              check_member(door, option.keyword, value, option.names);
+          } else if constexpr (std::is_same_v<Value, long long>) {
+            check_range(door, option.keyword, value, option.min, option.max);
+          }
+        },
+        option.field);
+  }
 
   PreparedCompile p;
   // The network answers the chosen output: its states are those of the output's Moore
@@ -73,6 +107,40 @@ PreparedCompile prepare_compile(const Automaton& automaton, const MachineOutputs
   return p;
 }
 
+std::string spelt_for(Door door, const std::string& message) {
+  if (door == Door::CommandLine) return message;
+  std::string out;
+  for (std::size_t i = 0; i < message.size(); ++i) {
+    const bool flag = message.compare(i, 2, "--") == 0 && i + 2 < message.size() &&
+                      std::islower(static_cast<unsigned char>(message[i + 2])) &&
+                      (i == 0 || !std::isalnum(static_cast<unsigned char>(message[i - 1])));
+    if (!flag) {
+      out += message[i];
+      continue;
+    }
+    for (i += 2; i < message.size() && (std::isalnum(static_cast<unsigned char>(message[i])) ||
+                                        (message[i] == '-' && i + 1 < message.size() &&
+                                         std::isalnum(static_cast<unsigned char>(message[i + 1]))));
+         ++i)
+      out += message[i] == '-' ? '_' : message[i];
+    --i;
+  }
+  return out;
+}
+
+CompileResult compile_prepared(const PreparedCompile& prepared, Door door) {
+  try {
+    return compile(prepared.machine.automaton, prepared.options);
+  } catch (const LimitError& e) {
+    // Subclasses carry fields of their own (the option, the phase): they pass as they are.
+    if (door == Door::CommandLine || typeid(e) != typeid(LimitError)) throw;
+    throw LimitError(spelt_for(door, e.what()));
+  } catch (const std::invalid_argument& e) {
+    if (door == Door::CommandLine) throw;
+    throw std::invalid_argument(spelt_for(door, e.what()));
+  }
+}
+
 void certify_compiled(Network& network, const Automaton& automaton, const CompileRequest& request,
                       Door door, const std::string& source) {
   if (!request.certify) return;
@@ -86,7 +154,7 @@ void certify_compiled(Network& network, const Automaton& automaton, const Compil
   try {
     result = certify(network, automaton, options);
   } catch (const std::invalid_argument& e) {  // a network certify does not cover
-    throw InputError(source, "", flag + ": " + e.what() + instead);
+    throw InputError(source, "", flag + ": " + spelt_for(door, e.what()) + instead);
   }
   if (!result.certified()) {
     const CertifyRefusal& r = *result.refusal;
@@ -96,7 +164,7 @@ void certify_compiled(Network& network, const Automaton& automaton, const Compil
                                   : "layer " + std::to_string(r.layer) + " (" + r.part + ")";
     throw InputError(source, "",
                      flag + ": the network is not certified" + (r.undecided ? " (undecided)" : "") +
-                         ": " + where + ": " + r.reason + instead);
+                         ": " + where + ": " + spelt_for(door, r.reason) + instead);
   }
   network.compiler["certified"] = result.certificate["claim"];
 }

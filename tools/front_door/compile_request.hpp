@@ -5,6 +5,7 @@
 // CompileRequest, calls prepare_compile, and prints; a message about an option spells it the
 // door's way (`--max-len` on the command line, `max_len` in Python).
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "krc/automata/automaton.hpp"
@@ -49,6 +50,24 @@ struct CompileRequest {
   bool certify = false;  // prove the network before it is handed out (certify_compiled)
 };
 
+// One option of a compile request, as both doors name it: its keyword (krc.compile's; the
+// command line's flag is option_name's spelling), the field it sets, and what it admits: one
+// of `names` (`optional`: or empty, meaning the file's default), a number in [min, max], or a
+// flag (a bool field). prepare_compile checks every field through this table, and the Python
+// tests take their option list from it (krc._core.compile_request_options), so an option added
+// here is one the tests that compare the two doors must name.
+struct RequestOption {
+  std::string keyword;
+  std::variant<std::string CompileRequest::*, long long CompileRequest::*, bool CompileRequest::*>
+      field;
+  std::vector<std::string> names;
+  long long min = 0, max = 0;
+  bool optional = false;
+};
+const std::vector<RequestOption>& compile_request_options();
+// The option of that keyword (std::logic_error if none: a door asked for one the table lacks).
+const RequestOption& request_option(const std::string& keyword);
+
 // What the request compiles: the output machine (its automaton is what the network computes)
 // and the backend's options (progress left to the door).
 struct PreparedCompile {
@@ -64,6 +83,14 @@ struct PreparedCompile {
 PreparedCompile prepare_compile(const Automaton& automaton, const MachineOutputs& outputs,
                                 const CompileRequest& request, Door door,
                                 const std::string& source);
+
+// A message from the compiler, spelt for the door: the flags it names (`--strategy scan`)
+// become Python's keywords (`strategy scan`) for Door::Python, as the other messages are.
+std::string spelt_for(Door door, const std::string& message);
+
+// The backend's compile of a prepared request; its refusals (LimitError, std::invalid_argument)
+// are spelt for the door: Python's name keywords, not the command line's flags.
+CompileResult compile_prepared(const PreparedCompile& prepared, Door door);
 
 // `--certify` / certify=True: proves the compiled network as `krc certify` does (every word up
 // to max-len, in the arithmetic its precision names: fp32 -> float32, bf16, fp16; rule auto)

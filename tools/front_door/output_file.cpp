@@ -193,8 +193,14 @@ std::vector<std::string> subdirectories(const std::vector<DirectoryFile>& files)
   return dirs;
 }
 
-// Refuses an existing directory that holds anything but the files of `files` (regular files
-// by those names) and their subdirectories: replacing it would destroy what krc did not write.
+void refuse_unwritable_entry(const std::string& path, const fs::path& at, const std::string& name) {
+  if (faccessat(AT_FDCWD, at.c_str(), W_OK, AT_EACCESS) != 0)
+    fail(path, "cannot replace the directory: krc may not write \"" + name + "\" in it", errno);
+}
+
+// Refuses an existing directory holding anything but the files of `files` (regular files by
+// those names) and their subdirectories (replacing it would destroy what krc did not write), or
+// one of those krc may not write (0500, another user's: the old copy would stay, half removed).
 void refuse_foreign_directory(const std::string& path, const std::vector<DirectoryFile>& files,
                               const std::vector<std::string>& dirs,
                               const std::string& prefix = "") {
@@ -203,6 +209,7 @@ void refuse_foreign_directory(const std::string& path, const std::vector<Directo
     const std::string name = prefix + entry.path().filename().string();
     const bool is_link = entry.is_symlink(ec);
     if (!is_link && entry.is_directory(ec) && std::binary_search(dirs.begin(), dirs.end(), name)) {
+      refuse_unwritable_entry(path, entry.path(), name);
       refuse_foreign_directory(path, files, dirs, name + "/");
       continue;
     }
@@ -215,6 +222,7 @@ void refuse_foreign_directory(const std::string& path, const std::vector<Directo
                            "\", which this output does not write; krc replaces only a new, "
                            "empty or earlier output's directory (choose another path, or remove "
                            "it)");
+    refuse_unwritable_entry(path, entry.path(), name);
   }
   if (ec) fail(path, "cannot read the directory", ec.value());
 }

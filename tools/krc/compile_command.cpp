@@ -45,6 +45,16 @@ std::string counting_text(const KrPlan& plan) {
   return {};
 }
 
+// The checks of an option come from the request layer's table (compile_request.hpp), so the
+// command line admits what krc.compile admits.
+const std::vector<std::string>& choices(const std::string& keyword) {
+  return front_door::request_option(keyword).names;
+}
+CLI::Range bounds(const std::string& keyword) {
+  const front_door::RequestOption& option = front_door::request_option(keyword);
+  return CLI::Range(option.min, option.max);
+}
+
 struct CompileArguments {
   std::string input, output;
   front_door::CompileRequest request;  // the options krc.compile takes as keywords too
@@ -91,7 +101,7 @@ int run_compile(const CompileArguments& a) {
   options.progress = [&](const std::string& stage) {
     if (tty && seconds() > 1.0) std::cerr << "krc: " << stage << " (" << int(seconds()) << " s)\n";
   };
-  CompileResult result = compile(automaton, options);
+  CompileResult result = front_door::compile_prepared(prepared, front_door::Door::CommandLine);
   // --certify: proved before anything is written; a refusal leaves no output (exit 2).
   front_door::certify_compiled(result.network, automaton, a.request, front_door::Door::CommandLine,
                                a.input);
@@ -190,7 +200,7 @@ const RegisterCommand compile_registration{{
                      "scan: parallel prefix, ceil(log2 max-len) layers\n"
                      "onelayer: one attention layer (a rank-1 head giving every prefix a number) "
                      "and 1 feed-forward layer; short words only: it says the largest --max-len")
-          ->check(CLI::IsMember(strategy_names()))
+          ->check(CLI::IsMember(choices("strategy")))
           ->capture_default_str();
       sub.add_option("--precision", a->request.precision,
                      "The format the network must be exact in: fp32 (a plain float32 "
@@ -198,7 +208,7 @@ const RegisterCommand compile_registration{{
                      "admit only the constructions with a bound there (today the scan's "
                      "one-hot and binary-coordinate forms, the least dense chosen) and refuse "
                      "otherwise")
-          ->check(CLI::IsMember(precision_names()))
+          ->check(CLI::IsMember(choices("precision")))
           ->capture_default_str();
       sub.add_option("--norm", a->request.norm,
                      "none: today's networks\n"
@@ -209,10 +219,8 @@ const RegisterCommand compile_registration{{
                      "prove GPT-2's LayerNorms the identity where the residual's bounds allow it "
                      "(at max-len 1024, half of the zoo's scan networks). Same width and depth "
                      "(compiler/README.md, \"When it is exact\")")
-          ->check(CLI::IsMember(norm_names()))
+          ->check(CLI::IsMember(choices("norm")))
           ->capture_default_str();
-      std::vector<std::string> countings = counter_sum_names();
-      countings.insert(countings.begin(), "auto");
       sub.add_option("--counting", a->request.counting,
                      "kr: how counters sum their increments (compiler/README.md, "
                      "\"Constant-denominator sums\")\n"
@@ -222,30 +230,29 @@ const RegisterCommand compile_registration{{
                      "max-len; the comb after it takes about 2 (p - 1) max-len units\n"
                      "blocks: blocks of about sqrt(max-len) positions: two layers more per "
                      "counter, about 4 p sqrt(max-len) units")
-          ->check(CLI::IsMember(countings))
+          ->check(CLI::IsMember(choices("counting")))
           ->capture_default_str();
       sub.add_option("--max-len", a->request.max_len, "Longest input word the network must handle")
-          ->check(CLI::Range(1, front_door::kMaxLenLimit))
+          ->check(bounds("max_len"))
           ->capture_default_str();
       sub.add_option("--max-onelayer-units", a->request.max_onelayer_units,
                      "onelayer: most hidden units the decoding may take")
-          ->check(CLI::PositiveNumber)
+          ->check(bounds("max_onelayer_units"))
           ->capture_default_str();
       sub.add_option("--max-onelayer-values", a->request.max_onelayer_values,
                      "onelayer: most prefix values the planner may enumerate")
-          ->check(CLI::Range(1LL, front_door::kMaxOneLayerValuesLimit))
+          ->check(bounds("max_onelayer_values"))
           ->capture_default_str();
       sub.add_option("--attention", a->request.attention,
                      "Attention the network is meant for (verify uses it by default)")
-          ->check(CLI::IsMember(std::vector<std::string>{to_string(AttentionKind::Softmax),
-                                                         to_string(AttentionKind::Hard)}))
+          ->check(CLI::IsMember(choices("attention")))
           ->capture_default_str();
       // --output is the weights file (-o), so the issue's `--output KIND` is --output-kind.
       sub.add_option("--output-kind", a->request.output_kind,
                      "What the network answers at every position: state, accepting, mealy (the "
                      "output of the letter just read) or moore (default: what the file carries, "
                      "else state)")
-          ->check(CLI::IsMember(output_kind_names()));
+          ->check(CLI::IsMember(choices("output_kind")));
       add_automaton_input_options(sub, a->load, file);
       refuse_format_option(sub);
       sub.add_flag("--certify", a->request.certify,

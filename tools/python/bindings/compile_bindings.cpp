@@ -1,6 +1,9 @@
 // krc.compile: Automaton -> Network by a strategy, with the plan it chose and why.
 #include <pybind11/stl.h>
 
+#include <type_traits>
+#include <variant>
+
 #include "bindings.hpp"
 #include "compile_request.hpp"
 #include "interrupt_scope.hpp"
@@ -63,13 +66,39 @@ CompiledNetwork compile_network(const py::object& automaton_object, const std::s
   };
   InterruptScope interruptible;  // Ctrl-C stops the work: KeyboardInterrupt
   py::gil_scoped_release unlocked;
-  CompileResult result = compile(prepared.machine.automaton, prepared.options);
+  CompileResult result = front_door::compile_prepared(prepared, front_door::Door::Python);
   front_door::certify_compiled(result.network, prepared.machine.automaton, request,
                                front_door::Door::Python, file_automaton.name());
   auto network = std::make_shared<const Network>(std::move(result.network));
   result.network = Network{};
   return CompiledNetwork{std::move(network), std::move(prepared.machine.automaton), "",
                          std::move(result)};
+}
+
+// The request layer's option table (compile_request.hpp), with each option's default: what the
+// tests that compare the two doors enumerate.
+py::list compile_request_options() {
+  const front_door::CompileRequest defaults;
+  py::list options;
+  for (const front_door::RequestOption& option : front_door::compile_request_options()) {
+    py::dict entry;
+    entry["keyword"] = option.keyword;
+    std::visit(
+        [&](auto field) {
+          using Value = std::decay_t<decltype(defaults.*field)>;
+          entry["kind"] = std::is_same_v<Value, std::string> ? "choice"
+                          : std::is_same_v<Value, bool>      ? "flag"
+                                                             : "number";
+          entry["default"] = defaults.*field;
+        },
+        option.field);
+    entry["names"] = option.names;
+    entry["min"] = option.min;
+    entry["max"] = option.max;
+    entry["optional"] = option.optional;
+    options.append(entry);
+  }
+  return options;
 }
 
 }  // namespace
@@ -106,6 +135,7 @@ void bind_compile(py::module_& m) {
         py::arg("progress") = py::none(), py::arg("norm") = defaults.norm,
         py::arg("precision") = defaults.precision, py::arg("counting") = defaults.counting,
         py::arg("output_kind") = py::none(), py::arg("certify") = defaults.certify);
+  m.def("compile_request_options", &compile_request_options);
 }
 
 }  // namespace krc::python

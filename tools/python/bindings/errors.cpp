@@ -19,10 +19,12 @@ void raise(const char* name, const Arguments&... arguments) {
   PyErr_SetObject(cls.ptr(), instance.ptr());
 }
 
-// The memory budget's message names the command's --max-memory; its Python name is the
-// max_memory of krc.set_max_memory.
+// The memory budget's message names the command's --max-memory, or (spelt for Python by the
+// request layer, compile_request.hpp) the max_memory of krc.set_max_memory.
 py::object option_named_in(const std::string& message) {
-  if (message.find("--max-memory") != std::string::npos) return py::str("max_memory");
+  if (message.find("max-memory") != std::string::npos ||
+      message.find("max_memory") != std::string::npos)
+    return py::str("max_memory");
   return py::none();
 }
 
