@@ -1,6 +1,7 @@
 // `krc circuit FILE [-o circuit.json] [--granularity head|subspace] [--check]`: the network's
 // circuit in the MIB circuit JSON with krc's typed roles beside it (runtime/README.md, "The
-// circuit file"), and with --check the zero-ablation check of it against the automaton.
+// circuit file"), and with --check the ablation check of it against the automaton (zero
+// ablation, or with --ablation mean mean ablation over the tested words).
 #include <iostream>
 #include <memory>
 
@@ -17,7 +18,7 @@ namespace krc::cli {
 namespace {
 
 struct CircuitArguments {
-  std::string file, output = "-", granularity = "head";
+  std::string file, output = "-", granularity = "head", ablation = "zero";
   bool check = false;
   CircuitCheckOptions options;
 };
@@ -34,7 +35,7 @@ std::string summary(const nlohmann::json& circuit) {
   if (!circuit.contains("check")) return out;
   const auto& check = circuit["check"];
   const auto& only = check["circuit_only"];
-  out += "check (zero ablation, float64): circuit alone " +
+  out += "check (" + check["ablation"].get<std::string>() + " ablation, float64): circuit alone " +
          std::string(only["wrong"].get<long long>() == 0 ? "right" : "WRONG") + " at " +
          std::to_string(only["positions"].get<long long>() - only["wrong"].get<long long>()) +
          " of " + only["positions"].dump() + " positions; " + check["necessary"].dump() + " of " +
@@ -42,6 +43,9 @@ std::string summary(const nlohmann::json& circuit) {
          " redundant\n";
   for (const auto& name : check["redundant"])
     out += "  redundant: " + name.get<std::string>() + "\n";
+  if (check.contains("zero_only"))
+    for (const auto& name : check["zero_only"])
+      out += "  necessary only under zero ablation: " + name.get<std::string>() + "\n";
   if (only.contains("first_wrong")) out += "  first wrong: " + only["first_wrong"].dump() + "\n";
   return out;
 }
@@ -53,8 +57,10 @@ int run_circuit(const CircuitArguments& a) {
   bool right = true;
   if (a.check) {
     const Automaton automaton = automaton_from_json(network.automaton, a.file);
+    CircuitCheckOptions options = a.options;
+    options.ablation = circuit_ablation_from_string(a.ablation);
     try {
-      right = check_circuit(network, automaton, circuit, a.options);
+      right = check_circuit(network, automaton, circuit, options);
     } catch (const LimitError& e) {
       throw LimitError(std::string(e.what()) + "; shorter random words (--length) need less");
     }
@@ -82,6 +88,12 @@ const RegisterCommand circuit_registration{Command{
                    "position must be right) and each unit alone ablated (a word whose answer "
                    "changes, or the unit is marked redundant); exit status 1 when the circuit "
                    "alone is wrong");
+      sub.add_option("--ablation", a->ablation,
+                     "how --check ablates a unit: zero (its contribution removed; default) or "
+                     "mean (replaced by its writer's output averaged over the tested words, "
+                     "position by position); under mean, the units it leaves redundant that "
+                     "zero ablation needs are listed as necessary only under zero ablation")
+          ->check(CLI::IsMember({"zero", "mean"}));
       sub.add_option("--exhaustive-words", a->options.max_exhaustive_words,
                      "check all words of the longest length with at most this many words "
                      "(default 512)")
