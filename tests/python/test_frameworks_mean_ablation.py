@@ -248,6 +248,26 @@ def test_cli_mean_ablation(tmp_path):
     assert written == net.circuit(check=True, ablation="mean", max_exhaustive_words=64, random=4)
     for unit in written["check"]["zero_only"]:
         assert "necessary only under zero ablation: " + unit in r.stdout
-    bad = subprocess.run([krc_binary(), "circuit", path, "--check", "--ablation", "resample"],
-                         capture_output=True, text=True)
-    assert bad.returncode == 2 and "resample" in bad.stderr
+    # A named reference set, a word a line: the same file as Python's reference=.
+    reference = [["read", "w1", "read", "w0", "w0", "read"], ["w0"] * 6, ["w1", "read"]]
+    words = tmp_path / "reference.txt"
+    words.write_text("\n".join(" ".join(w) for w in reference) + "\n\n")
+    r = subprocess.run([krc_binary(), "circuit", path, "-o", str(out), "--check", "--ablation",
+                        "mean", "--exhaustive-words", "64", "--random", "0", "--reference",
+                        str(words)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    written = json.loads(out.read_text())
+    assert written["check"]["reference"]["words"] == 3
+    assert written == net.circuit(check=True, ablation="mean", max_exhaustive_words=64, random=0,
+                                  reference=reference)
+    for args, problem in ((["--ablation", "resample"], "resample"),
+                          (["--reference", str(words)], "--reference"),
+                          (["--ablation", "mean", "--reference", str(tmp_path / "none")], "none"),
+                          (["--ablation", "mean", "--reference", str(out)], "line 1")):
+        bad = subprocess.run([krc_binary(), "circuit", path, "--check"] + args,
+                             capture_output=True, text=True)
+        assert bad.returncode == 2 and problem in bad.stderr, (args, bad.stderr)
+    words.write_text("w1\n")  # one letter: no mean at the tested words' later positions
+    bad = subprocess.run([krc_binary(), "circuit", path, "--check", "--ablation", "mean",
+                          "--reference", str(words)], capture_output=True, text=True)
+    assert bad.returncode == 2 and "reach" in bad.stderr
