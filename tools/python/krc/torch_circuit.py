@@ -10,14 +10,18 @@ each head's output through its W_O slice, each MLP block); every reader's input 
 or v, an MLP, the logits) is rebuilt as the sum of its units' writers' outputs, each on the
 unit's dimensions (all of them at head granularity: a writer's output is exactly zero where
 it writes nothing, and a reader's weights are exactly zero where it reads nothing), so
-everything outside the circuit is zero-ablated, as the file's "ablation": "zero" says. Each
-head's q, k and v are projected from their own inputs and mixed by the module's attention
-(Attention.attend: softmax, or under hard attention a select head's latest maximum).
+everything outside the circuit is zero-ablated. Under mean ablation (set_means) a reader's
+input is instead the mean residual at it plus each kept unit's output less its writer's mean:
+everything outside the circuit and every ablated unit is replaced by its mean over the
+reference words, position by position. Each head's q, k and v are projected from their own
+inputs and mixed by the module's attention (Attention.attend: softmax, or under hard attention
+a select head's latest maximum).
 
 Then, for every unit: a unit the file marks necessary is ablated alone on its witness word
 and must change the answer at the witness position (another state or a tie); a unit the file
 does not mark necessary (or whose witness fails here) is searched for a witness among the
-tested words. Several units are ablated at once by giving each a row of the batch.
+tested words, and so is every component (a head or MLP block: all the units it writes ablated
+at once). Several units are ablated at once by giving each a row of the batch.
 """
 import json
 from typing import Any, Dict, List, Optional, Sequence, Tuple
@@ -261,7 +265,8 @@ def shown(state: Optional[str]) -> str:
 
 class TorchCircuitCheck:
     """The three parts of the check on one model and circuit: the circuit alone on every word,
-    the file's witnesses confirmed, and a search for the other units' witnesses."""
+    the file's witnesses confirmed, and a search for the other units' (and the components')
+    witnesses."""
 
     def __init__(self, model: Any, automaton: Any, units: Sequence[Unit], batch: int):
         self.model, self.automaton, self.units, self.batch = model, automaton, units, batch
