@@ -340,7 +340,9 @@ class Network:
         output averaged, position by position, over `reference`: lists of letters, None: the
         tested words; as TransformerLens's mean ablation averages over the batch). Under mean
         the report adds ``reference`` and ``zero_only``: the units mean ablation leaves
-        redundant that zero ablation needs (runtime/README.md, "Mean ablation")."""
+        redundant that zero ablation needs (runtime/README.md, "Mean ablation"). Under both,
+        ``components`` (count, necessary, redundant; under mean zero_only) ablates each head and
+        MLP block of the circuit whole."""
         if ablation not in ("zero", "mean"):
             raise InputError("Network.check_circuit: ablation %r is not 'zero' or 'mean'"
                              % (ablation,), "", "ablation", "unknown ablation")
