@@ -76,7 +76,7 @@ def test_against_the_automatons_own_json_on_random_words():
 
     net = compiled("cyclic_3", "kr", 8)
     oracle = Oracle.zoo("cyclic_3")
-    words, words_json = tested_words(net.letters, net.max_len, 16, 12, 8, 3)
+    words, words_json = tested_words(net, 16, 12, 8, 3)
     assert len(words) == 16 + 12 and words_json["exhaustive_length"] == 4
     assert all(len(w) == 8 for w in words[16:])
     report = check_circuit_torch(net.to_torch(), oracle, net.circuit(), "float32", words,
@@ -122,8 +122,8 @@ def test_the_check_fails_where_it_should():
 def test_bad_requests_are_refused():
     net = compiled("parity", "scan", 4)
     circuit = net.circuit()
-    with pytest.raises(krc.InputError, match="mean"):
-        net.check_circuit(dict(circuit, ablation="mean"))
+    with pytest.raises(krc.InputError, match="resample"):
+        net.check_circuit(dict(circuit, ablation="resample"))
     with pytest.raises(krc.InputError, match="framework"):
         net.check_circuit(framework="jax")
     with pytest.raises(krc.InputError, match="bfloat16"):

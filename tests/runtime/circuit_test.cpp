@@ -292,3 +292,56 @@ TEST_CASE(
     }
   }
 }
+
+TEST_CASE("circuit: mean ablation keeps the position-only edges, needs every component") {
+  CHECK(circuit_ablation_from_string("mean") == CircuitAblation::Mean);
+  CHECK_THROWS_AS(circuit_ablation_from_string("resample"), std::invalid_argument);
+  const Network net = compiled("parity", std::nullopt, Strategy::Scan);
+  const Automaton a = zoo_automaton("parity", std::nullopt);
+  CircuitCheckOptions options;
+  options.max_exhaustive_words = 40;
+  options.random_words = 2;
+  options.random_length = 6;
+  // The tested words: all 32 of length 5 in order (the last letter fastest), then 2 of 6.
+  nlohmann::json summary;
+  const auto words = circuit_check_words(net, options, &summary);
+  REQUIRE(words.size() == 34);
+  CHECK(summary["exhaustive_length"] == 5);
+  for (int i = 0; i < 32; ++i)
+    for (int t = 0; t < 5; ++t) CHECK(words[i][t] == static_cast<LetterId>((i >> (4 - t)) & 1));
+  CHECK(words[32].size() == 6);
+  CHECK(words[33].size() == 6);
+
+  options.ablation = CircuitAblation::Mean;
+  nlohmann::json circuit = circuit_json(net, CircuitGranularity::Head);
+  CHECK(check_circuit(net, a, circuit, options));
+  const auto& check = circuit["check"];
+  CHECK(circuit["ablation"] == "mean");
+  CHECK(check["words"] == summary);
+  check_units(a, circuit);
+  // Every head and MLP block, its outputs replaced by their means, breaks some position.
+  CHECK(check["components"]["count"].get<int>() == 6);
+  CHECK(check["components"]["necessary"] == check["components"]["count"]);
+  // The edges from the input through position codes carry the same value at a position on
+  // every word: their mean is that value, so mean ablation needs none of them; zero ablation
+  // does (each with its witness against the automaton).
+  int position_edges = 0;
+  for (const auto& [name, edge] : circuit["edges"].items()) {
+    bool position_only = edge["from"] == "input";
+    for (const auto& sub : edge["subspaces"])
+      position_only &= sub.get<std::string>().rfind("position code", 0) == 0;
+    if (!position_only) continue;
+    CAPTURE(name);
+    ++position_edges;
+    CHECK(edge["redundant"] == true);
+    REQUIRE(edge.contains("zero_ablation_witness"));
+    const auto& w = edge["zero_ablation_witness"];
+    const auto states = a.run(letters_of(a, w["word"]));
+    CHECK(w["ablated"] != a.state_name(states.at(w["position"].get<std::size_t>())));
+  }
+  CHECK(position_edges == 6);  // q and k of each of the 3 scan steps
+  CHECK(check["zero_only"].size() == 6);
+  // A reference set too short for the tested words is refused.
+  options.reference_words = {{0, 1}};
+  CHECK_THROWS_AS(check_circuit(net, a, circuit, options), std::invalid_argument);
+}

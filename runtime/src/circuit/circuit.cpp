@@ -24,6 +24,16 @@ CircuitGranularity circuit_granularity_from_string(const std::string& s) {
   throw std::invalid_argument("unknown circuit granularity '" + s + "' (head or subspace)");
 }
 
+const char* to_string(CircuitAblation ablation) {
+  return ablation == CircuitAblation::Zero ? "zero" : "mean";
+}
+
+CircuitAblation circuit_ablation_from_string(const std::string& s) {
+  if (s == "zero") return CircuitAblation::Zero;
+  if (s == "mean") return CircuitAblation::Mean;
+  throw std::invalid_argument("unknown ablation '" + s + "' (zero or mean)");
+}
+
 namespace {
 
 // What a role computes, in the automaton's terms (the vocabulary of role.hpp).
@@ -432,6 +442,12 @@ namespace {
 using Matrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 using SparseD = Eigen::SparseMatrix<double, Eigen::RowMajor, int>;
 
+// What one pass ablates: a unit, or every unit of a writer (a component), or nothing.
+struct Ablated {
+  int unit = -1, writer = -1;
+  bool operator()(const Unit& u, int index) const { return index == unit || u.writer == writer; }
+};
+
 // The ablation forward in float64: every writer's output kept, every reader's input the sum
 // of its units' contributions on their dimensions; each head's weights are the runtime's for
 // the network's attention kind (attention_weights.hpp: hard select heads the latest maximum,
@@ -465,19 +481,23 @@ class AblationForward {
     unembedding_ = net.unembedding.cast<double>();
   }
 
-  // Writer outputs of one word [T+1, d] each, and the logits. `skip`: a unit left out (-1:
-  // none); `base`: the unablated pass of the same word, whose writers before the skipped
-  // unit's reader are reused.
+  // Writer outputs of one word [T+1, d] each, and the logits. `skip`: the units ablated, their
+  // contributions left out, or with `mean` (each writer's mean output by position, at least
+  // T+1 rows) replaced by their means; `base`: the unablated pass of the same word, whose
+  // writers before the first ablated unit's reader are reused.
   struct Pass {
     std::vector<Matrix> out;
     Matrix logits;
   };
 
-  Pass run(const std::vector<LetterId>& word, int skip = -1, const Pass* base = nullptr) const {
+  Pass run(const std::vector<LetterId>& word, Ablated skip = {}, const Pass* base = nullptr,
+           const std::vector<Matrix>* mean = nullptr) const {
     const int rows = static_cast<int>(word.size()) + 1, d = net_.d_model();
     Pass p;
     p.out.resize(s_.writers.size());
-    const int first_reader = skip >= 0 ? s_.units[skip].reader : 0;
+    int first_reader = static_cast<int>(s_.readers.size());
+    for (int u = 0; u < static_cast<int>(s_.units.size()); ++u)
+      if (skip(s_.units[u], u)) first_reader = std::min(first_reader, s_.units[u].reader);
     Matrix& in = p.out[0];
     if (base) {
       in = base->out[0];
@@ -494,9 +514,9 @@ class AblationForward {
           p.out[h.writer] = base->out[h.writer];
           continue;
         }
-        const Eigen::MatrixXd q = input(p, h.reader, skip, rows) * h.query;
-        const Eigen::MatrixXd k = input(p, h.reader + 1, skip, rows) * h.key;
-        const Matrix v = input(p, h.reader + 2, skip, rows) * h.value;
+        const Eigen::MatrixXd q = input(p, h.reader, skip, rows, mean) * h.query;
+        const Eigen::MatrixXd k = input(p, h.reader + 1, skip, rows, mean) * h.key;
+        const Matrix v = input(p, h.reader + 2, skip, rows, mean) * h.value;
         Matrix mixed(rows, v.cols());
         for (int t = 0; t < rows; ++t)
           mixed.row(t) = attention_weights(attention_scores(q, k, t, net_.attention_scale),
@@ -510,13 +530,13 @@ class AblationForward {
         p.out[lw.mlp_writer] = base->out[lw.mlp_writer];
         continue;
       }
-      Matrix hidden = input(p, lw.mlp_reader, skip, rows) * lw.mlp_in;
+      Matrix hidden = input(p, lw.mlp_reader, skip, rows, mean) * lw.mlp_in;
       hidden.rowwise() += lw.mlp_in_bias;
       hidden = hidden.cwiseMax(0.0);
       p.out[lw.mlp_writer] = hidden * lw.mlp_out;
       p.out[lw.mlp_writer].rowwise() += lw.mlp_out_bias;
     }
-    p.logits = input(p, static_cast<int>(s_.readers.size()) - 1, skip, rows) * unembedding_;
+    p.logits = input(p, static_cast<int>(s_.readers.size()) - 1, skip, rows, mean) * unembedding_;
     return p;
   }
 
@@ -533,13 +553,16 @@ class AblationForward {
     int mlp_reader = -1, mlp_writer = -1;
   };
 
-  // A reader's input: its units' contributions, each on its own dimensions.
-  Matrix input(const Pass& p, int reader, int skip, int rows) const {
+  // A reader's input: its units' contributions, each on its own dimensions; the ablated ones
+  // left out, or their writers' mean outputs there.
+  Matrix input(const Pass& p, int reader, Ablated skip, int rows,
+               const std::vector<Matrix>* mean) const {
     Matrix x = Matrix::Zero(rows, net_.d_model());
     for (int u : units_of_[reader]) {
-      if (u == skip) continue;
-      const Matrix& out = p.out[s_.units[u].writer];
-      for (int j : s_.units[u].dims) x.col(j) += out.col(j);
+      const bool ablated = skip(s_.units[u], u);
+      if (ablated && !mean) continue;
+      const Matrix& out = ablated ? (*mean)[s_.units[u].writer] : p.out[s_.units[u].writer];
+      for (int j : s_.units[u].dims) x.col(j) += out.col(j).head(rows);
     }
     return x;
   }
@@ -585,14 +608,11 @@ Eigen::MatrixXd circuit_logits(const Network& net, const std::vector<LetterId>& 
   return AblationForward(net, s).run(word).logits;
 }
 
-bool check_circuit(const Network& net, const Automaton& automaton, nlohmann::json& circuit,
-                   const CircuitCheckOptions& options) {
-  const CircuitGranularity granularity =
-      circuit_granularity_from_string(circuit.value("granularity", std::string("head")));
-  const Structure s = structure_of(net, granularity);
+std::vector<std::vector<LetterId>> circuit_check_words(const Network& net,
+                                                       const CircuitCheckOptions& options,
+                                                       nlohmann::json* description) {
   const int letters = static_cast<int>(net.vocabulary.size()) - 1;
-
-  // The tested words: all of one length, then seeded random ones.
+  // All words of one length, then seeded random ones.
   int length = 0;
   long long count = 1;
   if (letters > 0)
@@ -620,17 +640,107 @@ bool check_circuit(const Network& net, const Automaton& automaton, nlohmann::jso
     for (auto& a : w) a = static_cast<LetterId>(pick(rng));
     words.push_back(std::move(w));
   }
-  const int longest = std::max(length, random_length) + 1;
+  if (description)
+    *description = {{"exhaustive_length", length},
+                    {"exhaustive_words", count},
+                    {"random_words", random_words},
+                    {"random_length", random_length},
+                    {"seed", options.seed}};
+  return words;
+}
+
+namespace {
+
+// Each writer's output averaged over `reference`, position by position (row t: the words of at
+// least t letters), in the whole network's pass; `rows` rows, the ones no word reaches zero.
+std::vector<Matrix> mean_outputs(const AblationForward& forward, const Structure& s,
+                                 const std::vector<std::vector<LetterId>>& reference, int rows,
+                                 int d) {
+  std::vector<Matrix> mean(s.writers.size(), Matrix::Zero(rows, d));
+  std::vector<double> reach(rows, 0.0);
+  for (const auto& word : reference) {
+    const auto pass = forward.run(word);
+    const int n = static_cast<int>(word.size()) + 1;
+    for (std::size_t w = 0; w < mean.size(); ++w) mean[w].topRows(n) += pass.out[w];
+    for (int t = 0; t < n; ++t) reach[t] += 1;
+  }
+  for (Matrix& m : mean)
+    for (int t = 0; t < rows; ++t)
+      if (reach[t] > 0) m.row(t) /= reach[t];
+  return mean;
+}
+
+}  // namespace
+
+bool check_circuit(const Network& net, const Automaton& automaton, nlohmann::json& circuit,
+                   const CircuitCheckOptions& options) {
+  const CircuitGranularity granularity =
+      circuit_granularity_from_string(circuit.value("granularity", std::string("head")));
+  const Structure s = structure_of(net, granularity);
+  nlohmann::json words_json;
+  const std::vector<std::vector<LetterId>> words = circuit_check_words(net, options, &words_json);
+  const bool by_mean = options.ablation == CircuitAblation::Mean;
+  const std::vector<std::vector<LetterId>>& reference =
+      options.reference_words.empty() ? words : options.reference_words;
+  std::size_t longest = 0, longest_reference = 0;
+  for (const auto& w : words) longest = std::max(longest, w.size());
+  for (const auto& w : reference) {
+    if (static_cast<int>(w.size()) > net.max_len)
+      throw std::invalid_argument("a reference word is longer than the network's max_len");
+    for (LetterId a : w)
+      if (static_cast<std::size_t>(a) + 1 >= net.vocabulary.size())
+        throw std::invalid_argument("a reference word has a letter outside the vocabulary");
+    longest_reference = std::max(longest_reference, w.size());
+  }
+  if (by_mean && longest_reference < longest)
+    throw std::invalid_argument("the reference words (the longest " +
+                                std::to_string(longest_reference) +
+                                " letters) do not reach every position of the tested words (" +
+                                std::to_string(longest) + " letters): no mean there");
+  const int rows = static_cast<int>(std::max(longest, longest_reference)) + 1;
   check_memory("the circuit check's activations",
-               saturating_mul(saturating_mul(s.writers.size() + 4, longest),
+               saturating_mul(saturating_mul(s.writers.size() * (by_mean ? 2 : 1) + 4, rows),
                               saturating_mul(net.d_model(), 2 * sizeof(double))));
 
   AblationForward forward(net, s);
+  std::vector<Matrix> mean;
+  if (by_mean) mean = mean_outputs(forward, s, reference, rows, net.d_model());
+  const std::vector<Matrix>* ablated_to = by_mean ? &mean : nullptr;
+  // What is ablated alone: each unit, then each component (a head or MLP block with units,
+  // every unit it writes ablated at once).
+  std::vector<Ablated> targets;
+  for (std::size_t u = 0; u < s.units.size(); ++u) targets.push_back({static_cast<int>(u), -1});
+  std::vector<int> components;
+  for (std::size_t w = 1; w < s.writers.size(); ++w)
+    for (const Unit& unit : s.units)
+      if (unit.writer == static_cast<int>(w)) {
+        components.push_back(static_cast<int>(w));
+        targets.push_back({-1, static_cast<int>(w)});
+        break;
+      }
   long long positions = 0, wrong = 0;
   nlohmann::json first_wrong;
-  std::vector<int> witness_word(s.units.size(), -1), witness_position(s.units.size(), -1),
-      witness_state(s.units.size(), -2);
-  std::size_t found = 0;
+  struct Witness {
+    int word = -1, position = -1, state = -2;
+  };
+  std::vector<Witness> witness(targets.size()), zero_witness(targets.size());
+  // Every target still without a witness (of `wanted`) ablated on word i (its unablated pass
+  // `base`), to the means `to` or to zero.
+  auto search = [&](std::size_t i, const std::vector<StateId>& expected,
+                    const AblationForward::Pass& base, const std::vector<Matrix>* to,
+                    std::vector<Witness>& found_here, const std::vector<char>& wanted) {
+    for (std::size_t x = 0; x < targets.size(); ++x) {
+      if (!wanted[x] || found_here[x].word >= 0) continue;
+      const auto ablated = forward.run(words[i], targets[x], &base, to);
+      for (int t = 0; t < ablated.logits.rows(); ++t) {
+        const int got = argmax(ablated.logits, t);
+        if (got == static_cast<int>(expected[t])) continue;
+        found_here[x] = {static_cast<int>(i), t, got};
+        break;
+      }
+    }
+  };
+  const std::vector<char> every_target(targets.size(), 1);
   for (std::size_t i = 0; i < words.size(); ++i) {
     const std::vector<StateId> expected = automaton.run(words[i]);
     const auto base = forward.run(words[i]);
@@ -645,60 +755,85 @@ bool check_circuit(const Network& net, const Automaton& automaton, nlohmann::jso
             {"expected", net.states[expected[t]]},
             {"got", got < 0 ? nlohmann::json("a tie") : nlohmann::json(net.states[got])}};
     }
-    if (found == s.units.size()) continue;
-    for (std::size_t u = 0; u < s.units.size(); ++u) {
-      if (witness_word[u] >= 0) continue;
-      const auto ablated = forward.run(words[i], static_cast<int>(u), &base);
-      for (int t = 0; t < ablated.logits.rows(); ++t) {
-        const int got = argmax(ablated.logits, t);
-        if (got == static_cast<int>(expected[t])) continue;
-        witness_word[u] = static_cast<int>(i);
-        witness_position[u] = t;
-        witness_state[u] = got;
-        ++found;
-        break;
-      }
-    }
+    search(i, expected, base, ablated_to, witness, every_target);
   }
+  // Under mean ablation, the targets it leaves redundant: necessary under zero ablation?
+  std::vector<char> mean_redundant(targets.size(), 0);
+  bool any_mean_redundant = false;
+  for (std::size_t x = 0; x < targets.size(); ++x) {
+    mean_redundant[x] = by_mean && witness[x].word < 0;
+    any_mean_redundant |= mean_redundant[x] != 0;
+  }
+  if (any_mean_redundant)
+    for (std::size_t i = 0; i < words.size(); ++i)
+      search(i, automaton.run(words[i]), forward.run(words[i]), nullptr, zero_witness,
+             mean_redundant);
 
-  std::vector<std::string> redundant;
+  auto state_json = [&](int state) {
+    return state < 0 ? nlohmann::json("a tie") : nlohmann::json(net.states[state]);
+  };
+  auto witness_json = [&](const Witness& w) {
+    const auto& word = words[w.word];
+    return nlohmann::json{{"word", word_json(net, word)},
+                          {"position", w.position},
+                          {"expected", net.states[automaton.run(word)[w.position]]},
+                          {"ablated", state_json(w.state)}};
+  };
+  // Records target x's verdict in `target` (its edge, "through" entry or node), its name in
+  // the lists of the redundant and of the necessary only under zero ablation.
+  auto record = [&](std::size_t x, nlohmann::json& target, const std::string& name,
+                    std::vector<std::string>& redundant, std::vector<std::string>& zero_only) {
+    const bool necessary = witness[x].word >= 0;
+    target["necessary"] = necessary;
+    target["redundant"] = !necessary;
+    if (necessary) {
+      target["witness"] = witness_json(witness[x]);
+      return 1;
+    }
+    redundant.push_back(name);
+    if (zero_witness[x].word >= 0) {
+      target["zero_ablation_witness"] = witness_json(zero_witness[x]);
+      zero_only.push_back(name);
+    }
+    return 0;
+  };
+  std::size_t found = 0, components_found = 0;
+  std::vector<std::string> redundant, zero_only, components_redundant, components_zero_only;
   for (std::size_t u = 0; u < s.units.size(); ++u) {
     const Unit& unit = s.units[u];
     nlohmann::json& target = unit.through < 0
                                  ? circuit["edges"][unit.edge]
                                  : circuit["edges"][unit.edge]["through"][unit.through];
-    if (witness_word[u] < 0) {
-      target["necessary"] = false;
-      target["redundant"] = true;
-      redundant.push_back(unit.through < 0
-                              ? unit.edge
-                              : unit.edge + " [" + target["subspace"].get<std::string>() + "]");
-      continue;
-    }
-    const auto& w = words[witness_word[u]];
-    const int t = witness_position[u];
-    target["necessary"] = true;
-    target["redundant"] = false;
-    target["witness"] = {
-        {"word", word_json(net, w)},
-        {"position", t},
-        {"expected", net.states[automaton.run(w)[t]]},
-        {"ablated", witness_state[u] < 0 ? nlohmann::json("a tie")
-                                         : nlohmann::json(net.states[witness_state[u]])}};
+    const std::string name = unit.through < 0
+                                 ? unit.edge
+                                 : unit.edge + " [" + target["subspace"].get<std::string>() + "]";
+    found += record(u, target, name, redundant, zero_only);
   }
-  nlohmann::json check = {{"ablation", "zero"},
+  for (std::size_t c = 0; c < components.size(); ++c) {
+    const std::string& name = s.writers[components[c]].name;
+    components_found += record(s.units.size() + c, circuit["nodes"][name], name,
+                               components_redundant, components_zero_only);
+  }
+  circuit["ablation"] = to_string(options.ablation);
+  nlohmann::json check = {{"ablation", to_string(options.ablation)},
                           {"arithmetic", "float64"},
                           {"attention", to_string(net.attention)},
-                          {"words",
-                           {{"exhaustive_length", length},
-                            {"exhaustive_words", count},
-                            {"random_words", random_words},
-                            {"random_length", random_length},
-                            {"seed", options.seed}}},
+                          {"words", words_json},
                           {"circuit_only", {{"positions", positions}, {"wrong", wrong}}},
                           {"units", s.units.size()},
                           {"necessary", found},
-                          {"redundant", redundant}};
+                          {"redundant", redundant},
+                          {"components",
+                           {{"count", components.size()},
+                            {"necessary", components_found},
+                            {"redundant", components_redundant}}}};
+  if (by_mean) {
+    check["reference"] = {{"words", reference.size()},
+                          {"of", options.reference_words.empty() ? "the tested words" : "given"},
+                          {"mean", "per position"}};
+    check["zero_only"] = zero_only;
+    check["components"]["zero_only"] = components_zero_only;
+  }
   if (wrong > 0) check["circuit_only"]["first_wrong"] = first_wrong;
   circuit["check"] = check;
   return wrong == 0;

@@ -140,28 +140,89 @@ py::tuple to_gpt2(const CompiledNetwork& c, bool allow_inexact, long long max_by
   return py::make_tuple(files, exactness);
 }
 
-// The circuit file as JSON text (krc.Network.circuit parses it), checked when `check`.
+// The check's word options, bounded.
+CircuitCheckOptions check_options(long long max_exhaustive_words, long long random_words,
+                                  int random_length, std::uint64_t seed) {
+  if (max_exhaustive_words < 1 || max_exhaustive_words > 1'000'000 || random_words < 0 ||
+      random_words > 1'000'000 || random_length < 0)
+    throw py::value_error(
+        "max_exhaustive_words must be 1 to 1,000,000, random 0 to 1,000,000, length at least 0");
+  CircuitCheckOptions options;
+  options.max_exhaustive_words = max_exhaustive_words;
+  options.random_words = random_words;
+  options.random_length = random_length;
+  options.seed = seed;
+  return options;
+}
+
+// The circuit file as JSON text (krc.Network.circuit parses it), checked when `check` with
+// `ablation` (zero or mean; mean's reference words `reference`, none: the tested words).
 std::string circuit(const CompiledNetwork& c, const std::string& granularity, bool check,
                     long long max_exhaustive_words, long long random_words, int random_length,
-                    std::uint64_t seed) {
+                    std::uint64_t seed, const std::string& ablation,
+                    const std::optional<std::vector<std::vector<std::string>>>& reference) {
   const std::string file = c.source.empty() ? std::string("network") : c.source;
   CircuitGranularity g;
+  CircuitCheckOptions options =
+      check_options(max_exhaustive_words, random_words, random_length, seed);
   try {
     g = circuit_granularity_from_string(granularity);
   } catch (const std::invalid_argument& e) {
     throw InputError(file, "granularity", e.what());
   }
-  if (max_exhaustive_words < 1 || max_exhaustive_words > 1'000'000 || random_words < 0 ||
-      random_words > 1'000'000 || random_length < 0)
-    throw py::value_error(
-        "max_exhaustive_words must be 1 to 1,000,000, random 0 to 1,000,000, length at least 0");
+  try {
+    options.ablation = circuit_ablation_from_string(ablation);
+  } catch (const std::invalid_argument& e) {
+    throw InputError(file, "ablation", e.what());
+  }
+  if (reference) {
+    if (!check || options.ablation != CircuitAblation::Mean)
+      throw InputError(file, "reference",
+                       "only the mean-ablation check (check=True, "
+                       "ablation=\"mean\") averages over reference words");
+    if (reference->empty()) throw InputError(file, "reference", "no reference words");
+    if (reference->size() > 1'000'000) throw InputError(file, "reference", "over 1,000,000 words");
+    for (std::size_t i = 0; i < reference->size(); ++i) {
+      const std::string where = "reference word " + std::to_string(i);
+      auto word = parse_word((*reference)[i], c.automaton, where);
+      if (static_cast<int>(word.size()) > c.network->max_len)
+        throw InputError(file, where,
+                         "longer than the network's max_len " + std::to_string(c.network->max_len));
+      options.reference_words.push_back(std::move(word));
+    }
+  }
   InterruptScope interruptible;  // Ctrl-C stops the work: KeyboardInterrupt
   py::gil_scoped_release unlocked;
   nlohmann::json out = circuit_json(*c.network, g);
-  if (check)
-    check_circuit(*c.network, c.automaton, out,
-                  {max_exhaustive_words, random_words, random_length, seed});
+  if (check) {
+    try {
+      check_circuit(*c.network, c.automaton, out, options);
+    } catch (const std::invalid_argument& e) {
+      throw InputError(file, "reference", e.what());
+    }
+  }
   return out.dump();
+}
+
+// The words the circuit check tests (circuit_check_words), as letter names, and their JSON
+// summary: the torch check runs the same words.
+py::tuple circuit_words(const CompiledNetwork& c, long long max_exhaustive_words,
+                        long long random_words, int random_length, std::uint64_t seed) {
+  const CircuitCheckOptions options =
+      check_options(max_exhaustive_words, random_words, random_length, seed);
+  nlohmann::json description;
+  std::vector<std::vector<LetterId>> words;
+  {
+    py::gil_scoped_release unlocked;
+    words = circuit_check_words(*c.network, options, &description);
+  }
+  py::list out;
+  for (const auto& w : words) {
+    py::list word;
+    for (LetterId a : w) word.append(py::str(c.network->vocabulary[a + 1]));
+    out.append(word);
+  }
+  return py::make_tuple(out, description.dump());
 }
 
 // The picture krc.Network.draw writes to `path` (format from its extension), as bytes: the
@@ -229,7 +290,11 @@ void bind_network(py::module_& m) {
            "The GPT-2 checkpoint's files and whether it is provably exact (krc.Network.to_hf)")
       .def("circuit", &circuit, py::arg("granularity") = "head", py::arg("check") = false,
            py::arg("max_exhaustive_words") = 512, py::arg("random") = 32, py::arg("length") = 0,
-           py::arg("seed") = 1, "The circuit file as JSON text (krc.Network.circuit)")
+           py::arg("seed") = 1, py::arg("ablation") = "zero", py::arg("reference") = std::nullopt,
+           "The circuit file as JSON text (krc.Network.circuit)")
+      .def("circuit_words", &circuit_words, py::arg("max_exhaustive_words") = 512,
+           py::arg("random") = 32, py::arg("length") = 0, py::arg("seed") = 1,
+           "The words the circuit check tests and their JSON summary (krc.torch_circuit)")
       .def("draw", &draw, py::arg("path"), py::arg("word") = std::nullopt,
            py::arg("attention") = false,
            "The picture krc.Network.draw writes to `path` (svg, png or dot), as bytes");

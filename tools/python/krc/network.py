@@ -22,6 +22,16 @@ Word = Union[str, Sequence[str]]
 Progress = Union[bool, Callable[["_core.VerifyProgress"], None]]
 
 
+def _reference_words(words: Optional[Sequence[Sequence[str]]]) -> Optional[List[List[str]]]:
+    """Mean ablation's reference words, each a list of letters (a string word is refused: "ab"
+    would be ambiguous)."""
+    if words is None:
+        return None
+    if isinstance(words, str) or any(isinstance(w, str) for w in words):
+        raise TypeError("reference: a list of words, each a list of letters")
+    return [[str(a) for a in w] for w in words]
+
+
 def _tokens(word: Word) -> List[str]:
     """A word as letter arguments, read as `krc run` reads its command line: a string that is a
     letter is that letter; another is split by tabs, else by spaces and the commas outside
@@ -274,7 +284,8 @@ class Network:
     @checked
     def circuit(self, granularity: str = "head", check: bool = False,
                 max_exhaustive_words: int = 512, random: int = 32, length: int = 0,
-                seed: int = 1) -> Dict[str, Any]:
+                seed: int = 1, ablation: str = "zero",
+                reference: Optional[Sequence[Sequence[str]]] = None) -> Dict[str, Any]:
         """The network's circuit as the dict `krc circuit` writes (runtime/README.md, "The
         circuit file"): MIB's circuit JSON (cfg, nodes ``input``, ``a{L}.h{H}``, ``m{L}``,
         ``logits``, edges ``a0.h1->m2``, ``input->a1.h0<q>``) with krc's typed roles and
@@ -284,16 +295,25 @@ class Network:
         the circuit ablated must leave every position right (result["check"]["circuit_only"]),
         and each unit alone ablated gets a witness word or is marked redundant. Tested words:
         all words of the longest length with at most `max_exhaustive_words` words, and `random`
-        seeded random words of length `length` (0: min(max_len, 24))."""
+        seeded random words of length `length` (0: min(max_len, 24)).
+
+        ablation="mean" (with check=True): an ablated unit's contribution is replaced by its
+        writer's output averaged over the reference words position by position, not removed;
+        `reference` (lists of letters; None: the tested words) must reach every tested
+        position. The file's "ablation" then says mean, and ``check["zero_only"]`` lists the
+        units mean ablation leaves redundant that zero ablation needs (each with its
+        ``zero_ablation_witness``)."""
         return dict(json.loads(self._core.circuit(granularity, check, max_exhaustive_words,
-                                                  random, length, seed)))
+                                                  random, length, seed, ablation,
+                                                  _reference_words(reference))))
 
     @checked
     def check_circuit(self, circuit: Optional[Dict[str, Any]] = None, framework: str = "torch",
                       dtype: Optional[str] = None, granularity: str = "head",
                       max_exhaustive_words: int = 512, random: int = 32, length: int = 0,
-                      seed: int = 1) -> Dict[str, Any]:
-        """The circuit's zero-ablation check (runtime/README.md, "The circuit file") in
+                      seed: int = 1, ablation: str = "zero",
+                      reference: Optional[Sequence[Sequence[str]]] = None) -> Dict[str, Any]:
+        """The circuit's ablation check (runtime/README.md, "The circuit file") in
         `framework`, as a report of the shape of ``circuit(check=True)["check"]``:
         ``circuit_only`` (positions, wrong, first_wrong) with everything outside the circuit
         ablated, ``units``, ``necessary``, ``redundant`` (the units no tested word needs),
@@ -311,11 +331,25 @@ class Network:
         runtime's witnesses) is the dict of a circuit file; a unit it marks necessary is
         ablated alone on its witness word, which must change the answer there (``witnesses``:
         claimed, confirmed, failed, same_ablated_answer), and any other unit is searched for a
-        witness among the tested words: all words of the longest length with at most
-        `max_exhaustive_words` words, as krc's, and `random` words of `length` (0: min(max_len,
-        24)) from Python's random(seed), not krc's draws, so that with random > 0 the two
-        checks test different words. ``unit_witnesses`` gives each necessary unit's witness
-        here."""
+        witness among the tested words: the words krc's runtime check tests, from krc._core
+        (all words of the longest length with at most `max_exhaustive_words` words, and
+        `random` words of `length`, 0: min(max_len, 24), drawn by the runtime's generator from
+        `seed`). ``unit_witnesses`` gives each necessary unit's witness here.
+
+        ablation: "zero" (a unit's contribution removed) or "mean" (replaced by its writer's
+        output averaged, position by position, over `reference`: lists of letters, None: the
+        tested words; as TransformerLens's mean ablation averages over the batch). Under mean
+        the report adds ``reference`` and ``zero_only``: the units mean ablation leaves
+        redundant that zero ablation needs (runtime/README.md, "Mean ablation"). Under both,
+        ``components`` (count, necessary, redundant; under mean zero_only) ablates each head and
+        MLP block of the circuit whole."""
+        if ablation not in ("zero", "mean"):
+            raise InputError("Network.check_circuit: ablation %r is not 'zero' or 'mean'"
+                             % (ablation,), "", "ablation", "unknown ablation")
+        reference_words = _reference_words(reference)
+        if reference_words is not None and ablation != "mean":
+            raise InputError("Network.check_circuit: only mean ablation averages over reference "
+                             "words", "", "reference", "reference without mean ablation")
         if framework == "krc":
             if circuit is not None:
                 raise InputError("Network.check_circuit: framework 'krc' checks the circuit the "
@@ -325,7 +359,7 @@ class Network:
                 raise InputError("Network.check_circuit: krc's runtime checks in float64, not "
                                  "%s" % dtype, "", "dtype", "unknown dtype")
             check = self.circuit(granularity, True, max_exhaustive_words, random, length,
-                                 seed)["check"]
+                                 seed, ablation, reference_words)["check"]
             return dict(check, framework="krc")
         if framework != "torch":
             raise InputError("Network.check_circuit: framework %r is not 'torch' or 'krc'"
@@ -343,11 +377,21 @@ class Network:
                                  % (name, value), "", name, "out of range")
         if circuit is None:
             circuit = self.circuit(granularity, True, max(1, max_exhaustive_words), random,
-                                   length, seed)
-        words, words_json = tested_words(self.letters, self.max_len, max_exhaustive_words,
-                                         random, length, seed)
+                                   length, seed, ablation, reference_words)
+        if reference_words is not None:
+            letters = set(self.letters)
+            for i, w in enumerate(reference_words):
+                if len(w) > self.max_len or not set(w) <= letters:
+                    raise InputError("Network.check_circuit: reference word %d is longer than "
+                                     "max_len %d or has a letter outside the alphabet"
+                                     % (i, self.max_len), "", "reference", "bad reference word")
+            if not reference_words:
+                raise InputError("Network.check_circuit: no reference words", "", "reference",
+                                 "no reference words")
+        words, words_json = tested_words(self, max(1, max_exhaustive_words), random, length,
+                                         seed)
         return check_circuit_torch(self.to_torch(), self.automaton, circuit, dtype, words,
-                                   words_json)
+                                   words_json, ablation=ablation, reference=reference_words)
 
     # ---- pictures
     @checked
