@@ -56,7 +56,7 @@ const std::vector<RequestOption>& compile_request_options() {
         {"max_len", &R::max_len, {}, 1, kMaxLenLimit},
         {"max_onelayer_units", &R::max_onelayer_units, {}, 1, int_max},
         {"max_onelayer_values", &R::max_onelayer_values, {}, 1, kMaxOneLayerValuesLimit},
-        {"certify", &R::certify},
+        {"certify", &R::certify, {}},
     };
   }();
   return options;
