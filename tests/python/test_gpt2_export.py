@@ -404,7 +404,7 @@ def test_python_compile_norm_layernorm(tmp_path):
     for name in ["config.json", "model.safetensors"]:
         assert (tmp_path / "hf" / name).read_bytes() == (tmp_path / "cli" / name).read_bytes()
     plain = api.compile(automaton, strategy="scan", max_len=64)
-    with pytest.raises(api.InputError, match="--norm layernorm"):
+    with pytest.raises(api.InputError, match=r'`krc\.compile\(norm="layernorm"\)`'):
         plain.to_hf(tmp_path / "plain")
     with pytest.raises(ValueError, match="norm"):
         api.compile(automaton, strategy="scan", max_len=64, norm="rmsnorm")

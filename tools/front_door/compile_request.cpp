@@ -4,8 +4,8 @@
 #include <cctype>
 #include <limits>
 #include <stdexcept>
+#include <string_view>
 #include <type_traits>
-#include <typeinfo>
 
 #include "krc/automata/input_error.hpp"
 #include "krc/backend/plan.hpp"
@@ -107,38 +107,83 @@ PreparedCompile prepare_compile(const Automaton& automaton, const MachineOutputs
   return p;
 }
 
-std::string spelt_for(Door door, const std::string& message) {
-  if (door == Door::CommandLine) return message;
-  std::string out;
-  for (std::size_t i = 0; i < message.size(); ++i) {
-    const bool flag = message.compare(i, 2, "--") == 0 && i + 2 < message.size() &&
-                      std::islower(static_cast<unsigned char>(message[i + 2])) &&
-                      (i == 0 || !std::isalnum(static_cast<unsigned char>(message[i - 1])));
-    if (!flag) {
-      out += message[i];
-      continue;
-    }
-    for (i += 2; i < message.size() && (std::isalnum(static_cast<unsigned char>(message[i])) ||
-                                        (message[i] == '-' && i + 1 < message.size() &&
-                                         std::isalnum(static_cast<unsigned char>(message[i + 1]))));
-         ++i)
-      out += message[i] == '-' ? '_' : message[i];
-    --i;
-  }
-  return out;
+namespace {
+
+bool is_word_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; }
+
+// Whether message[i] starts a flag: "--" and a lower-case letter, not inside a word or a
+// path ("/tmp/--x.json" stays as it is).
+bool flag_at(const std::string& message, std::size_t i) {
+  return message.compare(i, 2, "--") == 0 && i + 2 < message.size() &&
+         std::islower(static_cast<unsigned char>(message[i + 2])) &&
+         (i == 0 || !(is_word_char(message[i - 1]) ||
+                      std::string_view("/._-").find(message[i - 1]) != std::string_view::npos));
 }
 
-CompileResult compile_prepared(const PreparedCompile& prepared, Door door) {
-  try {
-    return compile(prepared.machine.automaton, prepared.options);
-  } catch (const LimitError& e) {
-    // Subclasses carry fields of their own (the option, the phase): they pass as they are.
-    if (door == Door::CommandLine || typeid(e) != typeid(LimitError)) throw;
-    throw LimitError(spelt_for(door, e.what()));
-  } catch (const std::invalid_argument& e) {
-    if (door == Door::CommandLine) throw;
-    throw std::invalid_argument(spelt_for(door, e.what()));
+// The end of the flag starting at `i` ("--max-len": past the "n"), hyphens inside it kept.
+std::size_t flag_end(const std::string& message, std::size_t i) {
+  std::size_t j = i + 2;
+  while (j < message.size() &&
+         (is_word_char(message[j]) ||
+          (message[j] == '-' && j + 1 < message.size() && is_word_char(message[j + 1]))))
+    ++j;
+  return j;
+}
+
+std::string keyword_of(const std::string& message, std::size_t begin, std::size_t end) {
+  std::string keyword = message.substr(begin + 2, end - begin - 2);
+  std::replace(keyword.begin(), keyword.end(), '-', '_');
+  return keyword;
+}
+
+}  // namespace
+
+std::string spelt_for(Door door, const std::string& message) {
+  if (door == Door::CommandLine) return message;
+  static const std::string python_aside = " (Python: ";
+  std::string out;
+  for (std::size_t i = 0; i < message.size();) {
+    // "`krc compile --norm layernorm`": the command quoted whole becomes the call,
+    // "`krc.compile(norm=\"layernorm\")`".
+    if (message.compare(i, 5, "`krc ") == 0) {
+      const std::size_t command = i + 5;
+      std::size_t space = command;
+      while (space < message.size() && std::islower(static_cast<unsigned char>(message[space])))
+        ++space;
+      if (space > command && message.compare(space, 1, " ") == 0 && flag_at(message, space + 1)) {
+        const std::size_t end = flag_end(message, space + 1);
+        const std::size_t close = message.find('`', end);
+        const std::string value =
+            close == std::string::npos || end >= close ? "" : message.substr(end, close - end);
+        if (close != std::string::npos &&
+            (value.empty() || (value[0] == ' ' && value.find(' ', 1) == std::string::npos))) {
+          out += "`krc." + message.substr(command, space - command) + "(" +
+                 keyword_of(message, space + 1, end) +
+                 (value.empty() ? "=True" : "=\"" + value.substr(1) + "\"") + ")`";
+          i = close + 1;
+          continue;
+        }
+      }
+    }
+    if (!flag_at(message, i)) {
+      out += message[i++];
+      continue;
+    }
+    const std::size_t end = flag_end(message, i);
+    // "--allow-inexact (Python: allow_inexact=True)": the message's own Python spelling.
+    if (message.compare(end, python_aside.size(), python_aside) == 0) {
+      const std::size_t close = message.find(')', end);
+      if (close != std::string::npos) {
+        const std::size_t begin = end + python_aside.size();
+        out += message.substr(begin, close - begin);
+        i = close + 1;
+        continue;
+      }
+    }
+    out += keyword_of(message, i, end);
+    i = end;
   }
+  return out;
 }
 
 void certify_compiled(Network& network, const Automaton& automaton, const CompileRequest& request,
@@ -154,7 +199,7 @@ void certify_compiled(Network& network, const Automaton& automaton, const Compil
   try {
     result = certify(network, automaton, options);
   } catch (const std::invalid_argument& e) {  // a network certify does not cover
-    throw InputError(source, "", flag + ": " + spelt_for(door, e.what()) + instead);
+    throw InputError(source, "", flag + ": " + e.what() + instead);
   }
   if (!result.certified()) {
     const CertifyRefusal& r = *result.refusal;
@@ -164,7 +209,7 @@ void certify_compiled(Network& network, const Automaton& automaton, const Compil
                                   : "layer " + std::to_string(r.layer) + " (" + r.part + ")";
     throw InputError(source, "",
                      flag + ": the network is not certified" + (r.undecided ? " (undecided)" : "") +
-                         ": " + where + ": " + spelt_for(door, r.reason) + instead);
+                         ": " + where + ": " + r.reason + instead);
   }
   network.compiler["certified"] = result.certificate["claim"];
 }

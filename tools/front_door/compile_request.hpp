@@ -84,13 +84,13 @@ PreparedCompile prepare_compile(const Automaton& automaton, const MachineOutputs
                                 const CompileRequest& request, Door door,
                                 const std::string& source);
 
-// A message from the compiler, spelt for the door: the flags it names (`--strategy scan`)
-// become Python's keywords (`strategy scan`) for Door::Python, as the other messages are.
+// A message from the libraries, spelt for the door: for Door::Python the flags it names
+// (`--strategy scan`) become Python's keywords (`strategy scan`), a quoted command
+// ("`krc compile --norm layernorm`") the call ("`krc.compile(norm=\"layernorm\")`"), and a
+// flag with its own Python aside ("--allow-inexact (Python: allow_inexact=True)") the aside.
+// The Python bindings spell every exception's message through it (bindings/errors.cpp); the
+// command line's messages are left as they are.
 std::string spelt_for(Door door, const std::string& message);
-
-// The backend's compile of a prepared request; its refusals (LimitError, std::invalid_argument)
-// are spelt for the door: Python's name keywords, not the command line's flags.
-CompileResult compile_prepared(const PreparedCompile& prepared, Door door);
 
 // `--certify` / certify=True: proves the compiled network as `krc certify` does (every word up
 // to max-len, in the arithmetic its precision names: fp32 -> float32, bf16, fp16; rule auto)

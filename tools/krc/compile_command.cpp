@@ -101,7 +101,7 @@ int run_compile(const CompileArguments& a) {
   options.progress = [&](const std::string& stage) {
     if (tty && seconds() > 1.0) std::cerr << "krc: " << stage << " (" << int(seconds()) << " s)\n";
   };
-  CompileResult result = front_door::compile_prepared(prepared, front_door::Door::CommandLine);
+  CompileResult result = compile(prepared.machine.automaton, prepared.options);
   // --certify: proved before anything is written; a refusal leaves no output (exit 2).
   front_door::certify_compiled(result.network, automaton, a.request, front_door::Door::CommandLine,
                                a.input);

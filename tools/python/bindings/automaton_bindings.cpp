@@ -8,6 +8,7 @@
 #include <variant>
 
 #include "bindings.hpp"
+#include "compile_request.hpp"
 #include "krc/automata/automaton_builder.hpp"
 #include "krc/automata/automaton_json.hpp"
 #include "krc/automata/input_error.hpp"
@@ -108,7 +109,9 @@ py::object read_with_outputs(LoadOptions options, Read read, bool acceptor = fal
   MachineOutputs outputs;
   std::vector<std::string> notes;
   options.completion.outputs = &outputs;
-  options.completion.note = [&notes](const std::string& note) { notes.push_back(note); };
+  options.completion.note = [&notes](const std::string& note) {
+    notes.push_back(front_door::spelt_for(front_door::Door::Python, note));  // `initial`
+  };
   Automaton automaton = [&] {
     py::gil_scoped_release unlocked;
     return read(options);

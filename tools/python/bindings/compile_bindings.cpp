@@ -66,7 +66,7 @@ CompiledNetwork compile_network(const py::object& automaton_object, const std::s
   };
   InterruptScope interruptible;  // Ctrl-C stops the work: KeyboardInterrupt
   py::gil_scoped_release unlocked;
-  CompileResult result = front_door::compile_prepared(prepared, front_door::Door::Python);
+  CompileResult result = compile(prepared.machine.automaton, prepared.options);
   front_door::certify_compiled(result.network, prepared.machine.automaton, request,
                                front_door::Door::Python, file_automaton.name());
   auto network = std::make_shared<const Network>(std::move(result.network));

@@ -3,6 +3,7 @@
 #include <pybind11/stl.h>
 
 #include "bindings.hpp"
+#include "compile_request.hpp"
 #include "interrupt_scope.hpp"
 #include "krc/automata/input_error.hpp"
 #include "krc/runtime/verifier.hpp"
@@ -49,12 +50,11 @@ VerifyResult verify_network(const CompiledNetwork& c, std::optional<int> exhaust
   };
   too_long("exhaustive", exhaustive);
   too_long("length", length);
-  if (random && (*random < 0 || *random > front_door::kMaxRandomWords))
-    throw py::value_error("random " + std::to_string(*random) + " is not in [0, " +
-                          std::to_string(front_door::kMaxRandomWords) + "] (krc verify --random)");
-  if (threads < 0 || threads > front_door::kMaxThreads)
-    throw py::value_error("threads " + std::to_string(threads) + " is not in [0, " +
-                          std::to_string(front_door::kMaxThreads) + "] (krc verify --threads)");
+  // The command's bounds, checked as its are (`krc verify --random`, `--threads`).
+  if (random)
+    front_door::check_range(front_door::Door::Python, "random", *random, 0,
+                            front_door::kMaxRandomWords);
+  front_door::check_range(front_door::Door::Python, "threads", threads, 0, front_door::kMaxThreads);
   VerifyOptions options;
   options.exhaustive_length = exhaustive;
   options.random_words = random;

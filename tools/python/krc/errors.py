@@ -1,4 +1,5 @@
-"""krc's errors. The C++ core raises them with the messages the krc command prints."""
+"""krc's errors. The C++ core raises them with the messages the krc command prints, spelt for
+Python: an option is named by its keyword (`max_memory`), not its flag (`--max-memory`)."""
 
 from typing import Optional
 

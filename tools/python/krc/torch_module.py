@@ -318,7 +318,7 @@ def load_torch(path: Union[str, "os.PathLike[str]"], device: Any = None, dtype: 
             path, dense_bytes(shapes, uniform, keep), max_dense_bytes,
             "a %s load" % ("sparse" if sparse else "uniform" if uniform else "dense"),
             "its embeddings alone are that large" if sparse else
-            "load it with sparse=True (torch_verify.py --sparse), which keeps the layers' "
+            "load it with sparse=True, which keeps the layers' "
             "weights sparse, or raise max_dense_bytes")
     raw, metadata = read_safetensors(path)
     try:
