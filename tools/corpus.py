@@ -111,7 +111,7 @@ def markdown(results: list[dict]) -> str:
     if refusals:
         lines += ["", "| file | stage | refusal |", "|---|---|---|"]
         for r in refusals:
-            message = r["refusal"]["message"].replace("|", "\\|")
+            message = r["refusal"]["message"].replace(str(HERE) + "/", "").replace("|", "\\|")
             lines.append(f"| {pathlib.Path(r['file']).name} | {r['refusal']['stage']} | {message} |")
     return "\n".join(lines)
 
@@ -125,6 +125,11 @@ def main() -> int:
                              "tests/reference/realworld, a superset of shared/reference/realworld)")
     parser.add_argument("--timeout", type=float, default=60, help="seconds per krc command")
     parser.add_argument("--max-memory", default="2G", help="krc's --max-memory per command")
+    parser.add_argument("--verify-args", default="",
+                        help="arguments for krc verify (default none: its own defaults), such as "
+                             "'--random 100' where time is short")
+    parser.add_argument("files", nargs="*", type=pathlib.Path,
+                        help="only these files (default: the whole corpus)")
     parser.add_argument("--json", action="store_true", help="print every file's result as JSON")
     parser.add_argument("--from-json", type=pathlib.Path,
                         help="print the tables of an earlier --json run instead of running krc")
@@ -134,11 +139,12 @@ def main() -> int:
         return 0
     if not os.access(args.krc, os.X_OK):
         parser.error(f"no krc binary at {args.krc} (--krc or KRC_BINARY)")
-    files = corpus_files(args.realworld)
+    files = [f.resolve() for f in args.files] or corpus_files(args.realworld)
     results = []
     with tempfile.TemporaryDirectory(prefix="krc_corpus_") as tmp:
         for path in files:
-            results.append(check(args.krc, path, args.timeout, args.max_memory, tmp))
+            results.append(check(args.krc, path, args.timeout, args.max_memory, tmp,
+                                 tuple(args.verify_args.split())))
             r = results[-1]
             state = "verified" if r["verified"] else (r["refusal"]["stage"] + " refused")
             print(f"{r['file']}: {state}", file=sys.stderr)
