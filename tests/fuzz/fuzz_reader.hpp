@@ -16,10 +16,13 @@ namespace krc::fuzz {
 // reachable by a small input.
 inline void set_fuzz_budget() { set_memory_budget(std::uint64_t{256} << 20); }
 
-inline int read_description(const std::uint8_t* data, std::size_t size, const char* format) {
+// etf_label: --etf-label's name for an ETF input ("" = krc's choice).
+inline int read_description(const std::uint8_t* data, std::size_t size, const char* format,
+                            const std::string& etf_label = "") {
   const std::string text(reinterpret_cast<const char*>(data), size);
   LoadOptions options;
   options.format = format;
+  options.etf_label = etf_label;
   options.completion.add_sink = size % 2 == 1;  // both the partial and the completing path
   try {
     const Automaton automaton = parse_automaton(text, std::string("fuzz.") + format, options);
