@@ -408,6 +408,31 @@ class Network:
         data = self._core.draw(path, None if word is None else _tokens(word), attention)
         _core.write_file(path, data, [self._core.source] if self._core.source else [], "path")
 
+    @checked
+    def attention_patterns(self, word: Word, dtype: Any = None) -> Dict[str, Any]:
+        """Every head's attention weights on `word` (a list of letters, or one string of
+        letters separated by spaces), from the PyTorch module (float32 unless `dtype` says):
+        {"tokens": ["<bos>", letters...], "heads": ["a{L}.h{H}", ...] (the circuit file's
+        names), "roles": [each head's typed role], "patterns": tensor [heads, T, T], query
+        positions down, key positions across} (krc.attention_view)."""
+        from .attention_view import attention_patterns
+        return attention_patterns(self, self._letters(word), dtype)
+
+    @checked
+    def attention_view(self, word: Word,
+                       path: Optional[Union[str, "os.PathLike[str]"]] = None) -> Any:
+        """CircuitsVis's picture of every head's attention on `word`, each head labelled
+        "a{L}.h{H} role": a notebook shows it as the cell's value. With `path`, also writes it
+        as one self-contained HTML file (no network connection needed to open it). Needs the
+        extra krc[vis]."""
+        from .attention_view import attention_view
+        return attention_view(self, self._letters(word),
+                              None if path is None else os.fspath(path))
+
+    def _letters(self, word: Word) -> List[str]:
+        """The word's letters as `run` reads them (its refusals: unknown letter, too long)."""
+        return list(self._core.run(_tokens(word)).letters)
+
     # ---- other frameworks (their modules import torch, onnx... only when called)
     @checked
     def to_torch(self, device: Any = None, dtype: Any = None, **options: Any) -> Any:
