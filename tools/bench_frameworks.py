@@ -40,7 +40,7 @@ import os
 for _name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
     os.environ[_name] = "1"
 
-import importlib.util  # noqa: E402
+import importlib  # noqa: E402
 import json  # noqa: E402
 import random  # noqa: E402
 import statistics  # noqa: E402
@@ -50,28 +50,12 @@ import time  # noqa: E402
 
 METHODS = ("krc", "torch", "torch-sparse", "onnxruntime")
 TOOLS = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, TOOLS)
+from krc_package import import_krc  # noqa: E402
 
 
 class Usage(ValueError):
     pass
-
-
-def import_krc(core_dir):
-    """The package krc: this checkout's sources (tools/python/krc) with the compiled core built
-    beside the krc binary that runs this (core_dir), so that the runtime timed is that binary's;
-    without core_dir, the installed package."""
-    if core_dir:
-        sources = os.path.join(TOOLS, "python", "krc")
-        spec = importlib.util.spec_from_file_location(
-            "krc", os.path.join(sources, "__init__.py"),
-            submodule_search_locations=[sources, os.path.abspath(core_dir)])
-        module = importlib.util.module_from_spec(spec)
-        sys.modules["krc"] = module
-        spec.loader.exec_module(module)
-        return module
-    sys.path.append(os.path.join(TOOLS, "python"))
-    import krc
-    return krc
 
 
 def optional_imports():

@@ -13,6 +13,7 @@
 
 #include "command.hpp"
 #include "export_gpt2.hpp"
+#include "export_onnx.hpp"
 #include "krc/automata/input_error.hpp"
 #include "krc/automata/memory_budget.hpp"
 #include "krc/automata/thousands.hpp"
@@ -230,8 +231,8 @@ int run_export(const ExportArguments& a) {
 
 const RegisterCommand export_registration{{
     "export",
-    "Write a weights file as dense safetensors in TransformerLens's layout, or as a GPT-2 "
-    "checkpoint",
+    "Write a weights file as dense safetensors in TransformerLens's layout, as a GPT-2 "
+    "checkpoint, or as an ONNX model",
     45,
     [](CLI::App& sub) -> std::function<int()> {
       auto a = std::make_shared<ExportArguments>();
@@ -244,14 +245,16 @@ const RegisterCommand export_registration{{
       sub.add_option("FILE", a->input, "krc weights file (.safetensors, sparse or dense)")
           ->required();
       sub.add_option("-o,--output", a->output,
-                     "File to write (safetensors; - for stdout), or with --format gpt2 the "
-                     "checkpoint directory")
+                     "File to write (safetensors; - for stdout), with --format onnx the ONNX "
+                     "model, or with --format gpt2 the checkpoint directory")
           ->required();
       sub.add_option("--format", a->format,
                      "transformer-lens: one safetensors file in TransformerLens's layout; gpt2: a "
                      "Hugging Face GPT2LMHeadModel checkpoint directory whose LayerNorms are exact "
-                     "identities (README \"Exporting\")")
-          ->check(CLI::IsMember({"transformer-lens", "gpt2"}))
+                     "identities (README \"Exporting\"); onnx: an ONNX model (opset 17, float32) "
+                     "written by the Python package's export (krc.Network.to_onnx: the same "
+                     "bytes), which needs the venv's onnx and torch (krc[onnx])")
+          ->check(CLI::IsMember({"transformer-lens", "gpt2", "onnx"}))
           ->capture_default_str();
       sub.add_option("--max-bytes", a->max_bytes,
                      "Refuse to write more tensor bytes than this (dense files of long max-len "
@@ -267,6 +270,8 @@ const RegisterCommand export_registration{{
           throw InputError("command line", "--allow-inexact", "only --format gpt2 takes it");
         if (a->format == "gpt2")
           return run_export_gpt2({a->input, a->output, a->max_bytes, a->json, a->allow_inexact});
+        if (a->format == "onnx")
+          return run_export_onnx({a->input, a->output, a->max_bytes, a->json});
         return run_export(*a);
       };
     },

@@ -5,15 +5,13 @@
 // thread each; per method the median CPU seconds per word, the ratio to krc, and whether every
 // position was the automaton's state; krc's useful GFLOP/s against a dense sgemm's peak measured
 // in the same process. This file finds the script and the Python and passes the options on.
-#include <sys/wait.h>
-
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
 #include <memory>
 
-#include "bench_python.hpp"
 #include "bench_suite.hpp"
+#include "python_script.hpp"
 
 namespace krc::cli {
 
@@ -39,20 +37,7 @@ int run_frameworks_bench(FrameworksBenchArguments a) {
   if (a.length > 0) command += " --length " + std::to_string(a.length);
   if (a.json) command += " --json";
   for (const auto& file : a.files) command += " " + shell_quote(file);
-  std::fflush(stdout);
-  const int raw = std::system(command.c_str());
-  if (!WIFEXITED(raw)) {
-    std::cerr << "krc: error: bench frameworks: " << a.python << " " << script.string()
-              << " did not finish (status " << raw << ")\n";
-    return 2;
-  }
-  const int status = WEXITSTATUS(raw);
-  if (status == 126 || status == 127) {
-    std::cerr << "krc: error: bench frameworks: cannot run " << a.python
-              << " (give --python or KRC_VENV, or run tools/setup.sh to make .venv)\n";
-    return 2;
-  }
-  return status <= 2 ? status : 2;
+  return run_python_script(command, "bench frameworks", a.python + " " + script.string());
 }
 
 const RegisterBenchSuite frameworks_suite{BenchSuite{

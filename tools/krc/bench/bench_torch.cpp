@@ -19,13 +19,13 @@
 #include <random>
 #include <sstream>
 
-#include "bench_python.hpp"
 #include "bench_suite.hpp"
 #include "krc/automata/automaton.hpp"
 #include "krc/automata/input_error.hpp"
 #include "krc/runtime/forward.hpp"
 #include "krc/runtime/network_summary.hpp"
 #include "krc/runtime/weights_file.hpp"
+#include "python_script.hpp"
 
 namespace krc::cli {
 

@@ -1,6 +1,11 @@
-#include "bench_python.hpp"
+#include "python_script.hpp"
 
+#include <sys/wait.h>
+
+#include <csignal>
+#include <cstdio>
 #include <cstdlib>
+#include <iostream>
 #include <vector>
 
 #include "krc/automata/input_error.hpp"
@@ -49,6 +54,27 @@ std::string shell_quote(const std::string& s) {
   std::string q = "'";
   for (char c : s) q += (c == '\'') ? std::string("'\\''") : std::string(1, c);
   return q + "'";
+}
+
+int run_python_script(const std::string& command, const std::string& what,
+                      const std::string& python) {
+  std::fflush(stdout);
+  const int raw = std::system(command.c_str());
+  // std::system ignores SIGINT while it waits; the script, in the same process group, gets it.
+  if (WIFSIGNALED(raw) && WTERMSIG(raw) == SIGINT) return 130;
+  if (raw == -1 || !WIFEXITED(raw)) {
+    std::cerr << "krc: error: " << what << ": " << python << " did not finish (status " << raw
+              << ")\n";
+    return 2;
+  }
+  const int status = WEXITSTATUS(raw);
+  if (status == 126 || status == 127) {
+    std::cerr << "krc: error: " << what << ": cannot run " << python
+              << " (give --python or KRC_VENV, or run tools/setup.sh to make .venv)\n";
+    return 2;
+  }
+  if (status == 130) return 130;
+  return status <= 2 ? status : 2;
 }
 
 }  // namespace krc::cli

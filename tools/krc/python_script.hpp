@@ -1,6 +1,7 @@
 #pragma once
-// What the benchmark suites that run Python (`krc bench torch`, `krc bench frameworks`) share:
-// finding their script in tools/, the Python to run it with, and quoting for the shell.
+// What the subcommands that run a Python script of tools/ share (`krc bench torch`, `krc bench
+// frameworks`, `krc export --format onnx`): finding the script, the Python to run it with, the
+// extension built beside this binary, quoting for the shell, and reading the script's exit.
 #include <filesystem>
 #include <string>
 
@@ -20,5 +21,11 @@ std::filesystem::path core_dir_beside_binary();
 
 // s in single quotes for /bin/sh.
 std::string shell_quote(const std::string& s);
+
+// Runs `command` (std::system) for `what` and returns krc's exit status: the script's own 0-2,
+// 130 when it was stopped by Ctrl-C, 2 (with a message naming `python`) when it could not run
+// or died otherwise.
+int run_python_script(const std::string& command, const std::string& what,
+                      const std::string& python);
 
 }  // namespace krc::cli

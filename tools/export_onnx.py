@@ -1,0 +1,89 @@
+#!/usr/bin/env python3
+"""What `krc export FILE --format onnx -o OUT` runs: the Python package's ONNX export
+(krc.onnx_export.to_onnx), so that the command line and `Network.to_onnx` write the same bytes
+from one implementation, through krc's one writer (whole or not at all, never over a device, a
+FIFO or the input).
+
+Usage: export_onnx.py [--core-dir DIR] [--max-bytes N] [--json] FILE OUT
+
+--core-dir: the directory of the krc._core extension built beside the krc binary that runs this
+(tools/krc_package.py); --max-bytes: refuse when the dense weights would pass N bytes (ONNX's
+initializers are dense; at most 2 GiB in any case). Prints what it wrote (--json: one JSON
+object). Exit status 0 when written; 2 with "krc: error: ..." on stderr when the input is not a
+krc network, the budget or ONNX's 2 GiB is passed, the output cannot be written, or the extra
+krc[onnx] is missing; 130 on Ctrl-C (nothing written)."""
+import json
+import os
+import sys
+
+TOOLS = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, TOOLS)
+from krc_package import import_krc  # noqa: E402
+
+
+def parse(argv):
+    options = {"--core-dir": None, "--max-bytes": None, "--json": False}
+    files, i = [], 0
+    while i < len(argv):
+        if argv[i] == "--json":
+            options["--json"] = True
+            i += 1
+        elif argv[i] in options and i + 1 < len(argv):
+            options[argv[i]] = argv[i + 1]
+            i += 2
+        elif argv[i].startswith("-") and argv[i] != "-":
+            raise ValueError("unknown option %s" % argv[i])
+        else:
+            files.append(argv[i])
+            i += 1
+    if len(files) != 2:
+        raise ValueError("usage: export_onnx.py [--core-dir DIR] [--max-bytes N] [--json] FILE OUT")
+    max_bytes = options["--max-bytes"]
+    return files[0], files[1], options["--core-dir"], \
+        None if max_bytes is None else int(max_bytes), options["--json"]
+
+
+def export(krc, weights, out, max_bytes):
+    """Writes OUT; the summary's fields."""
+    from krc.errors import require
+    require(["torch", "safetensors", "onnx"], "onnx", "krc export --format onnx")
+    from krc.dense_budget import DenseBudgetError
+    from krc.onnx_export import to_onnx
+    options = {} if max_bytes is None else {"max_dense_bytes": max_bytes}
+    try:
+        to_onnx(weights, out, **options)
+    except DenseBudgetError as e:  # the command line's spelling of the budget
+        raise ValueError(str(e).replace("max_dense_bytes=%d" % e.budget,
+                                        "--max-bytes %d" % e.budget)) from None
+    return {"file": weights, "output": out, "format": "onnx", "bytes": os.path.getsize(out)}
+
+
+def main(argv):
+    try:
+        weights, out, core_dir, max_bytes, as_json = parse(argv)
+    except ValueError as e:
+        print("krc: error: export --format onnx: %s" % e, file=sys.stderr)
+        return 2
+    if out == "-":
+        print("krc: error: --output: an ONNX model is written to a file, not to stdout (-)",
+              file=sys.stderr)
+        return 2
+    try:
+        krc = import_krc(core_dir)
+        try:
+            summary = export(krc, weights, out, max_bytes)
+        except (krc.KrcError, ValueError, OSError) as e:
+            print("krc: error: %s" % e, file=sys.stderr)
+            return 2
+    except KeyboardInterrupt:
+        print("krc: interrupted; %s was not written" % out, file=sys.stderr)
+        return 130
+    if as_json:
+        print(json.dumps(summary))
+    else:
+        print("wrote %s (ONNX, opset 17, %d bytes) from %s" % (out, summary["bytes"], weights))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
