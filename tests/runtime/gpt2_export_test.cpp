@@ -148,6 +148,37 @@ TEST_CASE("gpt2 export: a positional head that wins by 110 or more leaks exactly
 
 namespace {
 
+// latest()'s network with kr's memory-head score: 128 (above * [letter j is a] + j), the key
+// reading "is a" (a letter's value, in the value sets, no function of the position) beside the
+// position. With above > max_len = 8 the latest a (or, with none, the latest position) beats
+// every other key by 128 whatever the word (8 still does: the first a is at 1, BOS scores 0);
+// with above <= 7 an a at j and a b at j + above tie.
+krc::Network flagged(float above) {
+  krc::Network n = latest(128, false);
+  krc::AttentionHead& h = n.layers[0].heads[0];
+  h.key = SparseMatrix(4, 1);
+  h.key.insert(1, 0) = above;
+  h.key.insert(3, 0) = 1;
+  h.key.makeCompressed();
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("gpt2 export: a head whose key reads a flag in the value sets is proven by its gaps") {
+  CHECK(krc::gpt2_exactness(flagged(16), 512).exact);
+  CHECK(krc::gpt2_exactness(flagged(8), 512).exact);
+  // Ties (an a at j scores as a b at j + 7 or j + 4): the enumeration refuses, the spread bound
+  // sees leaks.
+  for (float above : {7.0f, 4.0f}) {
+    const krc::Gpt2Exactness tied = krc::gpt2_exactness(flagged(above), 512);
+    CHECK_FALSE(tied.exact);
+    CHECK(tied.reason.find("leaks") != std::string::npos);
+  }
+}
+
+namespace {
+
 // Residual: 0 a constant 1, 1 "the letter is a", 2 "the letter is b", 3 what the MLP writes. One
 // hidden unit ReLU(is a + is b + bias) writes 2^60 times itself into coordinate 3: with bias -1
 // it never fires (no letter is both), with bias 0 it fires at every letter.

@@ -20,7 +20,9 @@
 //   coordinate whose value would otherwise be 0.
 // - a head whose query and key are functions of the position (gpt2_selection.hpp) may be proven
 //   to beat every runner-up by at least kUnderflowGap: then every weight is exactly 0 or 1 and
-//   the head copies one value unchanged (scan's fetches under `--norm layernorm`).
+//   the head copies one value unchanged (scan's fetches under `--norm layernorm`); so may a head
+//   whose key also reads coordinates in finite value sets (kr's memory heads under `--norm
+//   layernorm`: a reset flag).
 // The proof is conservative: a network it cannot prove exact may be exact on every word.
 #include <algorithm>
 #include <bit>
@@ -158,8 +160,9 @@ std::string describe_head(std::size_t layer, const AttentionHead& h, double spre
 
 // `written`: the coordinates earlier sublayers write (none of them is a function of the position).
 // Returns, per head, whether its weights are proven exactly 1 and 0.
+// `s`: the value sets before the layer, at position 0 and at the later positions.
 std::vector<bool> attention(const Network& n, std::size_t index, Ranges& x,
-                            const std::vector<bool>& written) {
+                            const std::vector<bool>& written, const ValueSets (&s)[2]) {
   const Ranges before = x;
   std::vector<bool> selecting;
   for (const AttentionHead& h : n.layers[index].heads) {
@@ -168,7 +171,8 @@ std::vector<bool> attention(const Network& n, std::size_t index, Ranges& x,
     affine(before, q, entries(h.query), "");
     affine(before, k, entries(h.key), "");
     affine(before, v, entries(h.value), "");
-    const std::optional<double> gap = positional_score_gap(n, h, written);
+    std::optional<double> gap = positional_score_gap(n, h, written);
+    if (!gap) gap = flagged_score_gap(n, h, written, s[0], s[1]);
     selecting.push_back(gap && *gap >= kUnderflowGap);
     if (selecting.back()) {  // weights exactly 1 and 0: v passes unchanged
       affine(v, x, entries(h.output), "");
@@ -322,7 +326,8 @@ std::vector<NormFacts> norm_facts(const Network& n, long long n_embd) {
       for (const SparseMatrix* m : {&h.query, &h.key, &h.value}) qkv.push_back(m);
     const std::string at = "layer " + std::to_string(i);
     record_norm(x, s, reads(qkv, n.d_model(), false), n_embd, at + "'s attention", norms);
-    attend_value_sets(n, i, attention(n, i, x, written), s[1], &s[0]);  // s[0] before the layer
+    const std::vector<bool> selecting = attention(n, i, x, written, s);
+    attend_value_sets(n, i, selecting, s[1], &s[0]);  // s[0] before the layer
     attend_value_sets(n, i, std::vector<bool>(layer.heads.size(), true), s[0], nullptr);
     refine(x, s[0], s[1]);
     mark_written(n, i, written);  // before layer i + 1's heads read

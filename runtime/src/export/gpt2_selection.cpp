@@ -5,6 +5,9 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <utility>
+
+#include "export/gpt2_value_sets_detail.hpp"
 
 namespace krc {
 
@@ -76,7 +79,94 @@ double score_error(const Sides& q, const Sides& k, std::size_t t, std::size_t j)
   return e + static_cast<double>(width + 2) * 0x1p-24 * mass;
 }
 
+// Past this many (query, key, key value) triples the flagged enumeration is not attempted.
+constexpr double kMaxFlaggedTriples = 0x1p28;
+
+// The key at every position and every joint value of the set coordinates it reads (index
+// position * |values| + value: position 0 from `first`, the later ones from `later`), with the
+// float32 rounding bound of its sums; false when it reads a coordinate that is neither a function
+// of the position nor in both sets.
+bool flagged_keys(const Network& n, const SparseMatrix& key, const std::vector<bool>& written,
+                  const ValueSets& first, const ValueSets& later, Sides& out,
+                  std::size_t& per_position) {
+  std::vector<std::vector<float>> positional(static_cast<std::size_t>(key.rows()));
+  std::vector<int> set_coords;
+  std::vector<int> set_index(static_cast<std::size_t>(key.rows()), -1);
+  for (int c = 0; c < key.outerSize(); ++c) {
+    SparseMatrix::InnerIterator it(key, c);
+    if (!it) continue;
+    const auto at = static_cast<std::size_t>(c);
+    if (!written[at] && positional_column(n, c, positional[at])) continue;
+    if (first.group[at] < 0 || later.group[at] < 0) return false;
+    set_index[at] = static_cast<int>(set_coords.size());
+    set_coords.push_back(c);
+  }
+  const std::optional<value_sets::Set> at_bos = value_sets::joint_values(first, set_coords);
+  const std::optional<value_sets::Set> from_one = value_sets::joint_values(later, set_coords);
+  if (!at_bos || !from_one || at_bos->size() != 1 || from_one->empty()) return false;
+  per_position = from_one->size();
+  const auto positions = static_cast<std::size_t>(n.position_embedding.rows());
+  const auto width = static_cast<std::size_t>(key.cols());
+  out.value.assign(positions * per_position, std::vector<double>(width, 0.0));
+  out.error.assign(positions * per_position, std::vector<double>(width, 0.0));
+  for (std::size_t p = 0; p < positions; ++p)
+    for (std::size_t g = 0; g < (p == 0 ? 1 : per_position); ++g) {
+      const std::vector<float>& v = p == 0 ? at_bos->front() : (*from_one)[g];
+      std::vector<double> mass(width, 0.0), terms(width, 1.0);
+      auto& value = out.value[p * per_position + g];
+      for (int c = 0; c < key.outerSize(); ++c)
+        for (SparseMatrix::InnerIterator it(key, c); it; ++it) {
+          const auto at = static_cast<std::size_t>(c);
+          const double x =
+              set_index[at] >= 0 ? v[static_cast<std::size_t>(set_index[at])] : positional[at][p];
+          const auto d = static_cast<std::size_t>(it.col());
+          value[d] += static_cast<double>(it.value()) * x;
+          mass[d] += std::fabs(static_cast<double>(it.value()) * x);
+          terms[d] += 1;
+        }
+      for (std::size_t d = 0; d < width; ++d)
+        out.error[p * per_position + g][d] = (terms[d] + 1) * 0x1p-24 * mass[d];
+    }
+  return true;
+}
+
 }  // namespace
+
+std::optional<double> flagged_score_gap(const Network& n, const AttentionHead& h,
+                                        const std::vector<bool>& written, const ValueSets& first,
+                                        const ValueSets& later) {
+  if (n.max_len > kMaxEnumerated) return std::nullopt;
+  Sides q, k;
+  std::size_t per = 0;
+  if (!side(n, h.query, written, q) || !flagged_keys(n, h.key, written, first, later, k, per))
+    return std::nullopt;
+  const double positions = static_cast<double>(q.value.size());
+  if (positions * positions / 2 * static_cast<double>(per) > kMaxFlaggedTriples)
+    return std::nullopt;
+  double gap = std::numeric_limits<double>::infinity();
+  const double scale = std::fabs(static_cast<double>(n.attention_scale));
+  std::vector<std::pair<double, std::size_t>> scores;  // (score, key position)
+  for (std::size_t t = 1; t < q.value.size(); ++t) {
+    scores.clear();
+    double error = 0;
+    for (std::size_t j = 0; j <= t; ++j)
+      for (std::size_t g = 0; g < (j == 0 ? 1 : per); ++g) {
+        const std::size_t at = j * per + g;
+        double s = 0;
+        for (std::size_t d = 0; d < q.value[t].size(); ++d) s += q.value[t][d] * k.value[at][d];
+        scores.emplace_back(s, j);
+        error = std::max(error, score_error(q, k, t, at));
+      }
+    std::sort(scores.begin(), scores.end());
+    // Two scores of different positions are at least as far apart as some neighbouring pair
+    // of different positions between them in this order.
+    for (std::size_t i = 1; i < scores.size(); ++i)
+      if (scores[i].second != scores[i - 1].second)
+        gap = std::min(gap,
+                       scale * (scores[i].first - scores[i - 1].first - 2 * error) * (1 - 0x1p-40));
+  }
+  return gap;
+}
 
 std::optional<double> positional_score_gap(const Network& n, const AttentionHead& h,
                                            const std::vector<bool>& written) {

@@ -7,6 +7,7 @@
 #include <optional>
 #include <vector>
 
+#include "export/gpt2_value_sets.hpp"
 #include "krc/runtime/network.hpp"
 
 namespace krc {
@@ -19,5 +20,16 @@ inline constexpr double kUnderflowGap = 110.0;
 // writes); nullopt otherwise, or past max-len 4096 (the pairs are enumerated).
 std::optional<double> positional_score_gap(const Network& n, const AttentionHead& h,
                                            const std::vector<bool>& written);
+
+// The same margin for a head whose query is a function of the position and whose key reads such
+// coordinates and coordinates in finite value sets (kr's memory heads: a reset flag, score
+// 128 (2^P flag_j + j)): the key at position j takes every joint value of those sets (`first`
+// at position 0, `later` from 1, taken independent of the word: a superset), and the margin is
+// the least distance between two scores of different key positions, after the float32 rounding
+// bound, so that whatever the word, the best key beats every other by it. nullopt when the key
+// reads a coordinate with neither, past 4,096 joint values, or past max-len 4096.
+std::optional<double> flagged_score_gap(const Network& n, const AttentionHead& h,
+                                        const std::vector<bool>& written, const ValueSets& first,
+                                        const ValueSets& later);
 
 }  // namespace krc

@@ -2,6 +2,8 @@
 
 #include <map>
 
+#include "primitives/exact_attention.hpp"
+
 namespace krc {
 
 void add_copy(HeadOp& head, const std::vector<Entry>& copy) {
@@ -70,6 +72,10 @@ HeadOp fetch_back_by_phase(Features& f, int k, const std::vector<Entry>& copy, s
 
 HeadOp latest_flagged(Features& f, int flag_dim, const std::vector<Entry>& copy, std::string name,
                       Role role) {
+  // Under `--norm layernorm` (fetches at kLayerNormSharpness) the runner-up keys must weigh
+  // exactly 0 as well: the scores of exact_latest_flagged, 128 apart at least.
+  if (f.select_sharpness() != kSelectSharpness)
+    return exact_latest_flagged(f, {{flag_dim, 1.0f}}, copy, std::move(name), role);
   HeadOp head;
   head.name = std::move(name);
   head.role = role;

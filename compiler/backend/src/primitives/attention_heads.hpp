@@ -42,7 +42,9 @@ HeadOp fetch_back_by_phase(Features& f, int k, const std::vector<Entry>& copy, s
 
 // Copies values from the latest position j <= t whose `flag` dimension is 1 (BOS must be
 // flagged): score = lambda * ((max_len + 1) * flag_j + j). This is the memory unit
-// (flip-flop) of the Krohn-Rhodes construction.
+// (flip-flop) of the Krohn-Rhodes construction. Under `--norm layernorm` (f.select_sharpness()
+// not kSelectSharpness) it is exact_latest_flagged's head instead: score 128 (2^P flag_j + j),
+// every other key at least 128 below, so float32's softmax gives it exactly 0.
 HeadOp latest_flagged(Features& f, int flag_dim, const std::vector<Entry>& copy, std::string name,
                       Role role);
 
