@@ -3,9 +3,12 @@
 
 Usage: tools/check_certificate.py WEIGHTS.safetensors CERT.json [--json] [--obligations-only]
 
-kr networks (certificate_kr.py): `krc certify` checks their heads only and never certifies
-them; with --obligations-only the checker re-derives every head obligation such a report
-records (and refuses a kr report that claims the network certified).
+kr networks: `krc certify` certifies those whose heads are all whole-sum counters (parity,
+cyclic_p); the checker re-derives their heads (certificate_kr.py) and their combs and
+unembedding (certificate_kr_points.py). Of the others it writes a report that does not claim
+the network certified; with --obligations-only the checker re-derives every head obligation
+such a report records (and refuses --obligations-only on a certified one, and a certified
+one's claim without its combs).
 
 Shares no code with the C++: it reads the weights through `safetensors`, rounds with numpy
 and `ml_dtypes`, and re-derives every obligation of compiler/certify.md from the weights and
@@ -43,6 +46,7 @@ from safetensors import safe_open
 from certificate_bounds import (DRIFT, TOLERANCE, Refuse, add_rounded, f32_inside, head_adds, idot,
                                 mlp_rows, rounder, score_bounds, store)
 from certificate_kr import check_kr_obligations
+from certificate_kr_points import check_kr_points
 from certificate_selector import check_selector
 
 
@@ -322,20 +326,28 @@ class ScanCheck:
 
 
 def check_kr(weights_path, cert, obligations_only):
-    """kr networks: the heads' obligations only (certificate_kr.py), in a report that does not
-    claim the network certified (the MLP and unembedding obligations are not built)."""
+    """kr networks: the heads' obligations (certificate_kr.py) of a report that does not claim
+    the network certified (--obligations-only), or those and the combs' and the unembedding's
+    (certificate_kr_points.py) of a certificate that does."""
     with open(weights_path, "rb") as f:
         digest = hashlib.sha256(f.read()).hexdigest()
     if cert["claim"].get("weights_sha256") != digest:
         raise Refuse(f"the certificate is for weights with SHA-256 {cert['claim'].get('weights_sha256')}, "
                      f"not this file's {digest}")
-    if cert.get("certified") is not False or not obligations_only:
-        raise Refuse("for kr networks the checker re-derives the heads' obligations only "
-                     "(--obligations-only), of a report that does not claim the network certified")
+    if obligations_only == (cert.get("certified") is True):
+        raise Refuse("for kr networks the checker re-derives the heads' obligations of a report that "
+                     "does not claim the network certified (--obligations-only), or the whole "
+                     "certificate of one that does (without it)")
     tensors, meta = load_weights(weights_path)
     if json.loads(meta.get("compiler", "{}")).get("strategy") != "kr":
         raise Refuse("the certificate says kr, the weights file does not")
-    return {"select": [], "margin": None, "kr_heads": check_kr_obligations(tensors, meta, cert)}
+    heads = check_kr_obligations(tensors, meta, cert)
+    if obligations_only:
+        return {"select": [], "margin": None, "kr_heads": heads}
+    by_head = {(h["layer"], h["head"]): h for h in heads}
+    points = check_kr_points(tensors, meta, cert, by_head)
+    return {"select": [h["min_gap"] for h in heads if h["kind"] == "select"], "margin": points["margin"],
+            "summaries": points["summaries"], "kr_certified_heads": heads}
 
 
 def check(weights_path, cert, obligations_only=False):

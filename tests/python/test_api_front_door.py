@@ -270,16 +270,16 @@ def test_compile_certify_is_one_option_of_both_doors(tmp_path):
 
 
 def test_compile_certify_refuses_what_certify_does_not_cover_and_writes_nothing(tmp_path):
-    # A kr network is a question certify does not answer yet (its heads only, then undecided):
-    # both doors refuse it with certify's message (exit 2 on the command line, InputError in
-    # Python) and nothing is written.
-    path = os.path.join(ZOO, "parity.json")
+    # A kr network with a memory unit is a question certify does not answer yet (its heads
+    # hold, their copies are not followed: undecided): both doors refuse it with certify's
+    # message (exit 2 on the command line, InputError in Python) and nothing is written.
+    path = os.path.join(ZOO, "flipflop_2.json")
     out = tmp_path / "kr.safetensors"
     r = subprocess.run([krc_binary(), "compile", path, "--strategy", "kr", "--certify", "-o",
                         str(out)], capture_output=True, text=True)
     assert r.returncode == 2, r.stderr
     assert "--certify: the network is not certified (undecided): layer 0" in r.stderr
-    assert "MLP obligations of kr networks" in r.stderr
+    assert "a select head's copy" in r.stderr
     assert not out.exists() and os.listdir(tmp_path) == []
     with pytest.raises(krc.InputError, match="certify: the network is not certified .undecided."):
         krc.compile(krc.load_automaton(path), strategy="kr", certify=True)

@@ -219,40 +219,90 @@ def check_kr(weights, cert_path):
     return r.returncode, json.loads(r.stdout)
 
 
-@pytest.mark.parametrize("name", ["flipflop_2", "parity"])
-def test_kr_heads_hold_in_both_and_the_network_is_not_claimed(tmp_path, name):
-    # krc certify checks every head of a kr network (the rest is not built: undecided, never
-    # certified, and no certificate written); the checker re-derives the same obligations from
-    # the weights and holds them; a forged figure (a larger gap or a smaller eps) is refused.
-    weights = compile_zoo(tmp_path, name, "kr", 64)
+def test_kr_heads_hold_in_both_and_flipflop_is_not_claimed(tmp_path):
+    # flipflop_2's memory head holds (the latest flagged key wins by lambda = 20, README §4),
+    # but its copy is not followed into the unembedding (not built): undecided at the head,
+    # never certified, no certificate written; the checker re-derives the head obligation and
+    # refuses a forged gap.
+    weights = compile_zoo(tmp_path, "flipflop_2", "kr", 64)
     cert_out = os.path.join(str(tmp_path), "cert.json")
     r = certify(weights, "-o", cert_out)
     assert r.returncode == 1 and not os.path.exists(cert_out)
     report = json.loads(r.stdout)
     assert report["certified"] is False and report["refusal"]["undecided"] is True
-    assert len(report["obligations"]) == 1
+    (recorded,) = report["obligations"]
+    assert report["refusal"]["part"] == recorded["head"]
     path = write_json(tmp_path, "report.json", report)
     status, out = check_kr(weights, path)
     assert status == 0, out
     (derived,) = out["kr_heads"]
-    (recorded,) = report["obligations"]
     assert derived["layer"] == recorded["layer"] and derived["head"] == recorded["head"]
-    if recorded["kind"] == "select":  # the latest flagged key wins by lambda = 20 (README §4)
-        assert derived["min_gap"] == recorded["min_gap"] == 20.0
-        recorded["min_gap"] += 1.0
-    else:  # one '1' adds 1 to parity's count; eps about 2 t^2 2^-24 (the design's two gammas)
-        assert derived["increments"] == recorded["increments"] == {"0": 0.0, "1": 1.0}
-        assert 2 * 63 * 63 * 2.0 ** -24 < derived["epsilon"] < 1.25 * 2 * 64 * 64 * 2.0 ** -24
-        recorded["epsilon"]["max"] /= 2
+    assert derived["min_gap"] == recorded["min_gap"] == 20.0
+    recorded["min_gap"] += 1.0
     status, out = check_kr(weights, write_json(tmp_path, "forged.json", report))
     assert status == 1 and "layer 0 head" in out["reason"]
     # Without --obligations-only the checker refuses: the report claims no certificate.
     assert check(weights, path)[0] == 1
 
 
+@pytest.mark.parametrize("name", ["parity", "cyclic_3"])
+def test_kr_counter_network_is_certified_and_rechecked(tmp_path, name):
+    # One whole-sum counter, its residue comb, the unembedding: certified over the prefix
+    # summaries, and the checker re-derives every obligation its own way. The summaries at 64
+    # come from the automaton: BOS, the count z in 0..64 after a '0', in 1..64 after a '1'.
+    weights = compile_zoo(tmp_path, name, "kr", 64)
+    cert_path = os.path.join(str(tmp_path), "cert.json")
+    r = certify(weights, "-o", cert_path)
+    assert r.returncode == 0, r.stdout
+    cert = json.load(open(cert_path))
+    assert cert["certified"] is True and cert["claim"]["margin"] > 0
+    status, out = check(weights, cert_path)
+    assert status == 0, out
+    assert out["summaries"] == 1 + 65 + 64 and out["margin"] >= cert["claim"]["margin"]
+    (head,) = out["kr_certified_heads"]
+    # one '1' adds 1 to the count; eps about 2 t^2 2^-24 (the design's two gammas)
+    assert head["increments"] == {"0": 0.0, "1": 1.0}
+    assert 2 * 63 * 63 * 2.0 ** -24 < head["epsilon"] < 1.25 * 2 * 64 * 64 * 2.0 ** -24
+    # --obligations-only is for reports that claim nothing.
+    assert check_kr(weights, cert_path)[0] == 1
+    for forge in ("eps", "summaries", "margin"):
+        forged = json.loads(json.dumps(cert))
+        obligations = {o["kind"]: o for o in forged["obligations"]}
+        if forge == "eps":
+            obligations["average"]["epsilon"]["max"] /= 2
+        elif forge == "summaries":
+            obligations["summaries"]["reachable"] -= 1
+        else:
+            obligations["unembedding"]["margin"] *= 2
+            forged["claim"]["margin"] *= 2
+        status, out = check(weights, write_json(tmp_path, "forged.json", forged))
+        assert status == 1, forge
+
+
+def test_kr_one_ulp_fault_in_a_comb_is_refused_by_both_at_the_same_block(tmp_path):
+    weights = compile_zoo(tmp_path, "cyclic_5", "kr", 64)
+    cert_path = os.path.join(str(tmp_path), "cert.json")
+    assert certify(weights, "-o", cert_path).returncode == 0
+    cert = json.load(open(cert_path))
+    ulp_up = lambda v: v.__setitem__(0, np.nextafter(v[0], np.float32(np.inf)))
+    faulty = plant(weights, os.path.join(str(tmp_path), "faulty.safetensors"),
+                   "layers.0.mlp.out.weight", ulp_up)
+    r = certify(faulty)
+    refusal = json.loads(r.stdout)["refusal"]
+    assert r.returncode == 1 and refusal["undecided"] is False and refusal["layer"] == 0
+    assert "count mod 5" in refusal["part"] and "not an exact integer" in refusal["reason"]
+    import hashlib
+    cert["claim"]["weights_sha256"] = hashlib.sha256(open(faulty, "rb").read()).hexdigest()
+    status, out = check(faulty, write_json(tmp_path, "renamed.json", cert))
+    assert status == 1 and out["reason"].startswith(f"layer 0 block '{refusal['part']}'"), out
+    assert "not an exact integer" in out["reason"]
+
+
 def test_kr_one_ulp_fault_is_refused_by_both_at_the_same_layer(tmp_path):
     weights = compile_zoo(tmp_path, "parity", "kr", 64)
-    report = json.loads(certify(weights).stdout)
+    cert_path = os.path.join(str(tmp_path), "cert.json")
+    assert certify(weights, "-o", cert_path).returncode == 0
+    cert = json.load(open(cert_path))
     ulp_up = lambda v: v.__setitem__(np.flatnonzero(v)[0], np.nextafter(v[np.flatnonzero(v)[0]], np.float32(np.inf)))
     faulty = plant(weights, os.path.join(str(tmp_path), "faulty.safetensors"), "layers.0.attn.o", ulp_up)
     r = certify(faulty)
@@ -260,8 +310,8 @@ def test_kr_one_ulp_fault_is_refused_by_both_at_the_same_layer(tmp_path):
     assert r.returncode == 1 and refusal["undecided"] is False and refusal["layer"] == 0
     assert "not an integer" in refusal["reason"]
     import hashlib
-    report["claim"]["weights_sha256"] = hashlib.sha256(open(faulty, "rb").read()).hexdigest()
-    status, out = check_kr(faulty, write_json(tmp_path, "renamed.json", report))
+    cert["claim"]["weights_sha256"] = hashlib.sha256(open(faulty, "rb").read()).hexdigest()
+    status, out = check(faulty, write_json(tmp_path, "renamed.json", cert))
     assert status == 1 and out["reason"].startswith(f"layer 0 head '{refusal['part']}'")
     assert "not an integer" in out["reason"]
 

@@ -2,8 +2,10 @@
 // the heads' obligations hold on flipflop_2 (a memory head) and parity (a whole-sum counter),
 // with the figures the construction argues independently (lambda = 20, README §4: the latest
 // flagged key wins by 20, the others weigh e^-20 / (1 - e^-20) at most; an increment of 1 per
-// '1'); the network is never claimed certified (undecided at the first part not built);
-// planted head faults are refused, naming the layer and the head, not as undecided.
+// '1'); parity and cyclic_5 (one counter, its residue comb, the unembedding) are certified,
+// over the prefix summaries the automaton gives; flipflop (a memory copy, not followed) is
+// undecided at its head; planted head and comb faults are refused, naming the layer and the
+// head or block, not as undecided.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -28,12 +30,14 @@ CertifyResult certify_kr(const Network& n, const Automaton& a) { return certify(
 
 }  // namespace
 
-TEST_CASE("certify kr: the heads of flipflop_2 and parity hold, and the network is undecided") {
+TEST_CASE("certify kr: the heads of flipflop_2 and parity hold; parity is certified") {
   const Automaton flipflop = zoo_automaton("flipflop", 2);
-  const CertifyResult f = certify_kr(kr_network(flipflop, 64), flipflop);
+  const Network fn = kr_network(flipflop, 64);
+  const CertifyResult f = certify_kr(fn, flipflop);
   REQUIRE(f.refusal);
   CHECK(f.refusal->undecided);
-  CHECK(f.refusal->part == "unembedding");  // flipflop_2's one layer has no MLP
+  CHECK(f.refusal->layer == 0);  // the memory head's copy is not followed (not built)
+  CHECK(f.refusal->part == fn.layers[0].heads[0].name);
   REQUIRE(f.certificate["obligations"].size() == 1);
   const auto& memory = f.certificate["obligations"][0];
   CHECK(memory["kind"] == "select");
@@ -45,11 +49,11 @@ TEST_CASE("certify kr: the heads of flipflop_2 and parity hold, and the network 
 
   const Automaton parity = zoo_automaton("parity");
   const CertifyResult p = certify_kr(kr_network(parity, 64), parity);
-  REQUIRE(p.refusal);
-  CHECK(p.refusal->undecided);
-  CHECK(p.refusal->layer == 0);
-  CHECK(p.refusal->part.find("count mod 2") != std::string::npos);
-  REQUIRE(p.certificate["obligations"].size() == 1);
+  REQUIRE_FALSE(p.refusal);
+  CHECK(p.certified());
+  CHECK(p.certificate["claim"]["margin"].get<double>() > 0.0);
+  // The head, the summaries, layer 0's comb, the unembedding.
+  REQUIRE(p.certificate["obligations"].size() == 4);
   const auto& sum = p.certificate["obligations"][0];
   CHECK(sum["kind"] == "average");
   CHECK(sum["increments"]["0"] == 0.0);
@@ -57,6 +61,46 @@ TEST_CASE("certify kr: the heads of flipflop_2 and parity hold, and the network 
   // About 2 t^2 2^-24 (the two gamma terms of the design's bound) at t = 63: 4.7e-4.
   CHECK(sum["epsilon"]["max"].get<double>() > 2.0 * 63 * 63 * 0x1p-24);
   CHECK(sum["epsilon"]["max"].get<double>() < 0.01);
+  // The automaton's summaries at 64: BOS, then for every count z in 0..64 the last letter '0',
+  // and for z in 1..64 the last letter '1' (the state is z mod 2): 1 + 65 + 64.
+  CHECK(p.certificate["obligations"][1]["reachable"] == 130);
+  CHECK(p.certificate["obligations"][3]["prefixes"] == 130);
+}
+
+TEST_CASE("certify kr: cyclic_5's counter certifies; a one-ulp comb fault is refused at it") {
+  const Automaton cyclic = zoo_automaton("cyclic", 5);
+  const Network n = kr_network(cyclic, 64);
+  const CertifyResult ok = certify_kr(n, cyclic);
+  REQUIRE_FALSE(ok.refusal);
+  CHECK(ok.certificate["obligations"][1]["reachable"] == 130);  // as parity's: z and the letter
+  REQUIRE(n.layers[0].mlp);
+  const std::string comb = n.layers[0].mlp->blocks.front().name;
+  SUBCASE("an output weight of the comb one ulp up") {
+    Network bad = n;
+    float& w = bad.layers[0].mlp->out_weight.valuePtr()[0];
+    REQUIRE(std::fabs(w) == 2.0f);  // the trapezoids' output weights are +-2
+    w = std::nextafter(w, std::numeric_limits<float>::infinity());
+    const CertifyResult r = certify_kr(bad, cyclic);
+    REQUIRE(r.refusal);
+    CHECK_FALSE(r.refusal->undecided);
+    CHECK(r.refusal->layer == 0);
+    CHECK(r.refusal->part == comb);
+    CHECK(r.refusal->reason.find("not an exact integer") != std::string::npos);
+  }
+  SUBCASE("a unit's offset M one ulp up: its breakpoint moves by a quarter") {
+    Network bad = n;
+    bool moved = false;
+    for (int k = 0; k < bad.layers[0].mlp->in_weight.nonZeros() && !moved; ++k) {
+      float& w = bad.layers[0].mlp->in_weight.valuePtr()[k];
+      if (w == 3145728.0f) w = std::nextafter(w, 1e30f), moved = true;  // 1.5 2^21 + 1/4
+    }
+    REQUIRE(moved);
+    const CertifyResult r = certify_kr(bad, cyclic);
+    REQUIRE(r.refusal);
+    CHECK_FALSE(r.refusal->undecided);
+    CHECK(r.refusal->layer == 0);
+    CHECK(r.refusal->part == comb);
+  }
 }
 
 TEST_CASE("certify kr: planted head faults are refused with their layer and head") {

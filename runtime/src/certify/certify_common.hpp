@@ -10,6 +10,7 @@
 
 #include "certify/interval.hpp"
 #include "krc/runtime/certify.hpp"
+#include "krc/runtime/network.hpp"
 
 namespace krc::certify_detail {
 
@@ -25,6 +26,10 @@ struct Refused {
                                 bool undecided = false) {
   throw Refused{CertifyRefusal{layer, std::move(part), std::move(reason), undecided}};
 }
+
+// Per residual dimension: some head's output or some MLP's output (weight or bias) reaches it
+// (written_dimensions.cpp). The others hold the embedding's value at every layer.
+std::vector<char> written_dimensions(const Network& net);
 
 inline std::string number(double x) {
   std::ostringstream s;

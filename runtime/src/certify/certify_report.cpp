@@ -20,7 +20,11 @@ std::string format_certify_report(const CertifyResult& result) {
   const nlohmann::json& claim = c.at("claim");
   out << "claim: every word of length <= " << claim.at("max_len").get<int>() << " over "
       << claim.at("automaton").get<std::string>() << ", every position, in "
-      << claim.at("arithmetic").get<std::string>() << " (any summation order; "
+      << claim.at("arithmetic").get<std::string>() << " ("
+      << (claim.value("strategy", "scan") == "kr" && claim.contains("margin")
+              ? claim.value("summation", "any summation order")
+              : std::string("any summation order"))
+      << "; "
       << (claim.value("strategy", "scan") == "kr" ? std::string("kr")
                                                   : claim.value("rule", "pairs") + " rule")
       << ")\n";
@@ -49,6 +53,12 @@ std::string format_certify_report(const CertifyResult& result) {
           << o.at("target").get<std::string>() << " by at least " << o.at("min_gap").get<double>()
           << " (t = " << o.at("at").at("t") << ", s = " << o.at("at").at("s")
           << "), other keys' weight <= " << o.at("leak").get<double>() << "\n";
+    } else if (kind == "summaries") {
+      out << "  prefix summaries (state, counts, last letter): " << o.at("reachable")
+          << " reachable within max-len\n";
+    } else if (kind == "mlp" && claim.value("strategy", "scan") == "kr") {
+      out << "  layer " << o.at("layer") << " MLP: every summary, " << o.at("roundings")
+          << " roundings of the counts, every written value an exact integer\n";
     } else if (kind == "mlp" && o.value("rule", "pairs") == "selector") {
       out << "  layer " << o.at("layer") << " MLP (selector rule): " << o.at("slots_composed")
           << " slots of " << o.at("bits") << " bits, each for " << o.at("selector_values")
@@ -61,8 +71,9 @@ std::string format_certify_report(const CertifyResult& result) {
           << (o.at("encoding_checked").get<bool>() ? ", each encoded as before" : "") << "\n";
     } else if (kind == "unembedding") {
       out << "  unembedding: " << o.at("prefixes")
-          << (claim.value("rule", "pairs") == "selector" ? " states of the initial slot"
-                                                         : " prefix transformations")
+          << (claim.value("strategy", "scan") == "kr"      ? " prefix summaries"
+              : claim.value("rule", "pairs") == "selector" ? " states of the initial slot"
+                                                           : " prefix transformations")
           << ", margin " << o.at("margin").get<double>() << "\n";
     }
   }

@@ -55,7 +55,7 @@ CertifyResult KrCertifier::run() {
       }
     }
     if (first_undecided) throw *first_undecided;
-    refuse_past_heads();
+    check_points(c);
   } catch (const Refused& r) {
     result.refusal = r.refusal;
   }
@@ -82,19 +82,7 @@ void KrCertifier::check_shape() {
 // dimensions: written by no layer, but the letters' token rows differ there (a function of
 // the letter alone); the rest are static (a function of t alone: BOS's row holds only at t = 0).
 void KrCertifier::find_dimensions() {
-  written_.assign(d_, 0);
-  for (const Layer& layer : net_.layers) {
-    for (const AttentionHead& h : layer.heads)
-      for (int r = 0; r < h.output.outerSize(); ++r)
-        for (SparseMatrix::InnerIterator it(h.output, r); it; ++it)
-          if (it.value() != 0.0f) written_[it.col()] = 1;
-    if (!layer.mlp) continue;
-    for (int r = 0; r < layer.mlp->out_weight.outerSize(); ++r)
-      for (SparseMatrix::InnerIterator it(layer.mlp->out_weight, r); it; ++it)
-        if (it.value() != 0.0f) written_[r] = 1;
-    for (int r = 0; r < d_; ++r)
-      if (layer.mlp->out_bias[r] != 0.0f) written_[r] = 1;
-  }
+  written_ = written_dimensions(net_);
   letter_.assign(d_, 0);
   const int tokens = static_cast<int>(net_.token_embedding.rows());
   for (int r = 0; r < d_; ++r)
@@ -128,26 +116,6 @@ std::vector<double> KrCertifier::residual(int token, int t) const {
     x[r] = static_cast<float>(static_cast<double>(net_.token_embedding(token, r)) +
                               static_cast<double>(net_.position_embedding(t, r)));
   return x;
-}
-
-// Every head's obligation held; what follows them is not built. Refused as undecided at the
-// first MLP block (in layer order), or at the unembedding when there is none.
-void KrCertifier::refuse_past_heads() {
-  for (int l = 0; l < static_cast<int>(net_.layers.size()); ++l) {
-    const Layer& layer = net_.layers[l];
-    if (!layer.mlp) continue;
-    const std::string part =
-        layer.mlp->blocks.empty() ? std::string("mlp") : layer.mlp->blocks.front().name;
-    refuse(l, part,
-           "every head's obligation held, but the MLP obligations of kr networks (combs, "
-           "lookups, the walk's decoder) are not built: the network is not certified",
-           true);
-  }
-  refuse(static_cast<int>(net_.layers.size()), "unembedding",
-         "every head's obligation held, but the kr unembedding's obligation (the state's margin "
-         "over the level coordinates and the copies' leaks) is not built: the network is not "
-         "certified",
-         true);
 }
 
 }  // namespace krc::certify_detail

@@ -237,6 +237,8 @@ KrCertifier::WholeSum KrCertifier::whole_sum_values(int l, const AttentionHead& 
         written_by_head.push_back(it.col());
   std::vector<std::vector<double>> most(t_max_ + 1, std::vector<double>(hd, 0.0));
   nlohmann::json increments = nlohmann::json::object();
+  std::vector<std::vector<long>> per_dim(written_by_head.size(),
+                                         std::vector<long>(net_.vocabulary.size(), 0));
   for (int s = 0; s <= t_max_; ++s) {
     for (int a = (s == 0 ? 0 : 1); a < (s == 0 ? 1 : static_cast<int>(net_.vocabulary.size()));
          ++a) {
@@ -251,7 +253,8 @@ KrCertifier::WholeSum KrCertifier::whole_sum_values(int l, const AttentionHead& 
                  "BOS's value is " + number(x[c].lo) + ", not 0: the count would not start at 0");
         most[s][c] = std::max(most[s][c], std::fabs(x[c].lo));
       }
-      for (int r : written_by_head) {
+      for (std::size_t wi = 0; wi < written_by_head.size(); ++wi) {
+        const int r = written_by_head[wi];
         double u = 0.0;
         for (int c = 0; c < hd; ++c) u += x[c].lo * static_cast<double>(h.output.coeff(c, r));
         const double inc = u / n1;
@@ -261,6 +264,12 @@ KrCertifier::WholeSum KrCertifier::whole_sum_values(int l, const AttentionHead& 
                      number(inc) + " (its value through the output, over N + 1 = " + number(n1) +
                      "), not an integer: the count would leave the integers");
         if (s == 1 && r == written_by_head.front()) increments[net_.vocabulary[a]] = inc;
+        if (s == 1) per_dim[wi][a] = std::lround(inc);
+        if (s > 1 && inc != static_cast<double>(per_dim[wi][a]))
+          refuse(l, h.name,
+                 "the increment of '" + net_.vocabulary[a] + "' to " + dimension_text(r) + " is " +
+                     number(inc) + " at s = " + std::to_string(s) + " but " +
+                     std::to_string(per_dim[wi][a]) + " at s = 1: not a function of the letter");
       }
     }
   }
@@ -271,7 +280,7 @@ KrCertifier::WholeSum KrCertifier::whole_sum_values(int l, const AttentionHead& 
                "the count's " + dimension_text(r) + " holds " +
                    number(residual(t == 0 ? 0 : 1, t)[r]) +
                    " before the head at t = " + std::to_string(t) + ", not 0");
-  WholeSum sum{written_by_head, {}, increments};
+  WholeSum sum{written_by_head, {}, increments, per_dim};
   std::vector<std::vector<double>>& running = sum.running;
   running.assign(hd, std::vector<double>(t_max_ + 1, 0.0));
   for (int c = 0; c < hd; ++c)
@@ -279,7 +288,7 @@ KrCertifier::WholeSum KrCertifier::whole_sum_values(int l, const AttentionHead& 
   return sum;
 }
 
-void KrCertifier::average_head(int l, const AttentionHead& h, nlohmann::json& obligations) const {
+void KrCertifier::average_head(int l, const AttentionHead& h, nlohmann::json& obligations) {
   if (h.role.kind != RoleKind::CounterSum)
     refuse(l, h.name,
            "an average head that is not a kr counter's sum (role '" + describe(h.role) +
@@ -363,6 +372,8 @@ void KrCertifier::average_head(int l, const AttentionHead& h, nlohmann::json& ob
                    ", or compile with --counting blocks, whose sums are exact)");
     }
   }
+  for (std::size_t wi = 0; wi < written_by_head.size(); ++wi)
+    counts_.push_back({l, written_by_head[wi], sum.per_dim[wi], worst});
   obligations.push_back({{"kind", "average"},
                          {"layer", l},
                          {"head", h.name},

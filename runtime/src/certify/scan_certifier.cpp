@@ -146,18 +146,8 @@ void ScanCertifier::check_shape() {
 
 // Static dimensions: written by no head and no MLP.
 void ScanCertifier::find_static_dimensions() {
-  static_.assign(d_, 1);
-  for (const Layer& layer : net_.layers) {
-    for (const AttentionHead& h : layer.heads)
-      for (int r = 0; r < h.output.outerSize(); ++r)
-        for (SparseMatrix::InnerIterator it(h.output, r); it; ++it)
-          if (it.value() != 0.0f) static_[it.col()] = 0;
-    for (int r = 0; r < layer.mlp->out_weight.outerSize(); ++r)
-      for (SparseMatrix::InnerIterator it(layer.mlp->out_weight, r); it; ++it)
-        if (it.value() != 0.0f) static_[r] = 0;
-    for (int r = 0; r < d_; ++r)
-      if (layer.mlp->out_bias[r] != 0.0f) static_[r] = 0;
-  }
+  static_ = written_dimensions(net_);
+  for (char& s : static_) s = !s;
 }
 
 // The query and key read static dimensions only (the score is a function of (t, s)); the
