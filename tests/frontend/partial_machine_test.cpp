@@ -5,6 +5,7 @@
 // files' own text, read here by a few regular expressions, not from krc's readers.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <regex>
@@ -124,7 +125,9 @@ TEST_CASE("partial Mealy machines: AutomataLib's files agree with their text on 
     CAPTURE(name);
     const FileMealy file = read_by_hand(test::read_text(realworld(name)));
     const Loaded plain = load(realworld(name).string(), false);
-    CHECK(plain.automaton.letters() == file.letters);
+    auto letters = plain.automaton.letters();  // krc's order: first appearance
+    std::sort(letters.begin(), letters.end());
+    CHECK(letters == file.letters);
     for (const auto& word : words(file.letters, 5)) {
       CAPTURE(word);
       CHECK(krc_outputs(plain.automaton, plain.outputs, word) == file_outputs(file, word));
