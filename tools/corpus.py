@@ -12,8 +12,9 @@ tested against them (issue 34's Done-when asks for files the repository has neve
   tools/corpus.py [--krc BUILD/krc] [--realworld DIR] [--timeout S] [--max-memory SIZE]
                   [--json] [--from-json RESULTS.json]
 
-A file counts as "read" when compile got past the reader (it succeeded, or its refusal does
-not begin with the file's name, the form every reader's error takes: "krc: error: FILE: ...").
+A file counts as "read" when compile got past the reader: it printed its "krc: output ..." line,
+which comes after the file is read and before the network is built (every refusal names the
+file, the reader's and the compiler's alike, so the message cannot tell them apart).
 Exit status 0 when the run finished (whatever the figures), 2 on a bad argument.
 """
 from __future__ import annotations
@@ -83,7 +84,7 @@ def check(krc: str, path: pathlib.Path, timeout: float, memory: str, tmp: str,
     rc, err = run([krc, *env_args, "compile", str(path), "-o", out], timeout)
     if rc != 0:
         message = first_error(err)
-        result["read"] = rc is not None and str(path) not in message
+        result["read"] = rc is not None and "krc: output " in err
         result["refusal"] = {"stage": "compile", "exit": rc, "message": message}
         return result
     result["read"] = result["compiled"] = True

@@ -137,14 +137,6 @@ Automaton AutomatonBuilder::build(const BuildOptions& options) const {
   return build_determinised(options);
 }
 
-// An acceptor: some state accepts and the file carries no Mealy outputs and no Moore output
-// for every state, so its output is acceptance (machine_outputs.hpp, default_output). JFLAP,
-// AALpy, AutomataLib, MONA and Spot all mean an acceptor's missing transition as "reject from
-// here on": build completes it with a rejecting sink without being asked.
-bool AutomatonBuilder::is_acceptor() const {
-  return !accepting_.empty() && mealy_.empty() && moore_.size() != states_.size();
-}
-
 Automaton AutomatonBuilder::build_deterministic(const BuildOptions& options) const {
   // A description whose alphabet is not spelled out letter by letter (HOA's 2^AP valuations,
   // a declared state count) can ask for a table far larger than its text: checked first.
@@ -156,6 +148,7 @@ Automaton AutomatonBuilder::build_deterministic(const BuildOptions& options) con
   std::vector<std::vector<StateId>> delta(letters_.size(), std::vector<StateId>(states_.size(), 0));
   std::optional<StateId> sink;
   std::size_t missing = 0;
+  const bool by_default = !missing_meaning().empty();
   for (StateId q = 0; q < states_.size(); ++q) {
     for (LetterId a = 0; a < letters_.size(); ++a) {
       auto it = transitions_.find({q, a});
@@ -163,12 +156,7 @@ Automaton AutomatonBuilder::build_deterministic(const BuildOptions& options) con
         delta[a][q] = it->second.front().to;
         continue;
       }
-      if (!options.add_sink && !is_acceptor())
-        fail(state_places_[q], "partial automaton: state '" + states_[q] +
-                                   "' has no transition on letter '" + letters_[a] +
-                                   "' (use --complete to add a sink state; an acceptor, with "
-                                   "accepting states and no Mealy or Moore outputs, is "
-                                   "completed without it)");
+      if (!options.add_sink && !by_default) fail_partial(q, a);
       ++missing;
       if (!sink) {
         std::string name = options.sink_name;
@@ -182,11 +170,8 @@ Automaton AutomatonBuilder::build_deterministic(const BuildOptions& options) con
   if (sink)
     for (auto& row : delta) row.push_back(*sink);
   if (sink && !options.add_sink && options.note)
-    options.note(file_ + ": a partial acceptor: its " + std::to_string(missing) +
-                 (missing == 1 ? " missing transition goes" : " missing transitions go") +
-                 " to a rejecting sink state '" + states.back() +
-                 "' (a missing transition of an acceptor rejects from there on)");
-  fill_outputs(options, states.size());
+    options.note(completion_note(missing, states.back()));
+  fill_outputs(options, states.size(), sink);
   StateId initial = 0;
   if (!options.initial.empty() && sink && options.initial == states.back())
     initial = *sink;
@@ -196,18 +181,24 @@ Automaton AutomatonBuilder::build_deterministic(const BuildOptions& options) con
                    description_);
 }
 
-// The outputs read, as tables over the built automaton's states (the sink, if any, last):
-// a transition or state without one (the sink's) outputs "". A Moore table needs every
-// file state to have an output.
-void AutomatonBuilder::fill_outputs(const BuildOptions& options, std::size_t states) const {
+// The outputs read, as tables over the built automaton's states (the sink, if any, last). A
+// transition the completion added, and the sink's Moore output, are undefined_output(); a
+// transition of the file without an output (a file mixing 'a' and 'a / x' labels) outputs "".
+// A Moore table needs every file state to have an output.
+void AutomatonBuilder::fill_outputs(const BuildOptions& options, std::size_t states,
+                                    std::optional<StateId> sink) const {
   if (!options.outputs) return;
   *options.outputs = {};
+  const std::string undefined = sink ? undefined_output() : "";
   if (!mealy_.empty()) {
     options.outputs->mealy.assign(letters_.size(), std::vector<std::string>(states));
+    for (LetterId a = 0; a < letters_.size(); ++a)
+      for (StateId q = 0; q < states; ++q)
+        if (q == sink || !transitions_.count({q, a})) options.outputs->mealy[a][q] = undefined;
     for (const auto& [key, output] : mealy_) options.outputs->mealy[key.second][key.first] = output;
   }
   if (!moore_.empty() && moore_.size() == states_.size()) {
-    options.outputs->moore.assign(states, "");
+    options.outputs->moore.assign(states, undefined);
     for (const auto& [q, output] : moore_) options.outputs->moore[q] = output;
   }
 }

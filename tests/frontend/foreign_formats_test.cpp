@@ -130,19 +130,13 @@ TEST_CASE(
   // mutated, deleted, duplicated or replaced by a token; anything but an automaton, an
   // InputError or a LimitError escapes and fails the test.
   const std::vector<std::pair<std::string, std::string>> seeds{
-      {"hoa", "hoa/spec_aut7.hoa"},
-      {"hoa", "hoa/spec_aut2.hoa"},
-      {"hoa", "hoa/spec_aut4.hoa"},
-      {"hoa", "hoa/tela_out_230.hoa"},
-      {"aut", "aut/mcrl2_dining2.aut"},
-      {"", "hoa/owl_ltl2dra_FaGb.hoa"},
-      {"ba", "ba/rabit_fold.ba"},
-      {"gff", "gff/goal_react_quickly_c0.gff"},
-      {"taf", "taf/automatalib_mealy.taf"},
-      {"", "taf/automatalib_dfa.taf"},
-      {"fsm", "fsm/mcrl2_fan.fsm"},
-      {"vtf", "vtf/mata_nfa_anbn_n2.mata"},
-      {"etf", "etf/ltsmin_manpage_example.etf"}};
+      {"hoa", "hoa/spec_aut7.hoa"},         {"hoa", "hoa/spec_aut2.hoa"},
+      {"hoa", "hoa/spec_aut4.hoa"},         {"hoa", "hoa/tela_out_230.hoa"},
+      {"aut", "aut/mcrl2_dining2.aut"},     {"", "hoa/owl_ltl2dra_FaGb.hoa"},
+      {"ba", "ba/rabit_fold.ba"},           {"gff", "gff/goal_react_quickly_c0.gff"},
+      {"taf", "taf/automatalib_mealy.taf"}, {"", "taf/automatalib_dfa.taf"},
+      {"fsm", "fsm/mcrl2_fan.fsm"},         {"vtf", "vtf/mata_nfa_anbn_n2.mata"},
+      {"vtf", "vtf/mata_bits_aut1.mata"},   {"etf", "etf/ltsmin_manpage_example.etf"}};
   const std::vector<std::string> tokens{"&",
                                         "|",
                                         "!",

@@ -173,3 +173,17 @@ def test_decompose_limit_names_its_keyword():
         krc.decompose(krc.zoo("full_transformations", n=5), max_images=3)
     assert e.value.option == "max_images"
     assert "max_images" in str(e.value)
+
+
+def test_a_partial_mealy_file_reads_as_on_the_command_line():
+    # AutomataLib's serialization example (tests/reference/realworld): 0 -a/1-> 1 -b/2-> 2
+    # -c/3-> 0 and nothing else. Read by Python's door, compiled: the file's outputs while its
+    # transitions are defined, "(undefined)" from the first missing one on.
+    path = os.path.join(REFERENCE, "realworld", "files", "automatalib__serialization_mealy.dot")
+    with pytest.warns(krc.ReadingNote, match=r"partial Mealy machine: its 6 missing transitions"):
+        automaton = krc.load_automaton(path)
+    net = krc.compile(automaton, max_len=8, strategy="scan")
+    answer = lambda word: [s.split("#")[0] for s in net.run(word).states][1:]  # noqa: E731
+    assert answer(["a", "b", "c", "a", "c"]) == ["1", "2", "3", "1", "(undefined)"]
+    assert answer(["b", "a"]) == ["(undefined)", "(undefined)"]
+    assert answer(["a", "b", "c", "a", "b", "c"]) == ["1", "2", "3", "1", "2", "3"]

@@ -140,14 +140,41 @@ def test_a_partial_aalpy_dfa_is_completed_with_a_rejecting_sink_and_a_note():
         assert run(word) == expected, word
 
 
-def test_a_partial_mealy_machine_asks_for_complete():
+def test_a_partial_mealy_machine_outputs_undefined_where_aalpy_raises():
     s0, s1 = MealyState("s0"), MealyState("s1")
     s0.transitions["a"], s0.output_fun["a"] = s1, "x"
     s1.transitions["b"], s1.output_fun["b"] = s0, "y"
-    with pytest.raises(krc.InputError, match=r"state 's0' has no transition on letter 'b'"):
-        krc.from_aalpy(MealyMachine(s0, [s0, s1]))
-    automaton = krc.from_aalpy(MealyMachine(s0, [s0, s1]), complete=True)
+    s1.transitions["a"], s1.output_fun["a"] = s1, "z"
+    model = MealyMachine(s0, [s0, s1])
+    with pytest.warns(krc.ReadingNote, match=r"partial Mealy machine: its 1 missing transition "
+                                             r"goes to a sink state 'sink'.*'\(undefined\)'"):
+        automaton = krc.from_aalpy(model)
     assert automaton.step("s0", "b") == "sink"
+    _, run = network_outputs(automaton, {"a": "a", "b": "b"})
+    # AALpy's outputs while its transitions are defined; where it raises KeyError, and after,
+    # the undefined output.
+    for word in random_words(["a", "b"], random.Random(4)):
+        expected = ["-"]
+        for t in range(1, len(word) + 1):
+            try:
+                expected.append(str(model.execute_sequence(model.initial_state, word[:t])[-1]))
+            except KeyError:
+                expected += ["(undefined)"] * (len(word) - t + 1)
+                break
+        assert run(word) == expected, word
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", krc.ReadingNote)  # asked for: the same, and no note
+        assert krc.from_aalpy(model, complete=True).transitions == automaton.transitions
+
+
+def test_a_partial_semiautomaton_file_still_asks_for_complete(tmp_path):
+    path = tmp_path / "bare.json"
+    path.write_text('{"states": ["a", "b"], "alphabet": ["x"], "initial": "a", '
+                    '"transitions": {"x": ["b", null]}}')
+    with pytest.raises(krc.InputError, match=r"state 'b' has no transition on letter 'x'.*"
+                                             r"complete"):
+        krc.load_automaton(path)
+    assert krc.load_automaton(path, complete=True).step("b", "x") == "sink"
 
 
 def test_automata_lib_dfa_partial_dfa_and_nfa_with_epsilon_moves():

@@ -158,3 +158,35 @@ TEST_CASE("a partial acceptor is completed by default, with a note; a semiautoma
   CHECK(refused.status == 2);
   CHECK(contains(refused.err, "use --complete"));
 }
+
+TEST_CASE("a partial Mealy machine is completed by default with the undefined output") {
+  // AutomataLib's serialization example: 0 -a/1-> 1 -b/2-> 2 -c/3-> 0 and nothing else, so 6
+  // of its 9 transitions are missing (tests/reference/realworld/SOURCES.md).
+  test::TempDir dir;
+  const std::string input =
+      (test::reference_dir() / "realworld" / "files" / "automatalib__serialization_mealy.dot")
+          .string();
+  const std::string model = (dir / "m.safetensors").string();
+  auto compile = test::run_krc({"compile", input, "-o", model, "--max-len", "8"});
+  CAPTURE(compile.err);
+  REQUIRE(compile.status == 0);
+  CHECK(contains(compile.err, "krc: note: " + input +
+                                  ": a partial Mealy machine: its 6 missing transitions go to a "
+                                  "sink state 'sink' (a missing transition outputs "
+                                  "'(undefined)'"));
+  auto run = test::run_krc({"run", model, "--json", "a", "b", "c", "a", "c", "a"});
+  REQUIRE(run.status == 0);
+  std::vector<std::string> outputs;
+  for (const auto& s : nlohmann::json::parse(run.out)["states"]) {
+    const std::string name = s.get<std::string>();
+    outputs.push_back(name.substr(0, name.rfind('#')));
+  }
+  // By hand from the file: the outputs while it has transitions, then "(undefined)" on.
+  CHECK(outputs == std::vector<std::string>{"-", "1", "2", "3", "1", "(undefined)", "(undefined)"});
+  // --complete builds the same network, silently.
+  const std::string asked = (dir / "asked.safetensors").string();
+  auto complete = test::run_krc({"compile", input, "--complete", "-o", asked, "--max-len", "8"});
+  REQUIRE(complete.status == 0);
+  CHECK_FALSE(contains(complete.err, "krc: note:"));
+  CHECK(test::read_text(model) == test::read_text(asked));
+}

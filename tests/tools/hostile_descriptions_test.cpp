@@ -151,7 +151,8 @@ TEST_CASE("hostile descriptions: compiling a 5,000-state random automaton stops 
   // At max-len 8 the one-layer strategy fits (511 prefixes); at 64 it cannot enumerate them.
   // auto stops kr at its image cap (2^14 sets) before any budget; kr asked for stops at it.
   const auto r = compile_refused(file, {"--max-len", "64"});
-  CHECK(contains(r.err, "krc: error: no strategy fits: scan: "));
+  // The refusal names the file, as every refusal does (the automaton's name follows).
+  CHECK(contains(r.err, "krc: error: " + file + ": no strategy fits: scan: "));
   CHECK(contains(r.err, "; kr: the image orbit of 'random' has more than 16384 sets"));
   CHECK(contains(r.err, "; onelayer: "));
   const auto kr = compile_refused(file, {"--max-len", "64", "--strategy", "kr"});
@@ -352,7 +353,8 @@ TEST_CASE("phase budget: a scan network too large to read back is refused before
                        "--max-len", "64", "-o", out, "--max-memory", std::to_string(budget)}));
   CAPTURE(r.err);
   CHECK(r.status == 2);
-  CHECK(contains(r.err, "krc: error: scan: the parallel prefix over 300 states (binary"));
+  CHECK(contains(
+      r.err, "krc: error: " + cycle_file + ": scan: the parallel prefix over 300 states (binary"));
   CHECK(contains(r.err, "read back as krc reads every file it writes"));
   CHECK(r.peak_bytes < (std::uint64_t{200} << 20));  // nothing of the 650 MB program was built
   CHECK_FALSE(fs::exists(out));

@@ -34,7 +34,8 @@ void add_automaton_input_options(CLI::App& sub, LoadOptions& load, CLI::Option* 
       ->check(CLI::IsMember(input_format_names()));
   sub.add_flag("--complete", load.completion.add_sink,
                "Complete a partial DFA with a sink state instead of failing (a partial "
-               "acceptor, with accepting states and no outputs, is completed without it)");
+               "acceptor, Mealy or Moore machine is completed without it, with a note: "
+               "README, \"Partial DFAs\")");
   sub.add_option("--initial", load.completion.initial,
                  "The initial state, by name (overrides the file's start marker; without "
                  "either, the first state the file lists is initial)");

@@ -198,7 +198,9 @@ std::optional<LabelExpansion> expand_bit_vectors(const std::vector<std::string>&
   return e;
 }
 
-std::optional<LabelExpansion> expand_guards(const std::vector<std::string>& labels) {
+namespace {
+
+std::optional<LabelExpansion> expand(const std::vector<std::string>& labels, bool need_operator) {
   std::vector<std::string> aps;
   bool any_operator = false;
   for (const auto& label : labels) {
@@ -208,7 +210,7 @@ std::optional<LabelExpansion> expand_guards(const std::vector<std::string>& labe
     any_operator = any_operator || p.has_operator();
     if (aps.size() > kMaxGuardPropositions + 1) break;  // enough to refuse
   }
-  if (!any_operator) return std::nullopt;
+  if (need_operator && !any_operator) return std::nullopt;
   LabelExpansion e;
   e.kind = "guards";
   if (aps.size() > kMaxGuardPropositions) {
@@ -228,6 +230,16 @@ std::optional<LabelExpansion> expand_guards(const std::vector<std::string>& labe
     e.letters.push_back(p.parse());
   }
   return e;
+}
+
+}  // namespace
+
+std::optional<LabelExpansion> expand_guards(const std::vector<std::string>& labels) {
+  return expand(labels, true);
+}
+
+std::optional<LabelExpansion> expand_formulas(const std::vector<std::string>& labels) {
+  return expand(labels, false);
 }
 
 }  // namespace krc::frontend

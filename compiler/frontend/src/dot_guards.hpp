@@ -33,5 +33,8 @@ struct LabelExpansion {
 std::optional<LabelExpansion> expand_bit_vectors(const std::vector<std::string>& labels);
 // nullopt when the labels are plain letters (not all guards, or none with an operator).
 std::optional<LabelExpansion> expand_guards(const std::vector<std::string>& labels);
+// The same for labels known to be guards (mata's @NFA-bits): a guard without an operator ("x")
+// is one too. nullopt when some label does not parse as one.
+std::optional<LabelExpansion> expand_formulas(const std::vector<std::string>& labels);
 
 }  // namespace krc::frontend

@@ -104,6 +104,19 @@ std::optional<std::string> edge_output(const std::string& label, bool html) {
   return trim(html_text(close == std::string::npos ? "" : body.substr(close + 1)));
 }
 
+std::optional<std::size_t> pushdown_label(const std::vector<std::string>& labels) {
+  std::optional<std::size_t> first;
+  for (std::size_t k = 0; k < labels.size(); ++k) {
+    const auto output = edge_output(labels[k], false);
+    if (!output) continue;
+    const bool stack = output->size() > 5 && output->back() == ')' &&
+                       (output->rfind("push(", 0) == 0 || output->rfind("pop(", 0) == 0);
+    if (!stack) return std::nullopt;
+    if (!first) first = k;
+  }
+  return first;
+}
+
 std::optional<std::pair<std::string, std::string>> moore_label(const std::string& label,
                                                                const std::string& shape) {
   std::string text = trim(label);

@@ -31,6 +31,12 @@ std::optional<std::pair<std::string, std::string>> moore_label(const std::string
 // took the edge, "4\n2263". Returns the symbol ("4"), nullopt for any other label.
 std::optional<std::string> pautomac_symbol(const std::string& label);
 
+// AALpy's pushdown automata (its PDA's DOT labels "( / push(()", ") / pop(()"): the index of
+// the first label whose output is a stack operation push(s) or pop(s), when every label with an
+// output has one; nullopt otherwise (a Mealy machine may output "push(x)" among other outputs).
+// Plain labels ("1", "+") are the PDA's moves that leave the stack alone.
+std::optional<std::size_t> pushdown_label(const std::vector<std::string>& labels);
+
 // The text of an HTML label <...>: tags dropped, entities decoded, trimmed.
 std::string html_label_text(const std::string& label);
 

@@ -11,8 +11,10 @@
 
 #include "dot_guards.hpp"
 #include "dot_labels.hpp"
+#include "dot_refusals.hpp"
 #include "dot_scanner.hpp"
 #include "dot_syntax.hpp"
+#include "flexfringe.hpp"
 #include "krc/automata/input_error.hpp"
 #include "krc/automata/memory_budget.hpp"
 #include "source_lines.hpp"
@@ -143,31 +145,6 @@ std::vector<bool> start_markers(const DotGraph& g) {
     marker[v] = is_start_marker_id(g[v].id) || ((g[v].id == "I" || g[v].id == "init") &&
                                                 in[v] == 0 && out[v] == 1 && labelled_out[v] == 0);
   return marker;
-}
-
-// Refuses a file whose edge labels are all probabilistic ("d:0.9", "a/x:0.5", "0.5") with at
-// least one probability strictly between 0 and 1: an AALpy MDP, stochastic Mealy machine or
-// Markov chain, which a letter-per-label reading would turn into nonsense letters.
-void refuse_probabilistic(const AutomatonBuilder& b, const std::vector<std::string>& labels,
-                          const std::vector<std::string>& places) {
-  using frontend::ProbabilisticLabel;
-  bool mdp = false, stochastic_mealy = false;
-  std::optional<std::size_t> fractional;  // the first label with 0 < p < 1
-  for (std::size_t k = 0; k < labels.size(); ++k) {
-    const auto reading = frontend::read_probability_label(labels[k]);
-    if (reading.kind == ProbabilisticLabel::None) return;
-    mdp = mdp || reading.kind == ProbabilisticLabel::Mdp;
-    stochastic_mealy = stochastic_mealy || reading.kind == ProbabilisticLabel::StochasticMealy;
-    if (!fractional && reading.probability > 0 && reading.probability < 1) fractional = k;
-  }
-  if (!fractional) return;
-  const ProbabilisticLabel kind = stochastic_mealy ? ProbabilisticLabel::StochasticMealy
-                                  : mdp            ? ProbabilisticLabel::Mdp
-                                                   : ProbabilisticLabel::MarkovChain;
-  b.fail(places[*fractional], "this is " + frontend::describe(kind) +
-                                  ", not a deterministic automaton: '" + labels[*fractional] +
-                                  "' is a transition probability; krc reads DFAs and Mealy "
-                                  "machines");
 }
 
 // The reading in three steps over shared state: parse (grammar check, then Boost), states,
@@ -306,7 +283,7 @@ std::string DotAutomatonReader::add_transitions() {
     labels.push_back(g[e].label);
     places.push_back(std::move(place));
   }
-  refuse_probabilistic(b_, labels, places);
+  frontend::refuse_other_machines(b_, labels, places);
   auto unlabelled = [&](std::size_t i) {
     return html_.count(labels[i]) == 0 && frontend::trim(labels[i]).empty();
   };
@@ -330,6 +307,8 @@ std::string DotAutomatonReader::add_transitions() {
       pautomac =
           "FlexFringe's PAutomaC labels 'symbol\\ncount': read as the symbol, the count "
           "of traces dropped";
+      // FlexFringe writes only the transitions its training traces took (counts above 0).
+      b_.set_missing_meaning(frontend::kFlexFringeMissing);
     }
   }
   // MONA's bit vectors and Spot's guards: every label read so, the alphabet every valuation.

@@ -4,6 +4,7 @@
 #include <optional>
 #include <set>
 
+#include "flexfringe.hpp"
 #include "krc/automata/automaton_builder.hpp"
 #include "krc/automata/automaton_json.hpp"
 #include "krc/automata/input_error.hpp"
@@ -110,6 +111,7 @@ Automaton flexfringe_automaton(const json& d, const std::string& file, const std
                                const CompletionOptions& options) {
   AutomatonBuilder b(file);
   b.set_name(name);
+  b.set_missing_meaning(frontend::kFlexFringeMissing);
   auto id_of = [&](const json& value, const std::string& place) -> std::string {
     if (value.is_number_integer()) return std::to_string(value.get<long long>());
     if (value.is_string()) return value.get<std::string>();

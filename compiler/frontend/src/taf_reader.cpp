@@ -315,6 +315,8 @@ Automaton read_taf_automaton(const std::string& text, const std::string& file,
   b.set_name(name);
   Parser parser(text, b, options);
   const bool dfa = parser.read();
+  // A dfa is an acceptor even when no state accepts: its missing transitions reject.
+  if (dfa) b.set_missing_meaning("rejects from there on (a TAF dfa is an acceptor)");
   Automaton automaton = b.build(options);
   // A dfa's output is acceptance, even when no state accepts (the empty language).
   if (dfa && options.outputs) options.outputs->acceptor = true;

@@ -58,7 +58,9 @@ def load_automaton(path: Union[str, "os.PathLike[str]"], input_format: Optional[
     gzip-compressed or not ("-" reads standard input). input_format: "json", "dot", "jff",
     "hoa", "aut", "ba", "gff", "taf", "fsm", "vtf", "etf" or "adl" when the extension does not
     say; complete: complete a partial DFA with a sink state instead of failing (a partial
-    acceptor, with accepting states and no outputs, is completed anyway); initial: the initial
+    acceptor is completed anyway with a rejecting sink, a partial Mealy or Moore machine with a
+    sink whose outputs are "(undefined)"; a file with neither accepting states nor outputs
+    needs it); initial: the initial
     state by name; no_determinise: refuse an NFA instead of determinising it;
     max_subset_states: the most states the subset construction may make; etf_label: for an
     LTSmin ETF file, the edge label whose values are the letters (None: the only one, else the
@@ -66,7 +68,8 @@ def load_automaton(path: Union[str, "os.PathLike[str]"], input_format: Optional[
     InputError listing its labels) (the options of `krc compile`). A Mealy or Moore file's outputs stay on the Automaton, for
     krc.compile. A bad file raises InputError naming the file, the place (line and column,
     JSON pointer) and the problem. What a convention decided (a partial acceptor completed
-    with a rejecting sink state, an NFA determinised, the first state taken as initial) is
+    with a rejecting sink state, a partial Mealy or Moore machine with an undefined output, an
+    NFA determinised, the first state taken as initial) is
     said by a krc.ReadingNote warning, as the command line says it in a `krc: note:` line."""
     automaton = _core.load_automaton(os.fspath(path), input_format, complete, initial,
                                      no_determinise, max_subset_states, etf_label)
@@ -98,7 +101,8 @@ def from_aalpy(model, complete: bool = False,
     0, before any letter). States are named by their state_id, letters by str() of AALpy's
     inputs, in order of first appearance over model.states. A partial Dfa is completed with a
     rejecting sink state (a krc.ReadingNote warning says so); a partial Moore or Mealy machine
-    raises InputError unless complete=True (the added transitions output ""). Onfsm,
+    with a sink state whose outputs are "(undefined)" (where AALpy raises KeyError; also a
+    ReadingNote; primed if the model outputs that name itself). Onfsm,
     NDMooreMachine (nondeterministic outputs), Mdp, MarkovChain, StochasticMealyMachine
     (probabilities), Sevpa and Vpa (a stack) raise InputError with the reason; too large a
     model LimitError (krc.set_max_memory); any other object TypeError.

@@ -6,7 +6,8 @@ Each package is imported only when its function is called (a missing one raises
 krc.MissingExtraError naming the extra `krc[learners]`). The object is turned into names and
 index triples here, sizes bounded against krc's memory budget before anything is built, and the
 builder every file reader uses (C++, `_core.build_automaton`) makes the automaton: a partial
-acceptor is completed with a rejecting sink (said by a krc.ReadingNote warning), an NFA or
+acceptor is completed with a rejecting sink, a partial Mealy or Moore machine with a sink whose
+outputs are "(undefined)" (each said by a krc.ReadingNote warning), an NFA or
 epsilon moves are determinised, Mealy and Moore outputs are kept for krc.compile.
 automata/README.md, "Python objects", documents the conventions.
 """

@@ -18,12 +18,21 @@ namespace krc {
 // take it, or the network's vocabulary would list it twice and krc could not read it back.
 inline constexpr const char* kReservedLetter = "<bos>";
 
+// The Mealy output of a transition, and the Moore output of a state, that a partial machine's
+// file leaves undefined (automata/README.md, "Partial DFAs"): the transitions a completion adds
+// output it, and the sink state's Moore output is it. Primed ("(undefined)'") when the file
+// itself has an output of that name, so that it never stands for one of the file's outputs.
+inline constexpr const char* kUndefinedOutput = "(undefined)";
+
 // What the command line adds to a description: completion of a partial DFA, the initial
 // state (--initial; without it and without a start marker the first state listed is initial)
 // and whether an NFA is determinised (the subset construction, bounded by max_subset_states
 // and the memory budget) or refused (--no-determinise).
 struct BuildOptions {
-  bool add_sink = false;  // complete a partial DFA with a sink state (acceptors always are)
+  // Complete any partial DFA with a sink state; without it acceptors, Mealy and Moore machines
+  // and files whose format gives a missing transition a meaning are completed (with a note),
+  // semiautomata refused (AutomatonBuilder::build).
+  bool add_sink = false;
   std::string sink_name = "sink";  // made unique if a state already has this name
   std::string initial;             // "" = the file's; else a state's name (overrides the file)
   bool determinise = true;         // false: nondeterminism and epsilon transitions are errors
@@ -83,9 +92,17 @@ class AutomatonBuilder {
 
   // Checks totality, the initial state and a non-empty alphabet, then builds; an NFA is
   // determinised from its initial state (subset_construction.hpp). A partial DFA is completed
-  // with a sink state when asked (add_sink) or when it is an acceptor (is_acceptor: its
-  // missing transitions reject, said through options.note); otherwise it is an error.
+  // with a sink state when asked (add_sink) or when its missing transitions mean something
+  // definite (missing_meaning: an acceptor rejects, a Mealy or Moore machine outputs
+  // undefined_output(), a format declared one), said through options.note; otherwise (a
+  // semiautomaton) it is an error. The one place every reader's partial machine is decided.
   Automaton build(const BuildOptions& options = {}) const;
+  // A reader whose format means a missing transition as something definite though the file
+  // has no outputs (FlexFringe's PAutomaC models: no training trace went on that way) says so
+  // here, in words for the note; such a semiautomaton is completed by default too.
+  void set_missing_meaning(std::string meaning) { declared_missing_ = std::move(meaning); }
+  // kUndefinedOutput, primed until no Mealy or Moore output of the file has its name.
+  std::string undefined_output() const;
   bool has_initial() const { return initial_.has_value(); }
   // Some state accepts, and there are no Mealy outputs nor a Moore output for every state.
   bool is_acceptor() const;
@@ -104,6 +121,12 @@ class AutomatonBuilder {
   StateId initial_state(const BuildOptions& options) const;
   Automaton build_deterministic(const BuildOptions& options) const;
   Automaton build_determinised(const BuildOptions& options) const;
+  // What the file's missing transitions mean, in words for the note ("" for a semiautomaton,
+  // whose missing transitions mean nothing until --complete), and the note itself.
+  std::string missing_meaning() const;
+  std::string completion_note(std::size_t missing, const std::string& sink) const;
+  [[noreturn]] void fail_partial(StateId q, LetterId a) const;
+  std::string declared_missing_;
 
   struct Target {
     StateId to;
@@ -111,7 +134,9 @@ class AutomatonBuilder {
   };
   // Every target of (state, letter), the first one first; more than one is nondeterminism.
   std::map<std::pair<StateId, LetterId>, std::vector<Target>> transitions_;
-  void fill_outputs(const BuildOptions& options, std::size_t states) const;
+  // The outputs as tables over the built states; `sink`, if added, is the last state.
+  void fill_outputs(const BuildOptions& options, std::size_t states,
+                    std::optional<StateId> sink) const;
 
   std::map<std::pair<StateId, LetterId>, std::string> mealy_;
   std::map<StateId, std::string> moore_;
