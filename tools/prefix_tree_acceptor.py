@@ -10,6 +10,8 @@ or, with ``--flexfringe``, as FlexFringe's JSON output writes a model (nodes and
 root's source -1, no acceptance: krc reads it as a semiautomaton).
 
     python3 tools/prefix_tree_acceptor.py --states 10000 --letters 3 --seed 1 -o pta.json
+    python3 tools/prefix_tree_acceptor.py --states 10000 --letters 10 --shortest 3 \
+        --longest 30 -o pta10.json   # issue 31's case: words of 3-30 letters over 10
 """
 import argparse
 import json
@@ -17,13 +19,14 @@ import random
 import sys
 
 
-def prefix_tree(states: int, letters: int, longest: int, rng: random.Random) -> dict:
+def prefix_tree(states: int, letters: int, longest: int, rng: random.Random,
+                shortest: int = 1) -> dict:
     alphabet = [chr(ord("a") + i) for i in range(letters)]
     children = [dict()]  # children[q][letter] = the child's number
     accepting = set()
     while len(children) < states:
         q = 0
-        for _ in range(rng.randint(1, longest)):
+        for _ in range(rng.randint(shortest, longest)):
             a = rng.randrange(letters)
             if a not in children[q]:
                 if len(children) == states:
@@ -57,14 +60,17 @@ def main() -> int:
     parser.add_argument("--states", type=int, default=10000, help="states of the tree (default 10000)")
     parser.add_argument("--letters", type=int, default=3, help="letters (default 3, at most 26)")
     parser.add_argument("--longest", type=int, default=40, help="the longest trace (default 40)")
+    parser.add_argument("--shortest", type=int, default=1, help="the shortest trace (default 1)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--flexfringe", action="store_true",
                         help="write FlexFringe's JSON output (nodes, edges) instead of krc's JSON")
     parser.add_argument("-o", "--output", help="the file to write (default: standard output)")
     args = parser.parse_args()
-    if not 1 <= args.states <= 10_000_000 or not 1 <= args.letters <= 26 or args.longest < 1:
-        parser.error("--states 1..10,000,000, --letters 1..26 and --longest >= 1")
-    tree = prefix_tree(args.states, args.letters, args.longest, random.Random(args.seed))
+    if not 1 <= args.states <= 10_000_000 or not 1 <= args.letters <= 26 or \
+            not 1 <= args.shortest <= args.longest:
+        parser.error("--states 1..10,000,000, --letters 1..26 and 1 <= --shortest <= --longest")
+    tree = prefix_tree(args.states, args.letters, args.longest, random.Random(args.seed),
+                       args.shortest)
     text = json.dumps(flexfringe(tree) if args.flexfringe else tree)
     if args.output:
         with open(args.output, "x") as out:

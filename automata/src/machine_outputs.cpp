@@ -5,6 +5,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "krc/automata/memory_budget.hpp"
 #include "krc/automata/name_table.hpp"
 
 namespace krc {
@@ -39,6 +40,15 @@ Moore reachable_moore(const Automaton& a, const std::vector<std::string>& output
   return m;
 }
 
+// Each pair is held twice (the map's key and the list), with its row and output.
+void check_pairs_growth(const Automaton& a, std::uint64_t pairs) {
+  const std::uint64_t per_pair =
+      2 * (sizeof(std::pair<StateId, std::string>) + 16) + 48 + a.letter_count() * sizeof(StateId);
+  check_resident_growth(
+      "the (state, output) pairs of '" + a.name() + "' (" + std::to_string(pairs) + " so far)",
+      saturating_mul(pairs, per_pair));
+}
+
 // Mealy to Moore: the reachable pairs (q, output of the letter just read).
 Moore mealy_pairs(const Automaton& a, const std::vector<std::vector<std::string>>& mealy) {
   std::map<std::pair<StateId, std::string>, StateId> id;
@@ -51,11 +61,28 @@ Moore mealy_pairs(const Automaton& a, const std::vector<std::vector<std::string>
     for (LetterId l = 0; l < a.letter_count(); ++l) {
       std::pair<StateId, std::string> next{a.step(q, l), mealy[l][q]};
       auto [it, fresh] = id.emplace(next, static_cast<StateId>(order.size()));
+      if (fresh && (order.size() & (order.size() - 1)) == 0 && order.size() >= (1u << 16))
+        check_pairs_growth(a, order.size());  // at each doubling: the pairs made so far again
       if (fresh) order.push_back(std::move(next));
       m.delta[l].push_back(it->second);
     }
   }
   return m;
+}
+
+// What minimising holds beside the automaton: the Moore machine (a row and an output string a
+// state), and a round of refine's two block vectors and map from each state's signature (its
+// block and its successors' blocks, a vector in a tree node); the resident check takes twice
+// that, for the allocator's headers and spare capacity.
+void check_refine_memory(const Automaton& a, std::uint64_t n) {
+  release_free_memory();  // what the stage before freed (a subset construction's subsets)
+  const std::uint64_t k = a.letter_count();
+  const std::uint64_t per_state = 2 * k * sizeof(StateId) + 32 + 2 * sizeof(StateId) +
+                                  (k + 1) * sizeof(StateId) + sizeof(std::vector<StateId>) + 64;
+  const std::string what = "the partition refinement of '" + a.name() + "' (" + std::to_string(n) +
+                           " states, " + std::to_string(k) + " letters)";
+  check_memory(what, saturating_mul(n, per_state));
+  check_resident_growth(what, saturating_mul(n, 2 * per_state));
 }
 
 // Moore's partition refinement: blocks by output, split by the blocks of the successors until
@@ -111,6 +138,10 @@ OutputMachine output_machine(const Automaton& a, const MachineOutputs& outputs, 
     per_state.assign(a.state_count(), "reject");
     for (StateId q : a.accepting()) per_state[q] = "accept";
   }
+  // Minimising grows with the automaton (issue 31): named in a refusal, its rounds estimated.
+  const MemoryPhase phase("minimising the automaton modulo its " + std::string(to_string(kind)) +
+                          " output");
+  check_refine_memory(a, a.state_count());  // a Mealy machine's pairs: checked as they grow
   const Moore m =
       kind == OutputKind::Mealy ? mealy_pairs(a, outputs.mealy) : reachable_moore(a, per_state);
   const std::vector<StateId> block = refine(m);

@@ -9,10 +9,13 @@
 #include <atomic>
 #include <cmath>
 #include <cstdio>
+#include <exception>
 #include <fstream>
 #include <string>
 #include <utility>
+#include <vector>
 
+#include "krc/automata/failed_phase.hpp"
 #include "krc/automata/input_error.hpp"
 
 namespace krc {
@@ -23,6 +26,11 @@ namespace {
 std::atomic<std::uint64_t> g_budget{0};
 
 thread_local std::string g_phase;
+// The innermost phase an exception left, kept for the message of a std::bad_alloc that no
+// estimate foresaw (main's handler runs after every MemoryPhase has been unwound).
+thread_local std::string g_failed_phase;
+// Each live MemoryPhase's std::uncaught_exceptions() when it began, innermost last.
+thread_local std::vector<int> g_exceptions;
 
 std::uint64_t physical_memory() {
   const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
@@ -65,8 +73,8 @@ void check_memory(const std::string& what, std::uint64_t bytes) {
   if (bytes <= budget) return;
   const std::string need =
       bytes == UINT64_MAX ? "more than 16 EiB" : "about " + byte_size_text(bytes);
-  throw LimitError(what + " needs " + need + ", more than the memory budget (--max-memory " +
-                   byte_size_text(budget) + ")");
+  throw LimitError((g_phase.empty() ? "" : g_phase + ": ") + what + " needs " + need +
+                   ", more than the memory budget (--max-memory " + byte_size_text(budget) + ")");
 }
 
 std::uint64_t resident_bytes() {
@@ -98,9 +106,19 @@ void check_resident_growth(const std::string& what, std::uint64_t more) {
 
 MemoryPhase::MemoryPhase(std::string name) : previous_(std::move(g_phase)) {
   g_phase = std::move(name);
+  g_failed_phase.clear();
+  g_exceptions.push_back(std::uncaught_exceptions());
 }
 
-MemoryPhase::~MemoryPhase() { g_phase = std::move(previous_); }
+MemoryPhase::~MemoryPhase() {
+  // Unwound by an exception: the innermost phase it left is the one to name.
+  if (std::uncaught_exceptions() > g_exceptions.back() && g_failed_phase.empty())
+    g_failed_phase = g_phase;
+  g_exceptions.pop_back();
+  g_phase = std::move(previous_);
+}
+
+std::string failed_phase() { return g_phase.empty() ? g_failed_phase : g_phase; }
 
 void release_free_memory() {
 #if defined(__GLIBC__)

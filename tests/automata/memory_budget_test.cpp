@@ -9,9 +9,11 @@
 
 #include <filesystem>
 #include <fstream>
+#include <new>
 #include <sstream>
 
 #include "krc/automata/bounded_read.hpp"
+#include "krc/automata/failed_phase.hpp"
 #include "krc/automata/input_error.hpp"
 #include "krc/automata/json_depth.hpp"
 #include "test_support.hpp"
@@ -75,6 +77,34 @@ TEST_CASE("memory budget: check_memory names the stage, the need and the option"
   CHECK(saturating_mul(UINT64_MAX / 2, 3) == UINT64_MAX);
   CHECK(saturating_add(UINT64_MAX - 1, 2) == UINT64_MAX);
   CHECK(saturating_mul(1 << 20, 1 << 20) == std::uint64_t{1} << 40);
+}
+
+// Issue 31: a refusal names the phase under way, and a failure no estimate foresaw (a
+// std::bad_alloc, caught after every phase has been unwound) still finds the phase it left.
+TEST_CASE("memory budget: check_memory and a failure name the phase under way") {
+  BudgetScope scope(1000);
+  {
+    const MemoryPhase outer("reading f.json");
+    CHECK(limit_message("the tables", 1001) ==
+          "reading f.json: the tables needs about 1001 bytes, more than the memory budget "
+          "(--max-memory 1000 bytes)");
+    try {
+      const MemoryPhase inner("minimising");
+      throw std::bad_alloc();
+    } catch (const std::bad_alloc&) {
+      CHECK(failed_phase() == "reading f.json");  // the outer phase is still under way
+    }
+  }
+  try {
+    const MemoryPhase outer("decomposing (holonomy)");
+    const MemoryPhase inner("the tables");
+    throw std::bad_alloc();
+  } catch (const std::bad_alloc&) {
+    CHECK(failed_phase() == "the tables");  // the innermost phase the exception left
+  }
+  { const MemoryPhase done("verifying"); }  // a phase that ends normally clears the record
+  CHECK(failed_phase().empty());
+  CHECK(limit_message("the tables", 1001).rfind("the tables needs", 0) == 0);
 }
 
 TEST_CASE("memory budget: the default is half the machine, within an address-space limit") {

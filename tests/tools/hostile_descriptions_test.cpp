@@ -127,7 +127,7 @@ TEST_CASE(
   CHECK(r.status == 2);
   // The semigroup is left unknown over the budget; the skeleton's singletons (n bits each for
   // n states) are what cannot be held.
-  CHECK(contains(r.err, "krc: error: the extended image set of 'perm'"));
+  CHECK(contains(r.err, "krc: error: decomposing (holonomy): the extended image set of 'perm'"));
   CHECK(contains(r.err, "more than the memory budget (--max-memory 512 MiB)"));
   test::check_peak_under(r, kBudget);
 }
@@ -353,8 +353,10 @@ TEST_CASE("phase budget: a scan network too large to read back is refused before
                        "--max-len", "64", "-o", out, "--max-memory", std::to_string(budget)}));
   CAPTURE(r.err);
   CHECK(r.status == 2);
-  CHECK(contains(
-      r.err, "krc: error: " + cycle_file + ": scan: the parallel prefix over 300 states (binary"));
+  CHECK(contains(r.err, "krc: error: " + cycle_file + ": "));
+  CHECK(contains(r.err,
+                 "building the parallel-prefix network: scan: the parallel prefix over 300 "
+                 "states (binary"));
   CHECK(contains(r.err, "read back as krc reads every file it writes"));
   CHECK(r.peak_bytes < (std::uint64_t{200} << 20));  // nothing of the 650 MB program was built
   CHECK_FALSE(fs::exists(out));

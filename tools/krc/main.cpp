@@ -4,6 +4,7 @@
 #include <new>
 
 #include "command.hpp"
+#include "krc/automata/failed_phase.hpp"
 #include "krc/automata/input_error.hpp"
 #include "krc/automata/memory_budget.hpp"
 #include "krc/automata/version.hpp"
@@ -28,8 +29,10 @@ int run_command(const std::function<int()>& run) {
   } catch (const krc::LimitError& e) {
     std::cerr << "krc: error: " << e.what() << "\n";
   } catch (const std::bad_alloc&) {
-    // An allocation the estimates missed: still no crash, and the way out.
-    std::cerr << "krc: error: out of memory (the memory budget is --max-memory "
+    // An allocation the estimates missed: still no crash, the phase, and the way out.
+    const std::string phase = krc::failed_phase();
+    std::cerr << "krc: error: " << (phase.empty() ? "" : phase + ": ")
+              << "out of memory (the memory budget is --max-memory "
               << krc::byte_size_text(krc::memory_budget()) << "; lower it to stop earlier)\n";
   } catch (const std::exception& e) {
     std::cerr << "krc: internal error: " << e.what() << "\n";

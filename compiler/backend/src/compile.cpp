@@ -7,6 +7,7 @@
 #include "ir/schedule.hpp"
 #include "krc/automata/automaton_json.hpp"
 #include "krc/automata/input_error.hpp"
+#include "krc/automata/memory_budget.hpp"
 #include "krc/automata/thousands.hpp"
 #include "krc/automata/version.hpp"
 #include "precision_plan.hpp"
@@ -45,12 +46,18 @@ struct Candidate {
 };
 
 // Scan's depth, known from its plan alone (no bound when scan itself does not fit): a cascade
-// whose plan is deeper is not assembled under auto (layers decide first).
-int scan_depth(const Automaton& automaton, int max_len) {
+// whose plan is deeper is not assembled under auto (layers decide first). With why scan does
+// not fit, when it does not.
+struct ScanDepth {
+  int steps = -1;
+  std::string error;
+};
+ScanDepth scan_depth(const Automaton& automaton, int max_len) {
   try {
-    return plan_scan(automaton, max_len).plan.steps;
-  } catch (const LimitError&) {
-    return -1;
+    const MemoryPhase phase("planning the parallel-prefix network");
+    return {plan_scan(automaton, max_len).plan.steps, {}};
+  } catch (const LimitError& e) {
+    return {-1, e.what()};
   }
 }
 
@@ -115,10 +122,17 @@ Candidate* best_of(std::vector<Candidate>& candidates) {
 // network with the fewest layers, then the fewest parameters. A cascade whose plan is deeper
 // than scan's is not assembled, and a decomposition past auto's image bound is not attempted.
 CompileResult compile_auto(const Automaton& automaton, const CompileOptions& options) {
-  const int deepest = scan_depth(automaton, options.max_len);
+  const ScanDepth scan = scan_depth(automaton, options.max_len);
   std::vector<Candidate> candidates;
-  for (Strategy s : {Strategy::Scan, Strategy::Kr, Strategy::OneLayer})
-    candidates.push_back(try_strategy(s, automaton, options, deepest));
+  // Scan's plan for float32 is the one scan_depth made (plan_scan allows the integer form there):
+  // where it did not fit, it is not planned again (a 10,000-state prefix-tree acceptor's monoid
+  // was enumerated twice before both refusals; issue 31).
+  if (!scan.error.empty() && scan_integer_form_allowed(options))
+    candidates.push_back({Strategy::Scan, std::nullopt, scan.error});
+  else
+    candidates.push_back(try_strategy(Strategy::Scan, automaton, options, scan.steps));
+  for (Strategy s : {Strategy::Kr, Strategy::OneLayer})
+    candidates.push_back(try_strategy(s, automaton, options, scan.steps));
   Candidate* best = best_of(candidates);
   if (!best) {
     std::string all;

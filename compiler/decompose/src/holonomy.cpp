@@ -13,6 +13,8 @@ namespace krc {
 
 HolonomyDecomposition HolonomyDecomposition::compute(const Automaton& automaton,
                                                      const DecomposeOptions& options) {
+  // Named in every refusal of its stages, whichever command decomposes (issue 31).
+  const MemoryPhase phase("decomposing (holonomy)");
   try {
     HolonomyDecomposition h;
     h.automaton_ = automaton;

@@ -214,6 +214,7 @@ Automaton load_automaton(const std::string& path, const LoadOptions& options) {
     RegexOptions regex;
     if (options.alphabet) regex.alphabet = parse_alphabet_list(*options.alphabet);
     regex.max_subset_states = options.completion.max_subset_states;
+    const MemoryPhase phase("reading the regular expression");
     Automaton automaton = regex_automaton(*options.regex, regex);
     if (options.completion.outputs) {
       *options.completion.outputs = {};
@@ -222,6 +223,7 @@ Automaton load_automaton(const std::string& path, const LoadOptions& options) {
     return automaton;
   }
   Automaton automaton = [&] {
+    const MemoryPhase phase("reading " + std::string(path == "-" ? "<stdin>" : path));
     const std::string text = read_bounded(path, description_limit());
     return parse_automaton(text, path == "-" ? "<stdin>" : path, options);
   }();

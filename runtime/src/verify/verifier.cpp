@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "krc/automata/automaton.hpp"
+#include "krc/automata/memory_budget.hpp"
 #include "krc/automata/name_table.hpp"
 
 namespace krc {
@@ -313,7 +314,8 @@ void check_sizes(const Network& network, const Automaton& automaton) {
 // 1. the sizes agree; 2. the plan; 3. the exhaustive words; 4. the random words.
 VerifyReport verify(const Network& network, const Automaton& automaton,
                     const VerifyOptions& options) {
-  const auto start = Clock::now();  // the report's seconds include preparing the network
+  const auto start = Clock::now();       // the report's seconds include preparing the network
+  const MemoryPhase phase("verifying");  // named in a refusal of the forward pass's memory
   check_sizes(network, automaton);
   const std::size_t letters = automaton.letter_count();
   const ForwardPass pass(network, options.forward);

@@ -150,8 +150,19 @@ double dense_scan_parameters(const DenseScanShape& shape) {
 
 namespace {
 
-// The monoid the symbols generate, given up past `limit` elements (LimitError).
+// The most elements whose table (monoid_table: m^2 products and m transformations of n states,
+// 4 bytes each) fits in the memory budget: 4m^2 + 4mn <= budget. Enumerating past it is wasted,
+// since the table would be refused after (issue 31: a 10,000-state prefix-tree acceptor's
+// monoid was enumerated to some 10^5 elements of 10^4 states before the table was refused).
+std::size_t affordable_elements(const PrefixScanSpec& spec) {
+  const double n = double(spec.set_labels.size()), budget = double(memory_budget());
+  return static_cast<std::size_t>(std::max(0.0, (std::sqrt(n * n + budget) - n) / 2.0));
+}
+
+// The monoid the symbols generate, given up past `limit` elements (LimitError), and past the
+// elements whose table the budget could hold.
 TransformationSemigroup generate_monoid(const PrefixScanSpec& spec, std::size_t limit) {
+  limit = std::min(limit, affordable_elements(spec));
   std::vector<std::string> names;
   for (std::size_t q = 0; q < spec.set_labels.size(); ++q) names.push_back(std::to_string(q));
   std::vector<std::string> letters;

@@ -90,18 +90,22 @@ Plan plan(const Automaton& automaton, const CompileOptions& options, Strategy st
                              strategy == Strategy::Auto ? Strategy::Scan : strategy};
   if (strategy != Strategy::Auto) check_precision(strategy, options);
   switch (strategy) {
-    case Strategy::Scan:
+    case Strategy::Scan: {
       progress(options, "building the parallel-prefix network");
+      const MemoryPhase phase("planning the parallel-prefix network");
       return ScanStrategyPlan{
           &automaton, options.max_len,
           plan_scan(automaton, options.max_len, scan_integer_form_allowed(options)),
           select_sharpness(options)};
+    }
     case Strategy::Kr:
       return plan_kr_strategy(automaton, options);
-    case Strategy::OneLayer:
+    case Strategy::OneLayer: {
       progress(options, "planning the one-layer contextual mapping");
+      const MemoryPhase phase("planning the one-layer network");
       return OneLayerStrategyPlan{&automaton,
                                   plan_onelayer(automaton, options.max_len, options.onelayer)};
+    }
     case Strategy::Auto:
       break;
   }
