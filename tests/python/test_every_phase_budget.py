@@ -16,6 +16,7 @@ Not under AddressSanitizer: it reserves terabytes of shadow before main, so no a
 limit can hold, and its resident size is no measure of the budget."""
 import json
 import os
+import re
 import random
 import shutil
 import subprocess
@@ -100,7 +101,8 @@ def mib_text(size):
 def check_refused(status, err, peak, phase, output=None, budget=BUDGET):
     """Exit 2 naming the phase and the budget; no kill, no bad_alloc, no output file."""
     assert status == 2, "status %d (a kill is negative): %s" % (status, err)
-    assert "krc: error: " + phase in err, err
+    # The phase leads the message, after the input file's name where the command names one.
+    assert re.search(r"^krc: error: (\S+: )?" + re.escape(phase), err, re.M), err
     assert "more than the memory budget (--max-memory %s)" % mib_text(budget) in err, err
     assert "out of memory" not in err, err  # std::bad_alloc: an allocation no check foresaw
     assert peak < budget + BASELINE, peak
@@ -177,7 +179,8 @@ def test_scan_planning_stays_within_the_budget(krc_command, tmp_path):
     status, err, peak = run_limited(krc_command, "compile", path, "--complete", "--strategy",
                                     "scan", "--max-len", 64, "-o", out)
     assert status == 2, err
-    assert "krc: error: scan: a parallel-prefix step over 2450 states would need" in err, err
+    assert "krc: error: %s: scan: a parallel-prefix step over 2450 states would need" % path \
+        in err, err
     assert "out of memory" not in err, err
     assert peak < BUDGET + BASELINE
     assert not os.path.exists(out)
