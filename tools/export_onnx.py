@@ -12,6 +12,7 @@ initializers are dense; at most 2 GiB in any case). Prints what it wrote (--json
 object). Exit status 0 when written; 2 with "krc: error: ..." on stderr when the input is not a
 krc network, the budget or ONNX's 2 GiB is passed, the output cannot be written, or the extra
 krc[onnx] is missing; 130 on Ctrl-C (nothing written)."""
+import argparse
 import json
 import os
 import sys
@@ -22,25 +23,15 @@ from krc_package import import_krc  # noqa: E402
 
 
 def parse(argv):
-    options = {"--core-dir": None, "--max-bytes": None, "--json": False}
-    files, i = [], 0
-    while i < len(argv):
-        if argv[i] == "--json":
-            options["--json"] = True
-            i += 1
-        elif argv[i] in options and i + 1 < len(argv):
-            options[argv[i]] = argv[i + 1]
-            i += 2
-        elif argv[i].startswith("-") and argv[i] != "-":
-            raise ValueError("unknown option %s" % argv[i])
-        else:
-            files.append(argv[i])
-            i += 1
-    if len(files) != 2:
-        raise ValueError("usage: export_onnx.py [--core-dir DIR] [--max-bytes N] [--json] FILE OUT")
-    max_bytes = options["--max-bytes"]
-    return files[0], files[1], options["--core-dir"], \
-        None if max_bytes is None else int(max_bytes), options["--json"]
+    """(weights, out, core_dir, max_bytes, as_json); argparse's usage error (exit 2) otherwise."""
+    parser = argparse.ArgumentParser(prog="export_onnx.py", description=__doc__.split("\n")[0])
+    parser.add_argument("--core-dir")
+    parser.add_argument("--max-bytes", type=int)
+    parser.add_argument("--json", action="store_true")
+    parser.add_argument("file")
+    parser.add_argument("out")
+    a = parser.parse_args(argv)
+    return a.file, a.out, a.core_dir, a.max_bytes, a.json
 
 
 def export(krc, weights, out, max_bytes):
@@ -59,11 +50,7 @@ def export(krc, weights, out, max_bytes):
 
 
 def main(argv):
-    try:
-        weights, out, core_dir, max_bytes, as_json = parse(argv)
-    except ValueError as e:
-        print("krc: error: export --format onnx: %s" % e, file=sys.stderr)
-        return 2
+    weights, out, core_dir, max_bytes, as_json = parse(argv)
     if out == "-":
         print("krc: error: --output: an ONNX model is written to a file, not to stdout (-)",
               file=sys.stderr)

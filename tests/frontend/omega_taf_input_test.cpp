@@ -71,16 +71,7 @@ void check_language(const Automaton& a, const Nfa& nfa, std::size_t length) {
       a, [&](const std::vector<std::string>& word) { return nfa.accepts(word); }, length, 30);
 }
 
-bool accepts(const Automaton& a, const std::vector<std::string>& word) {
-  std::vector<LetterId> ids;
-  for (const auto& w : word) {
-    const long l = a.find_letter(w);
-    REQUIRE(l >= 0);
-    ids.push_back(static_cast<LetterId>(l));
-  }
-  const StateId end = a.run(ids).back();
-  return std::find(a.accepting().begin(), a.accepting().end(), end) != a.accepting().end();
-}
+using test::accepts;
 
 }  // namespace
 

@@ -11,16 +11,7 @@ using test::contains;
 
 namespace {
 
-bool accepts(const Automaton& a, const std::vector<std::string>& word) {
-  std::vector<LetterId> ids;
-  for (const auto& w : word) {
-    const long l = a.find_letter(w);
-    REQUIRE(l >= 0);
-    ids.push_back(static_cast<LetterId>(l));
-  }
-  const StateId end = a.run(ids).back();
-  return std::find(a.accepting().begin(), a.accepting().end(), end) != a.accepting().end();
-}
+using test::accepts;
 
 std::string valuation(bool x, bool y, bool z) {
   return std::string(x ? "x" : "!x") + (y ? "&y" : "&!y") + (z ? "&z" : "&!z");

@@ -22,6 +22,17 @@ std::string krc_binary() {
   const char* env = std::getenv("KRC_BINARY");
   return env ? env : (fs::path(KRC_BINARY_DIR) / "krc").string();
 }
+bool accepts(const Automaton& a, const std::vector<std::string>& word) {
+  std::vector<LetterId> ids;
+  for (const auto& w : word) {
+    const long l = a.find_letter(w);
+    if (l < 0) throw std::invalid_argument("no letter '" + w + "' in " + a.name());
+    ids.push_back(static_cast<LetterId>(l));
+  }
+  const StateId end = a.run(ids).back();
+  return std::find(a.accepting().begin(), a.accepting().end(), end) != a.accepting().end();
+}
+
 fs::path reference_dir() { return source_dir() / "tests" / "reference"; }
 
 std::vector<std::string> reference_automaton_names() {

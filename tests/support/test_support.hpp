@@ -24,6 +24,9 @@ std::vector<std::string> reference_automaton_names();    // sorted file stems
 Automaton reference_automaton(const std::string& name);  // tests/reference/automata/NAME.json
 std::string read_text(const std::filesystem::path& path);
 bool contains(const std::string& haystack, const std::string& needle);
+// Whether `a` ends in an accepting state after `word` (letters by name; std::invalid_argument
+// naming a letter `a` lacks).
+bool accepts(const Automaton& a, const std::vector<std::string>& word);
 // 1234567 -> "1,234,567", as krc prints counts (written here, not taken from krc).
 std::string with_commas(long long n);
 
