@@ -107,6 +107,15 @@ PreparedCompile prepare_compile(const Automaton& automaton, const MachineOutputs
   return p;
 }
 
+CompileResult compile_prepared(const PreparedCompile& prepared, const std::string& source) {
+  try {
+    return compile(prepared.machine.automaton, prepared.options);
+  } catch (const LimitError& e) {
+    if (source.empty()) throw;
+    throw LimitError(source + ": " + e.what());
+  }
+}
+
 namespace {
 
 bool is_word_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; }

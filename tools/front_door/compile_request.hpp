@@ -84,6 +84,12 @@ PreparedCompile prepare_compile(const Automaton& automaton, const MachineOutputs
                                 const CompileRequest& request, Door door,
                                 const std::string& source);
 
+// Compiles what prepare_compile prepared. compile's refusals (LimitError) name `source` ahead
+// of their own message, as every other refusal of either door does: the command line's input
+// file, Python's automaton; an empty `source` (a --regex pattern, whose automaton the message
+// names already) leaves the message as it is.
+CompileResult compile_prepared(const PreparedCompile& prepared, const std::string& source);
+
 // A message from the libraries, spelt for the door: for Door::Python the flags it names
 // (`--strategy scan`) become Python's keywords (`strategy scan`), a quoted command
 // ("`krc compile --norm layernorm`") the call ("`krc.compile(norm=\"layernorm\")`"), and a

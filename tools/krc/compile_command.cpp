@@ -101,15 +101,8 @@ int run_compile(const CompileArguments& a) {
   options.progress = [&](const std::string& stage) {
     if (tty && seconds() > 1.0) std::cerr << "krc: " << stage << " (" << int(seconds()) << " s)\n";
   };
-  // compile's refusals name the automaton; every refusal of the command names the file too.
-  CompileResult result = [&] {
-    try {
-      return compile(prepared.machine.automaton, prepared.options);
-    } catch (const LimitError& e) {
-      if (a.input.empty()) throw;  // --regex: the message names the pattern's automaton
-      throw LimitError(a.input + ": " + e.what());
-    }
-  }();
+  // compile's refusals name the file (none for --regex: the message names its automaton).
+  CompileResult result = front_door::compile_prepared(prepared, a.input);
   // --certify: proved before anything is written; a refusal leaves no output (exit 2).
   front_door::certify_compiled(result.network, automaton, a.request, front_door::Door::CommandLine,
                                a.input);

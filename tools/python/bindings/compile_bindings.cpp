@@ -67,13 +67,7 @@ CompiledNetwork compile_network(const py::object& automaton_object, const std::s
   InterruptScope interruptible;  // Ctrl-C stops the work: KeyboardInterrupt
   py::gil_scoped_release unlocked;
   // As the command line names the file in compile's refusals, Python names the automaton.
-  CompileResult result = [&] {
-    try {
-      return compile(prepared.machine.automaton, prepared.options);
-    } catch (const LimitError& e) {
-      throw LimitError(file_automaton.name() + ": " + e.what());
-    }
-  }();
+  CompileResult result = front_door::compile_prepared(prepared, file_automaton.name());
   front_door::certify_compiled(result.network, prepared.machine.automaton, request,
                                front_door::Door::Python, file_automaton.name());
   auto network = std::make_shared<const Network>(std::move(result.network));
