@@ -106,6 +106,7 @@ void Accumulator::add(Interval a, Interval b) {
     point_sum_ = down(point_sum_ + lo);
     point_sum_hi_ = up(point_sum_hi_ + lo);
     point_magnitude_ = up(point_magnitude_ + std::fabs(lo));
+    plain_sum_ += lo;
   }
   lo_ = down(lo_ + lo);
   hi_ = up(hi_ + hi);
@@ -127,11 +128,9 @@ bool Accumulator::grid_dominated() const {
 
 Interval Accumulator::result() const {
   if (terms_ == 0) return Interval::point(0.0);
-  if (exact()) {
-    // Every partial sum is a multiple of 2^lowest below 2^24 of them: exact in float32, and
-    // in the double sums above too (lo_ and hi_ only moved by the outward nudges).
-    return float32_inside(lo_, hi_);
-  }
+  // Every partial sum is a multiple of 2^lowest below 2^24 of them: exact in float32 in any
+  // order, and in plain_sum_'s double additions too.
+  if (exact()) return Interval::point(plain_sum_);
   const double n = terms_;
   const double gamma = n * kUnit / (1.0 - n * kUnit);
   if (grid_dominated()) {

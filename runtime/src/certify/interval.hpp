@@ -71,6 +71,10 @@ class Accumulator {
   int terms_ = 0;
   bool points_ = true, float32_products_ = true;  // of the point terms
   double point_sum_ = 0.0, point_sum_hi_ = 0.0, point_magnitude_ = 0.0;
+  // The point terms' sum, rounded to nearest in double without the outward nudges: when
+  // exact() every partial sum is on the grid and below 2^24 of it, so this is the sum itself
+  // (an exact 0 stays 0, where lo_ and hi_ would have moved to the subnormals around it).
+  double plain_sum_ = 0.0;
   int lowest_bit_ = 1 << 20;  // exponent of the lowest set bit of any point product
 };
 

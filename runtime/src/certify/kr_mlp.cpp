@@ -120,18 +120,12 @@ std::vector<std::pair<int, double>> KrCertifier::mlp_outputs(
       if (mlp.out_weight.outerIndexPtr()[r] == mlp.out_weight.outerIndexPtr()[r + 1] &&
           mlp.out_bias[r] == 0.0f)
         continue;
-      // In float32 the bias is one more term of the sum. When every partial sum is exact
-      // (Accumulator::exact) the double sum is the computed one (a sum of 0 included, which
-      // the accumulator's outward nudges would widen to the subnormals around it).
+      // In float32 the bias is one more term of the sum.
       Accumulator acc;
-      double exact = mlp.out_bias[r];
       for (SparseMatrix::InnerIterator it(mlp.out_weight, r); it; ++it)
-        if (h[it.col()] != 0.0f) {
-          acc.add(it.value(), Interval::point(h[it.col()]));
-          exact += static_cast<double>(it.value()) * h[it.col()];
-        }
+        if (h[it.col()] != 0.0f) acc.add(it.value(), Interval::point(h[it.col()]));
       acc.add_constant(mlp.out_bias[r]);
-      const Interval v = acc.exact() ? Interval::point(exact) : acc.result();
+      const Interval v = acc.result();
       if (!v.is_point() || v.lo != std::nearbyint(v.lo))
         refuse(l, block_of(l, r),
                at + ": it writes " + interval_text(v) + " to " + dimension_text(r) +
