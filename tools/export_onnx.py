@@ -44,8 +44,7 @@ def export(krc, weights, out, max_bytes):
     try:
         to_onnx(weights, out, **options)
     except DenseBudgetError as e:  # the command line's spelling of the budget
-        raise ValueError(str(e).replace("max_dense_bytes=%d" % e.budget,
-                                        "--max-bytes %d" % e.budget)) from None
+        raise ValueError(e.message_naming("--max-bytes %d" % e.budget)) from None
     return {"file": weights, "output": out, "format": "onnx", "bytes": os.path.getsize(out)}
 
 

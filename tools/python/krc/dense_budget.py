@@ -20,9 +20,16 @@ class DenseBudgetError(LimitError, ValueError):
     ``needed`` is that size in bytes, ``budget`` the limit; ``option`` the keyword that raises
     it ("max_dense_bytes"). A ValueError too, so callers that catch bad arguments catch it."""
 
-    def __init__(self, message, needed, budget):
-        super().__init__(message, "max_dense_bytes")
-        self.needed, self.budget = needed, budget
+    def __init__(self, path, what, needed, budget, advice):
+        self.path, self.what, self.needed, self.budget, self.advice = path, what, needed, budget, advice
+        super().__init__(self.message_naming("max_dense_bytes=%d" % budget), "max_dense_bytes")
+
+    def message_naming(self, limit):
+        """The message with the limit spelt as the caller's door names it: "max_dense_bytes=N"
+        in Python, "--max-bytes N" on the command line (tools/export_onnx.py)."""
+        return "%s: %s would need %d bytes (%s) of dense float32 tensors, more than %s (%s); %s" % (
+            self.path, self.what, self.needed, gib(self.needed), limit, gib(self.budget),
+            self.advice)
 
 
 def dense_shapes(path):
@@ -84,7 +91,4 @@ def check_dense_budget(path, needed, budget, what, advice):
     """Raises DenseBudgetError when needed > budget; `what` names the dense thing, `advice`
     says what to do instead."""
     if budget is not None and needed > budget:
-        raise DenseBudgetError(
-            "%s: %s would need %d bytes (%s) of dense float32 tensors, more than "
-            "max_dense_bytes=%d (%s); %s" % (path, what, needed, gib(needed), budget, gib(budget),
-                                             advice), needed, budget)
+        raise DenseBudgetError(path, what, needed, budget, advice)
