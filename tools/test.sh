@@ -19,9 +19,12 @@ cd "$here"
 
 release() {
   tools/setup.sh build
+  echo "test.sh: the Release build is ready, ${SECONDS} s in"
   ctest --test-dir build --output-on-failure -j"$(nproc)"
+  echo "test.sh: the Release ctest passed, ${SECONDS} s in"
   local status=0
   bash tools/fuzz.sh "${KRC_FUZZ_SECONDS:-15}" || status=$?
+  echo "test.sh: the fuzz targets are done, ${SECONDS} s in"
   ((status == 0 || status == 2)) || exit "$status"  # 2: no clang with libFuzzer here
   # The krc package that tools/setup.sh installed into the environment, not the source tree.
   (cd tests/python && "${KRC_VENV:-$here/.venv}/bin/python" -m pytest -q -p no:cacheprovider .)
@@ -46,8 +49,11 @@ sanitized() {
   # Graphviz's and its font stack's own caches, never krc's memory (tests/lsan_graphviz.supp).
   export LSAN_OPTIONS="suppressions=$here/tests/lsan_graphviz.supp:print_suppressions=0:${LSAN_OPTIONS:-}"
   local status=0
+  echo "test.sh: the sanitized build is ready, ${SECONDS} s in"
   ctest --test-dir build-asan --output-on-failure -j"$(nproc)" "$@" || status=$?
+  echo "test.sh: the sanitized ctest ended (status $status), ${SECONDS} s in"
   if [ "$python" = 1 ]; then sanitized_python || status=$?; fi
+  echo "test.sh: the sanitized run ended, ${SECONDS} s in"
   if compgen -G "$reports/*" >/dev/null; then
     echo "test.sh: sanitizer reports in $reports:" >&2
     cat "$reports"/* >&2
@@ -78,7 +84,11 @@ sanitized_python() {
 
 # The lane needs krc and the test programs it labels (not the PyTorch and heavy ones).
 # free_disk STAGE: the free space before a stage, so that a run that dies of a full disk says so.
-free_disk() { echo "test.sh: $(df -h --output=avail . | tail -1 | tr -d ' ') free on disk before $1"; }
+# Each stage's start is timed too (seconds since the run began), so that a run that passes the
+# CI's time limit shows which stage took the time.
+free_disk() {
+  echo "test.sh: $(df -h --output=avail . | tail -1 | tr -d ' ') free on disk before $1, ${SECONDS} s in"
+}
 
 lane_targets="krc test_automata test_frontend test_runtime test_tools test_decompose test_backend"
 case "${1:-}" in
