@@ -15,12 +15,15 @@ between letters), so a score is a function of (t, s, v). Over every t <= T, s <=
 A recorded figure better than the one derived here (a larger min_gap, a smaller leak or eps,
 other increments) is refused, as is an obligation the weights do not bear out.
 """
+import hashlib
 import json
 import math
 
 import numpy as np
 
 from certificate_bounds import TOLERANCE, U, Refuse, f32_inside, idot, score_bounds
+from certificate_kr_points import check_kr_points
+from certificate_weights import load_weights
 
 TOLERANCE_COUNT = 0.375
 
@@ -42,6 +45,74 @@ def f32_out(lo, hi):
     if float(fhi) < hi:
         fhi = np.nextafter(fhi, np.float32(np.inf))
     return float(flo), float(fhi)
+
+
+def possible_tie(sl, sh, ks, wins):
+    """A key whose score range overlaps another key's in a run that holds a possible argmax
+    (runs of overlapping score ranges, sorted by lower end), or None: the argmax is unique."""
+    by_lo = np.argsort(sl, kind="stable")
+    reach = np.maximum.accumulate(sh[by_lo])
+    run = np.concatenate([[0], np.cumsum(sl[by_lo][1:] > reach[:-1])])
+    first_key = np.full(run[-1] + 1, -1)
+    first_key[run[::-1]] = ks[by_lo][::-1]
+    mixed = np.zeros(run[-1] + 1, dtype=bool)
+    np.logical_or.at(mixed, run, ks[by_lo] != first_key[run])
+    won = np.zeros(run[-1] + 1, dtype=bool)
+    np.logical_or.at(won, run, wins[by_lo])
+    if not (mixed & won).any():
+        return None
+    return by_lo[np.flatnonzero((mixed & won)[run])[0]]
+
+
+def leak_and_gap(sl, sh, ks, wins, nv):
+    """Over every possible argmax (wins) at one query: the largest total weight the keys
+    scoring below its lower end can take (the leak), and the least gap (gap, key, runner-up
+    key) between its lower end and the best score of another key below it; (0.0, None) where
+    nothing scores below."""
+    by_hi = np.argsort(sh, kind="stable")
+    ss, sk = sh[by_hi], ks[by_hi]
+    lse = np.logaddexp.accumulate(ss)
+    c = np.flatnonzero(wins)
+    below = np.searchsorted(ss, sl[c], side="left")
+    c, below = c[below > 0], below[below > 0]
+    if not len(c):
+        return 0.0, None
+    leak = np.exp(lse[below - 1] - sl[c]) * (1 + 2.0 ** -20) + below * 2.0 ** -149
+    runner = np.full(len(c), -1)
+    for back in range(1, nv + 2):
+        idx = below - back
+        ok = (runner < 0) & (idx >= 0)
+        ok[ok] &= sk[idx[ok]] != ks[c[ok]]
+        runner[ok] = idx[ok]
+    ok = runner >= 0
+    if not ok.any():
+        return float(leak.max()), None
+    gaps = sl[c[ok]] - ss[runner[ok]]
+    m = int(np.argmin(gaps))
+    return float(leak.max()), (float(gaps[m]), int(ks[c[ok][m]]), int(sk[runner[ok][m]]))
+
+
+def count_error(t, b, l_, A, Oa, N):
+    """A counter-sum head's error at query t, per written dimension: the weights of BOS (score
+    range b) and of the t letters (each l_) against the exact 1/(N+1), on values of magnitude at
+    most A per head dimension, through the output weights' magnitudes Oa, with every float32
+    rounding of the softmax, the sum and the output projection."""
+    m = (max(b[0], l_[0]), max(b[1], l_[1])) if t else b
+
+    def expo(s):
+        if s[0] == s[1] == m[0] == m[1]:
+            return 1.0, 1.0
+        dl, dh = f32_out(s[0] - m[1], s[1] - m[0])
+        return math.exp(dl) * (1 - 2.0 ** -21), math.exp(dh) * (1 + 2.0 ** -21)
+    e0, e1 = expo(b), expo(l_)
+    g = gamma(t + 1)
+    # The computed sum is a float32 in Higham's bound: the float32 numbers inside it.
+    s_lo, s_hi = f32_inside((e0[0] + t * e1[0]) * (1 - g), (e0[1] + t * e1[1]) * (1 + g))
+    # e/S, e*(1/S) (two roundings) or the sum divided at the end: 2^-23 each.
+    w_lo, w_hi = f32_out(e1[0] / s_hi * (1 - 2.0 ** -23), e1[1] / s_lo * (1 + 2.0 ** -23))
+    delta = max(abs(w_lo - 1 / (N + 1)), abs(w_hi - 1 / (N + 1)))
+    err = A * delta + g * w_hi * A  # per head dimension
+    return (err @ Oa + (gamma(Oa.shape[0]) + 2.0 ** -23) * ((w_hi * A + err) @ Oa)) * (1 + 2.0 ** -40)
 
 
 class KrHeads:
@@ -135,44 +206,14 @@ class KrHeads:
             order = np.argsort(-least, kind="stable")
             top, second = order[0], (least[order[1]] if t else -np.inf)
             wins = sh >= np.where(ks == top, second, least[top])
-            # Ties: runs of overlapping scores (sorted by lower end) holding two keys and a
-            # possible argmax.
-            by_lo = np.argsort(sl, kind="stable")
-            reach = np.maximum.accumulate(sh[by_lo])
-            run = np.concatenate([[0], np.cumsum(sl[by_lo][1:] > reach[:-1])])
-            first_key = np.full(run[-1] + 1, -1)
-            first_key[run[::-1]] = ks[by_lo][::-1]
-            mixed = np.zeros(run[-1] + 1, dtype=bool)
-            np.logical_or.at(mixed, run, ks[by_lo] != first_key[run])
-            won = np.zeros(run[-1] + 1, dtype=bool)
-            np.logical_or.at(won, run, wins[by_lo])
-            if (mixed & won).any():
-                i = by_lo[np.flatnonzero((mixed & won)[run])[0]]
-                raise Refuse(f"{where}: at t = {t} key {ks[i]} ('{name(kv[i])}', score in "
-                             f"[{sl[i]}, {sh[i]}]) may score as another key: the argmax is not unique")
-            # Leaks and gaps of each possible argmax: what scores below its lower end.
-            by_hi = np.argsort(sh, kind="stable")
-            ss, sk = sh[by_hi], ks[by_hi]
-            lse = np.logaddexp.accumulate(ss)
-            c = np.flatnonzero(wins)
-            below = np.searchsorted(ss, sl[c], side="left")
-            c, below = c[below > 0], below[below > 0]
-            if not len(c):
-                continue
-            leak = np.exp(lse[below - 1] - sl[c]) * (1 + 2.0 ** -20) + below * 2.0 ** -149
-            leak_max = max(leak_max, float(leak.max()))
-            runner = np.full(len(c), -1)
-            for back in range(1, nv + 2):
-                idx = below - back
-                ok = (runner < 0) & (idx >= 0)
-                ok[ok] &= sk[idx[ok]] != ks[c[ok]]
-                runner[ok] = idx[ok]
-            ok = runner >= 0
-            if ok.any():
-                gaps = sl[c[ok]] - ss[runner[ok]]
-                m = int(np.argmin(gaps))
-                if gaps[m] < min_gap:
-                    min_gap, at = float(gaps[m]), (t, int(ks[c[ok][m]]), int(sk[runner[ok][m]]))
+            tied = possible_tie(sl, sh, ks, wins)
+            if tied is not None:
+                raise Refuse(f"{where}: at t = {t} key {ks[tied]} ('{name(kv[tied])}', score in "
+                             f"[{sl[tied]}, {sh[tied]}]) may score as another key: the argmax is not unique")
+            leak, gap = leak_and_gap(sl, sh, ks, wins, nv)
+            leak_max = max(leak_max, leak)
+            if gap is not None and gap[0] < min_gap:
+                min_gap, at = gap[0], (t, gap[1], gap[2])
         return {"kind": "select", "layer": i, "head": h["name"], "key_group": group,
                 "key_values": nv, "min_gap": min_gap, "leak": leak_max, "at": at}
 
@@ -211,24 +252,9 @@ class KrHeads:
         bl, bh = self.scores(Qt, Qt, E[:1, 0] @ k)
         ll, lh = self.scores(Qt, Qt, (E[1:2, 1] if T else E[:1, 0]) @ k)
         worst, worst_t = 0.0, 0
+        Oa = np.abs(o[:, cols])
         for t in range(T + 1):
-            b, l_ = (bl[t, 0], bh[t, 0]), (ll[t, 0], lh[t, 0])
-            m = (max(b[0], l_[0]), max(b[1], l_[1])) if t else b
-            def expo(s):
-                if s[0] == s[1] == m[0] == m[1]:
-                    return 1.0, 1.0
-                dl, dh = f32_out(s[0] - m[1], s[1] - m[0])
-                return math.exp(dl) * (1 - 2.0 ** -21), math.exp(dh) * (1 + 2.0 ** -21)
-            e0, e1 = expo(b), expo(l_)
-            g = gamma(t + 1)
-            # The computed sum is a float32 in Higham's bound: the float32 numbers inside it.
-            s_lo, s_hi = f32_inside((e0[0] + t * e1[0]) * (1 - g), (e0[1] + t * e1[1]) * (1 + g))
-            # e/S, e*(1/S) (two roundings) or the sum divided at the end: 2^-23 each.
-            w_lo, w_hi = f32_out(e1[0] / s_hi * (1 - 2.0 ** -23), e1[1] / s_lo * (1 + 2.0 ** -23))
-            delta = max(abs(w_lo - 1 / (N + 1)), abs(w_hi - 1 / (N + 1)))
-            err = A[t] * delta + g * w_hi * A[t]  # per head dimension
-            Oa = np.abs(o[:, cols])
-            eps = (err @ Oa + (gamma(o.shape[0]) + 2.0 ** -23) * ((w_hi * A[t] + err) @ Oa)) * (1 + 2.0 ** -40)
+            eps = count_error(t, (bl[t, 0], bh[t, 0]), (ll[t, 0], lh[t, 0]), A[t], Oa, N)
             if eps.max() > worst:
                 worst, worst_t = float(eps.max()), t
             if eps.max() >= TOLERANCE_COUNT:
@@ -275,3 +301,28 @@ def check_kr_obligations(tensors, meta, cert):
                              f"the weights give {got['increments']}")
         derived.append(got)
     return derived
+
+
+def check_kr(weights_path, cert, obligations_only):
+    """kr networks: the heads' obligations (certificate_kr.py) of a report that does not claim
+    the network certified (--obligations-only), or those and the combs' and the unembedding's
+    (certificate_kr_points.py) of a certificate that does."""
+    with open(weights_path, "rb") as f:
+        digest = hashlib.sha256(f.read()).hexdigest()
+    if cert["claim"].get("weights_sha256") != digest:
+        raise Refuse(f"the certificate is for weights with SHA-256 {cert['claim'].get('weights_sha256')}, "
+                     f"not this file's {digest}")
+    if obligations_only == (cert.get("certified") is True):
+        raise Refuse("for kr networks the checker re-derives the heads' obligations of a report that "
+                     "does not claim the network certified (--obligations-only), or the whole "
+                     "certificate of one that does (without it)")
+    tensors, meta = load_weights(weights_path)
+    if json.loads(meta.get("compiler", "{}")).get("strategy") != "kr":
+        raise Refuse("the certificate says kr, the weights file does not")
+    heads = check_kr_obligations(tensors, meta, cert)
+    if obligations_only:
+        return {"select": [], "margin": None, "kr_heads": heads}
+    by_head = {(h["layer"], h["head"]): h for h in heads}
+    points = check_kr_points(tensors, meta, cert, by_head)
+    return {"select": [h["min_gap"] for h in heads if h["kind"] == "select"], "margin": points["margin"],
+            "summaries": points["summaries"], "kr_certified_heads": heads}

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Independent checker of `krc certify`'s certificates for scan networks.
+"""Independent checker of `krc certify`'s certificates for scan and kr networks.
 
 Usage: tools/check_certificate.py WEIGHTS.safetensors CERT.json [--json] [--obligations-only]
 
@@ -41,34 +41,12 @@ import math
 import sys
 
 import numpy as np
-from safetensors import safe_open
 
 from certificate_bounds import (DRIFT, TOLERANCE, Refuse, add_rounded, f32_inside, head_adds, idot,
                                 mlp_rows, rounder, score_bounds, store)
-from certificate_kr import check_kr_obligations
-from certificate_kr_points import check_kr_points
+from certificate_kr import check_kr
 from certificate_selector import check_selector
-
-
-
-def load_weights(path):
-    with safe_open(path, framework="np") as f:
-        meta = f.metadata() or {}
-        raw = {k: f.get_tensor(k) for k in f.keys()}
-    sparse = json.loads(meta.get("sparse", "{}"))
-    tensors = {}
-    for name, shape in sparse.items():
-        dense = np.zeros(shape, dtype=np.float32)
-        idx = raw[name + ".indices"].astype(np.int64)
-        if len(idx):
-            dense[tuple(idx.T)] = raw[name + ".values"]
-        tensors[name] = dense
-    for name, t in raw.items():
-        if not (name.endswith(".indices") or name.endswith(".values")) or name.rsplit(".", 1)[0] not in sparse:
-            tensors[name] = t
-    return tensors, meta
-
-
+from certificate_weights import load_weights
 
 
 def compose(x, y):
@@ -323,31 +301,6 @@ class ScanCheck:
             raise Refuse(f"the certificate claims margin {c_margin}, the weights give {margin}")
         self.derived["margin"] = margin
         return self.derived
-
-
-def check_kr(weights_path, cert, obligations_only):
-    """kr networks: the heads' obligations (certificate_kr.py) of a report that does not claim
-    the network certified (--obligations-only), or those and the combs' and the unembedding's
-    (certificate_kr_points.py) of a certificate that does."""
-    with open(weights_path, "rb") as f:
-        digest = hashlib.sha256(f.read()).hexdigest()
-    if cert["claim"].get("weights_sha256") != digest:
-        raise Refuse(f"the certificate is for weights with SHA-256 {cert['claim'].get('weights_sha256')}, "
-                     f"not this file's {digest}")
-    if obligations_only == (cert.get("certified") is True):
-        raise Refuse("for kr networks the checker re-derives the heads' obligations of a report that "
-                     "does not claim the network certified (--obligations-only), or the whole "
-                     "certificate of one that does (without it)")
-    tensors, meta = load_weights(weights_path)
-    if json.loads(meta.get("compiler", "{}")).get("strategy") != "kr":
-        raise Refuse("the certificate says kr, the weights file does not")
-    heads = check_kr_obligations(tensors, meta, cert)
-    if obligations_only:
-        return {"select": [], "margin": None, "kr_heads": heads}
-    by_head = {(h["layer"], h["head"]): h for h in heads}
-    points = check_kr_points(tensors, meta, cert, by_head)
-    return {"select": [h["min_gap"] for h in heads if h["kind"] == "select"], "margin": points["margin"],
-            "summaries": points["summaries"], "kr_certified_heads": heads}
 
 
 def check(weights_path, cert, obligations_only=False):

@@ -107,7 +107,7 @@ def test_progress_off_a_terminal_is_whole_lines(monkeypatch):
     # updates onto one line: whole lines instead, one per ten seconds.
     import io
 
-    from krc.network import _ProgressLine
+    from krc.progress_line import ProgressLine
 
     class Point:
         def __init__(self, seconds):
@@ -118,7 +118,7 @@ def test_progress_off_a_terminal_is_whole_lines(monkeypatch):
 
     captured = io.StringIO()
     monkeypatch.setattr(sys, "stderr", captured)
-    line = _ProgressLine()
+    line = ProgressLine()
     for seconds in (1.0, 2.5, 5.0, 12.0, 12.6, 30.0):
         line(Point(seconds))
     line.clear()

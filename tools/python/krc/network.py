@@ -7,7 +7,6 @@ on stderr, and the hand-over to PyTorch, TransformerLens and ONNX through a weig
 
 import json
 import os
-import sys
 import tempfile
 import warnings
 from contextlib import contextmanager
@@ -15,21 +14,13 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Unio
 
 from . import _core
 from .certified import UncertifiedFormatWarning
+from .circuit_check import check_circuit, reference_words
 from .arguments import checked
-from .errors import InputError, require
+from .errors import require
+from .progress_line import ProgressLine
 
 Word = Union[str, Sequence[str]]
 Progress = Union[bool, Callable[["_core.VerifyProgress"], None]]
-
-
-def _reference_words(words: Optional[Sequence[Sequence[str]]]) -> Optional[List[List[str]]]:
-    """Mean ablation's reference words, each a list of letters (a string word is refused: "ab"
-    would be ambiguous)."""
-    if words is None:
-        return None
-    if isinstance(words, str) or any(isinstance(w, str) for w in words):
-        raise TypeError("reference: a list of words, each a list of letters")
-    return [[str(a) for a in w] for w in words]
 
 
 def _tokens(word: Word) -> List[str]:
@@ -40,36 +31,6 @@ def _tokens(word: Word) -> List[str]:
     if isinstance(word, str):
         return [word]
     return [str(letter) for letter in word]
-
-
-class _ProgressLine:
-    """A verification's progress on stderr, once it has run two seconds: on a terminal one line
-    rewritten in place; elsewhere (a notebook's captured stream, a log) a whole line every ten
-    seconds, as `krc verify` does."""
-
-    def __init__(self) -> None:
-        self.width = 0
-        self.last: Optional[float] = None
-        self.terminal = hasattr(sys.stderr, "isatty") and sys.stderr.isatty()
-
-    def __call__(self, p: "_core.VerifyProgress") -> None:
-        if p.seconds < 2.0:
-            return
-        line = str(p)  # krc verify's own line (runtime's progress_line)
-        if not self.terminal:
-            if self.last is None or p.seconds >= self.last + 10.0:
-                sys.stderr.write(line + "\n")
-                sys.stderr.flush()
-                self.last = p.seconds
-            return
-        self.width = max(self.width, len(line))
-        sys.stderr.write("\r" + line.ljust(self.width))
-        sys.stderr.flush()
-
-    def clear(self) -> None:
-        if self.width and self.terminal:
-            sys.stderr.write("\r" + " " * self.width + "\r")
-            sys.stderr.flush()
 
 
 def _from_weights_bytes(data: bytes, source: str) -> "Network":
@@ -271,7 +232,7 @@ class Network:
         progress: True prints a line on stderr once the run takes more than two seconds, a
         callable receives a VerifyProgress after every batch of words, False is quiet."""
         self._warn_if_uncertified(arithmetic)
-        line = _ProgressLine() if progress is True else None
+        line = ProgressLine() if progress is True else None
         callback = line if line else (progress if callable(progress) else None)
         try:
             return self._core.verify(exhaustive, random, length, seed, attention, arithmetic,
@@ -305,7 +266,7 @@ class Network:
         ``zero_ablation_witness``)."""
         return dict(json.loads(self._core.circuit(granularity, check, max_exhaustive_words,
                                                   random, length, seed, ablation,
-                                                  _reference_words(reference))))
+                                                  reference_words(reference))))
 
     @checked
     def check_circuit(self, circuit: Optional[Dict[str, Any]] = None, framework: str = "torch",
@@ -343,55 +304,8 @@ class Network:
         redundant that zero ablation needs (runtime/README.md, "Mean ablation"). Under both,
         ``components`` (count, necessary, redundant; under mean zero_only) ablates each head and
         MLP block of the circuit whole."""
-        if ablation not in ("zero", "mean"):
-            raise InputError("Network.check_circuit: ablation %r is not 'zero' or 'mean'"
-                             % (ablation,), "", "ablation", "unknown ablation")
-        reference_words = _reference_words(reference)
-        if reference_words is not None and ablation != "mean":
-            raise InputError("Network.check_circuit: only mean ablation averages over reference "
-                             "words", "", "reference", "reference without mean ablation")
-        if framework == "krc":
-            if circuit is not None:
-                raise InputError("Network.check_circuit: framework 'krc' checks the circuit the "
-                                 "runtime derives; pass circuit=None (or framework='torch')",
-                                 "", "circuit", "a circuit given to the runtime's check")
-            if dtype not in (None, "float64"):
-                raise InputError("Network.check_circuit: krc's runtime checks in float64, not "
-                                 "%s" % dtype, "", "dtype", "unknown dtype")
-            check = self.circuit(granularity, True, max_exhaustive_words, random, length,
-                                 seed, ablation, reference_words)["check"]
-            return dict(check, framework="krc")
-        if framework != "torch":
-            raise InputError("Network.check_circuit: framework %r is not 'torch' or 'krc'"
-                             % framework, "", "framework", "unknown framework")
-        dtype = dtype or "float32"
-        if dtype not in ("float32", "float64"):
-            raise InputError("Network.check_circuit: dtype %r: the torch check runs in float32 "
-                             "or float64" % dtype, "", "dtype", "unknown dtype")
-        require(["torch", "safetensors"], "torch", "Network.check_circuit")
-        from .torch_circuit import check_circuit_torch, tested_words
-        for name, value in (("max_exhaustive_words", max_exhaustive_words), ("random", random),
-                            ("length", length)):
-            if not 0 <= value <= 1_000_000:
-                raise InputError("Network.check_circuit: %s %d is not in [0, 1000000]"
-                                 % (name, value), "", name, "out of range")
-        if circuit is None:
-            circuit = self.circuit(granularity, True, max(1, max_exhaustive_words), random,
-                                   length, seed, ablation, reference_words)
-        if reference_words is not None:
-            letters = set(self.letters)
-            for i, w in enumerate(reference_words):
-                if len(w) > self.max_len or not set(w) <= letters:
-                    raise InputError("Network.check_circuit: reference word %d is longer than "
-                                     "max_len %d or has a letter outside the alphabet"
-                                     % (i, self.max_len), "", "reference", "bad reference word")
-            if not reference_words:
-                raise InputError("Network.check_circuit: no reference words", "", "reference",
-                                 "no reference words")
-        words, words_json = tested_words(self, max(1, max_exhaustive_words), random, length,
-                                         seed)
-        return check_circuit_torch(self.to_torch(), self.automaton, circuit, dtype, words,
-                                   words_json, ablation=ablation, reference=reference_words)
+        return check_circuit(self, circuit, framework, dtype, granularity, max_exhaustive_words,
+                             random, length, seed, ablation, reference)
 
     # ---- pictures
     @checked
