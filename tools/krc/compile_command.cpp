@@ -62,24 +62,20 @@ struct CompileArguments {
   bool dense = false, json = false;
 };
 
-int run_compile(const CompileArguments& a) {
-  const auto start = std::chrono::steady_clock::now();
-  auto seconds = [&] {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  };
-  front_door::refuse_output_over_inputs(a.output, {a.input});
-  MachineOutputs outputs;
-  LoadOptions load = a.load;
-  load.completion.outputs = &outputs;
-  const Automaton file_automaton = load_automaton(a.input, load);
-  front_door::PreparedCompile prepared = [&] {
-    try {
-      return front_door::prepare_compile(file_automaton, outputs, a.request,
-                                         front_door::Door::CommandLine, a.input);
-    } catch (const std::invalid_argument& e) {  // a value CLI11's checks let through
-      throw InputError("command line", "", e.what());
-    }
-  }();
+// The request checked against the file: a value CLI11's checks let through is refused here.
+front_door::PreparedCompile prepared_request(const CompileArguments& a, const Automaton& automaton,
+                                             const MachineOutputs& outputs) {
+  try {
+    return front_door::prepare_compile(automaton, outputs, a.request, front_door::Door::CommandLine,
+                                       a.input);
+  } catch (const std::invalid_argument& e) {
+    throw InputError("command line", "", e.what());
+  }
+}
+
+// What the network answers, on stderr before the work: the output kind and what minimising the
+// output's Moore machine did, and a network of no layers for an empty alphabet.
+void print_output_kind(const front_door::PreparedCompile& prepared) {
   const OutputKind kind = prepared.kind;
   const OutputMachine& machine = prepared.machine;
   const Automaton& automaton = machine.automaton;
@@ -94,58 +90,45 @@ int run_compile(const CompileArguments& a) {
     std::cerr << "krc: " << empty_alphabet_clause() << " (no layers: <bos>'s embedding names the "
               << (kind == OutputKind::State ? "initial state" : "output of the initial state")
               << ", position 0 is the only one)\n";
+}
 
-  CompileOptions& options = prepared.options;
-  // Stage lines only for compilations slow enough to wonder about.
-  const bool tty = isatty(STDERR_FILENO);
-  options.progress = [&](const std::string& stage) {
-    if (tty && seconds() > 1.0) std::cerr << "krc: " << stage << " (" << int(seconds()) << " s)\n";
-  };
-  // compile's refusals name the file (none for --regex: the message names its automaton).
-  CompileResult result = front_door::compile_prepared(prepared, a.input);
-  // --certify: proved before anything is written; a refusal leaves no output (exit 2).
-  front_door::certify_compiled(result.network, automaton, a.request, front_door::Door::CommandLine,
-                               a.input);
-
+std::string weights_bytes(const Network& network, bool dense) {
   WriteOptions write;
-  if (a.dense) write.storage = WriteOptions::Storage::Dense;
-  const std::string bytes = [&] {
-    try {
-      return network_to_safetensors(result.network, write);
-    } catch (const LimitError& e) {
-      throw LimitError(std::string(e.what()) + " (a smaller --max-len makes a smaller network)");
-    }
-  }();
-  front_door::write_output(a.output, bytes, {.inputs = {a.input}});
-
-  const Network& net = result.network;
-  // With the weights on standard output, the summary goes to standard error.
-  std::ostream& out = a.output == "-" ? std::cerr : std::cout;
-  if (a.json) {
-    nlohmann::json summary = {{"output_kind", to_string(kind)},
-                              {"automaton",
-                               {{"name", automaton.name()},
-                                {"states", automaton.state_count()},
-                                {"letters", automaton.letter_count()}}},
-                              {"strategy", to_string(result.strategy)},
-                              {"precision", net.compiler["precision"]},
-                              {"reason", result.reason},
-                              {"network", network_summary(net)},
-                              {"output", a.output},
-                              {"bytes", bytes.size()},
-                              {"seconds", seconds()}};
-    if (result.kr) summary["cascade"] = to_json(*result.kr);
-    if (result.walk) summary["cascade"] = to_json(*result.walk);
-    if (result.scan) summary["scan"] = to_json(*result.scan);
-    if (result.onelayer) summary["onelayer"] = to_json(*result.onelayer);
-    if (net.compiler.contains("certified")) summary["certified"] = net.compiler["certified"];
-    // The output path comes from the command line and need not be UTF-8.
-    out << summary.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
-    return 0;
+  if (dense) write.storage = WriteOptions::Storage::Dense;
+  try {
+    return network_to_safetensors(network, write);
+  } catch (const LimitError& e) {
+    throw LimitError(std::string(e.what()) + " (a smaller --max-len makes a smaller network)");
   }
-  out << automaton.name() << ": " << automaton.state_count() << " states, "
-      << automaton.letter_count() << " letters\n";
-  out << "strategy: " << to_string(result.strategy) << " - " << result.reason << "\n";
+}
+
+// What was written, as --json prints it.
+nlohmann::json json_summary(const CompileArguments& a, const front_door::PreparedCompile& prepared,
+                            const CompileResult& result, std::size_t bytes, double seconds) {
+  const Automaton& automaton = prepared.machine.automaton;
+  const Network& net = result.network;
+  nlohmann::json summary = {{"output_kind", to_string(prepared.kind)},
+                            {"automaton",
+                             {{"name", automaton.name()},
+                              {"states", automaton.state_count()},
+                              {"letters", automaton.letter_count()}}},
+                            {"strategy", to_string(result.strategy)},
+                            {"precision", net.compiler["precision"]},
+                            {"reason", result.reason},
+                            {"network", network_summary(net)},
+                            {"output", a.output},
+                            {"bytes", bytes},
+                            {"seconds", seconds}};
+  if (result.kr) summary["cascade"] = to_json(*result.kr);
+  if (result.walk) summary["cascade"] = to_json(*result.walk);
+  if (result.scan) summary["scan"] = to_json(*result.scan);
+  if (result.onelayer) summary["onelayer"] = to_json(*result.onelayer);
+  if (net.compiler.contains("certified")) summary["certified"] = net.compiler["certified"];
+  return summary;
+}
+
+// The plan of whichever strategy was kept, as the text summary prints it.
+void print_plan(std::ostream& out, const CompileResult& result) {
   if (result.scan)
     out << "parallel prefix: " << result.scan->steps << " steps over " << result.scan->set_size
         << " states, " << to_string(result.scan->form) << " form"
@@ -168,14 +151,58 @@ int run_compile(const CompileArguments& a) {
     out << "cascade: clamped walk, " << result.walk->layers << " layers\n    "
         << plan_text(*result.walk);
   if (result.onelayer) out << plan_text(*result.onelayer);
+}
+
+void print_text_summary(std::ostream& out, const CompileArguments& a, const Automaton& automaton,
+                        const CompileResult& result, std::size_t bytes, double seconds) {
+  const Network& net = result.network;
+  out << automaton.name() << ": " << automaton.state_count() << " states, "
+      << automaton.letter_count() << " letters\n";
+  out << "strategy: " << to_string(result.strategy) << " - " << result.reason << "\n";
+  print_plan(out, result);
   out << "network: " << network_size_line(net) << "\n";
   out << precision_line(net.compiler);
   out << certified_line(net.compiler);
-  out << "wrote " << a.output << " (" << with_thousands(static_cast<long long>(bytes.size()))
+  out << "wrote " << a.output << " (" << with_thousands(static_cast<long long>(bytes))
       << " bytes) in " << std::fixed;
   out.precision(2);
-  out << seconds() << " s\n";
+  out << seconds << " s\n";
   out << "next: krc verify " << a.output << "\n";
+}
+
+int run_compile(const CompileArguments& a) {
+  const auto start = std::chrono::steady_clock::now();
+  auto seconds = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  front_door::refuse_output_over_inputs(a.output, {a.input});
+  MachineOutputs outputs;
+  LoadOptions load = a.load;
+  load.completion.outputs = &outputs;
+  const Automaton file_automaton = load_automaton(a.input, load);
+  front_door::PreparedCompile prepared = prepared_request(a, file_automaton, outputs);
+  print_output_kind(prepared);
+  // Stage lines only for compilations slow enough to wonder about.
+  const bool tty = isatty(STDERR_FILENO);
+  prepared.options.progress = [&](const std::string& stage) {
+    if (tty && seconds() > 1.0) std::cerr << "krc: " << stage << " (" << int(seconds()) << " s)\n";
+  };
+  // compile's refusals name the file (none for --regex: the message names its automaton).
+  CompileResult result = front_door::compile_prepared(prepared, a.input);
+  // --certify: proved before anything is written; a refusal leaves no output (exit 2).
+  front_door::certify_compiled(result.network, prepared.machine.automaton, a.request,
+                               front_door::Door::CommandLine, a.input);
+  const std::string bytes = weights_bytes(result.network, a.dense);
+  front_door::write_output(a.output, bytes, {.inputs = {a.input}});
+
+  // With the weights on standard output, the summary goes to standard error.
+  std::ostream& out = a.output == "-" ? std::cerr : std::cout;
+  if (a.json)  // the output path comes from the command line and need not be UTF-8
+    out << json_summary(a, prepared, result, bytes.size(), seconds())
+               .dump(1, ' ', false, nlohmann::json::error_handler_t::replace)
+        << "\n";
+  else
+    print_text_summary(out, a, prepared.machine.automaton, result, bytes.size(), seconds());
   return 0;
 }
 
