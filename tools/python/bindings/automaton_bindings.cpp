@@ -199,10 +199,8 @@ void bind_zoo(py::module_& m) {
         "The zoo automaton of `family` with parameter n (its default when None).");
 }
 
-}  // namespace
-
-void bind_automaton(py::module_& m) {
-  m.attr("DEFAULT_MAX_SUBSET_STATES") = CompletionOptions{}.max_subset_states;
+// krc.Automaton: the model, its queries and its pickling (as its native JSON).
+void bind_automaton_class(py::module_& m) {
   // dynamic_attr: krc.load_automaton keeps the file's Mealy and Moore outputs on the object
   // (`_outputs`), for krc.compile to answer them as the command line does.
   py::class_<Automaton>(m, "Automaton", py::dynamic_attr(),
@@ -258,7 +256,12 @@ void bind_automaton(py::module_& m) {
         return "<krc.Automaton " + a.name() + ": " + std::to_string(a.state_count()) + " states, " +
                std::to_string(a.letter_count()) + " letters>";
       });
+}
 
+// The readers: a file (load_automaton) or its text (parse_automaton), with the command line's
+// reading options.
+void bind_readers(py::module_& m) {
+  m.attr("DEFAULT_MAX_SUBSET_STATES") = CompletionOptions{}.max_subset_states;
   m.def(
       "load_automaton",
       [](const std::string& path, const std::optional<std::string>& input_format, bool complete,
@@ -289,6 +292,11 @@ void bind_automaton(py::module_& m) {
       py::arg("no_determinise") = false,
       py::arg("max_subset_states") = CompletionOptions{}.max_subset_states,
       py::arg("etf_label") = py::none());
+}
+
+// Automaton objects of other libraries (krc.from_aalpy and the others) described as names
+// and index triples, built as the readers build a file's.
+void bind_objects(py::module_& m) {
   py::class_<ObjectDescription>(m, "ObjectDescription",
                                 "An automaton object's names and index triples (krc.from_aalpy "
                                 "and the others fill it for build_automaton).")
@@ -317,6 +325,9 @@ void bind_automaton(py::module_& m) {
       py::arg("max_subset_states") = CompletionOptions{}.max_subset_states,
       "Builds an automaton object's description as the readers build a file's (krc.from_aalpy "
       "and the others): partial acceptors completed, NFAs determinised, outputs kept.");
+}
+
+void bind_regex(py::module_& m) {
   m.def(
       "from_regex",
       [](const std::string& pattern,
@@ -341,6 +352,15 @@ void bind_automaton(py::module_& m) {
       },
       py::arg("pattern"), py::arg("alphabet") = py::none(),
       py::arg("max_subset_states") = RegexOptions{}.max_subset_states);
+}
+
+}  // namespace
+
+void bind_automaton(py::module_& m) {
+  bind_automaton_class(m);
+  bind_readers(m);
+  bind_objects(m);
+  bind_regex(m);
   bind_zoo(m);
 }
 

@@ -187,54 +187,36 @@ void bind_skeleton(py::module_& m) {
           py::arg("set"), py::arg("letter"), "The set's image under a letter (by index)");
 }
 
-}  // namespace
+// Decomposition.draw: the picture `krc decompose --draw -o PATH` writes, through the one writer.
+void draw_to_path(const Decomposition& d, const py::object& path_like) {
+  const py::module_ os = py::module_::import("os");
+  if (!py::isinstance<py::str>(path_like) && !py::isinstance(path_like, os.attr("PathLike")))
+    throw py::type_error("Decomposition.draw: path must be a path (str or os.PathLike), not " +
+                         std::string(py::str(py::type::of(path_like).attr("__name__"))));
+  const std::string path = py::str(os.attr("fspath")(path_like));
+  const DrawFormat format = draw_format_from_path(path);
+  std::string picture;
+  {
+    py::gil_scoped_release unlocked;
+    picture = draw_decomposition(decomposition_to_json(*d.holonomy), format);
+  }
+  // Through the one writer, as Network.draw writes.
+  py::module_::import("krc._core")
+      .attr("write_file")(path, py::bytes(picture), std::vector<std::string>{}, "path");
+}
 
-void bind_decompose(py::module_& m) {
-  py::class_<GroupInfo>(m, "Group", "A holonomy group: order, name, composition factors.")
-      .def_readonly("order", &GroupInfo::order)
-      .def_readonly("name", &GroupInfo::name, "as GAP's StructureDescription: \"S3\", \"C2 x C2\"")
-      .def_readonly("factors", &GroupInfo::factors, "composition factor orders, sorted")
-      .def_readonly("solvable", &GroupInfo::solvable)
-      .def_readonly("exact", &GroupInfo::exact)
-      .def("__repr__", [](const GroupInfo& g) { return "<krc.Group " + g.name + ">"; });
-  py::class_<Component>(m, "Component", "One component (slot) of a level.")
-      .def_readonly("representative", &Component::representative)
-      .def_readonly("tiles", &Component::tiles)
-      .def_readonly("group", &Component::group)
-      .def_readonly("subduction_class", &Component::subduction_class);
-  py::class_<LevelView>(m, "DecompositionLevel", "One level of the holonomy cascade.")
-      .def_readonly("level", &LevelView::level, "1-based: level 1 is read first")
-      .def_readonly("width", &LevelView::width, "coordinate values, the dummy included")
-      .def_readonly("dummy", &LevelView::dummy, "the value of chains that skip the level")
-      .def_readonly("components", &LevelView::components);
-  bind_skeleton(m);
-  py::class_<Decomposition>(m, "Decomposition", "The holonomy decomposition of an automaton.")
-      .def_property_readonly("automaton",
-                             [](const Decomposition& d) { return d.holonomy->automaton(); })
-      .def_readonly("levels", &Decomposition::levels)
-      .def_property_readonly(
-          "skeleton",
-          [](const Decomposition& d) -> const Skeleton& { return d.holonomy->skeleton(); },
-          py::return_value_policy::reference_internal)
-      .def_property_readonly("solvable",
-                             [](const Decomposition& d) { return d.holonomy->solvable(); })
-      .def_property_readonly("aperiodic",
-                             [](const Decomposition& d) { return d.holonomy->aperiodic(); })
-      .def_property_readonly("has_tables",
-                             [](const Decomposition& d) { return d.holonomy->has_tables(); })
-      .def_property_readonly(
-          "reachable", [](const Decomposition& d) { return d.holonomy->reachable(); },
-          "every reachable coordinate tuple (needs the tables)")
-      .def(
-          "encode",
-          [](const Decomposition& d, const std::string& state) {
-            const long q = d.holonomy->automaton().find_state(state);
-            if (q < 0)
-              throw py::value_error("krc.Decomposition.encode: state \"" + state +
-                                    "\" is not a state");
-            return d.holonomy->encode(static_cast<StateId>(q));
-          },
-          py::arg("state"), "The coordinates of a state, one value per level")
+// The cascade's coordinates: a state's, back to a state, one step.
+void bind_coordinates(py::class_<Decomposition>& cls) {
+  cls.def(
+         "encode",
+         [](const Decomposition& d, const std::string& state) {
+           const long q = d.holonomy->automaton().find_state(state);
+           if (q < 0)
+             throw py::value_error("krc.Decomposition.encode: state \"" + state +
+                                   "\" is not a state");
+           return d.holonomy->encode(static_cast<StateId>(q));
+         },
+         py::arg("state"), "The coordinates of a state, one value per level")
       .def(
           "decode",
           [](const Decomposition& d, const Coordinates& c) {
@@ -260,10 +242,14 @@ void bind_decompose(py::module_& m) {
                                     e.what());
             }
           },
-          py::arg("coordinates"), py::arg("letter"), "One step of the cascade")
-      .def("text", &text_of, py::arg("max_elements") = kDefaultReportElements,
-           "One line per level, as `krc decompose` prints (like SgpDec); the semigroup's size "
-           "is counted up to max_elements (--max-elements)")
+          py::arg("coordinates"), py::arg("letter"), "One step of the cascade");
+}
+
+// The reports `krc decompose` prints: text, JSON, DOT and the picture.
+void bind_reports(py::class_<Decomposition>& cls) {
+  cls.def("text", &text_of, py::arg("max_elements") = kDefaultReportElements,
+          "One line per level, as `krc decompose` prints (like SgpDec); the semigroup's size "
+          "is counted up to max_elements (--max-elements)")
       .def(
           "to_json",
           [](const Decomposition& d, std::size_t max_elements) {
@@ -275,32 +261,56 @@ void bind_decompose(py::module_& m) {
       .def("to_dot", &dot_of, py::arg("max_sets") = kDefaultDrawnSets,
            "The Graphviz text `krc decompose --format dot` prints; max_sets (--max-drawn-sets) "
            "bounds the sets drawn")
-      .def(
-          "draw",
-          [](const Decomposition& d, const py::object& path_like) {
-            const py::module_ os = py::module_::import("os");
-            if (!py::isinstance<py::str>(path_like) &&
-                !py::isinstance(path_like, os.attr("PathLike")))
-              throw py::type_error(
-                  "Decomposition.draw: path must be a path (str or os.PathLike), not " +
-                  std::string(py::str(py::type::of(path_like).attr("__name__"))));
-            const std::string path = py::str(os.attr("fspath")(path_like));
-            const DrawFormat format = draw_format_from_path(path);
-            std::string picture;
-            {
-              py::gil_scoped_release unlocked;
-              picture = draw_decomposition(decomposition_to_json(*d.holonomy), format);
-            }
-            // Through the one writer, as Network.draw writes.
-            py::module_::import("krc._core")
-                .attr("write_file")(path, py::bytes(picture), std::vector<std::string>{}, "path");
-          },
-          py::arg("path"),
-          "Writes the picture of the levels `krc decompose --draw -o PATH` writes, the same "
-          "bytes, its format from the extension (.svg, .png, or .dot for the Graphviz graph): "
-          "level 1 on top, one box per component with its tiles, class, representative and "
-          "group")
+      .def("draw", &draw_to_path, py::arg("path"),
+           "Writes the picture of the levels `krc decompose --draw -o PATH` writes, the same "
+           "bytes, its format from the extension (.svg, .png, or .dot for the Graphviz graph): "
+           "level 1 on top, one box per component with its tiles, class, representative and "
+           "group")
       .def("__str__", [](const Decomposition& d) { return text_of(d, kDefaultReportElements); });
+}
+
+}  // namespace
+
+void bind_decompose(py::module_& m) {
+  py::class_<GroupInfo>(m, "Group", "A holonomy group: order, name, composition factors.")
+      .def_readonly("order", &GroupInfo::order)
+      .def_readonly("name", &GroupInfo::name, "as GAP's StructureDescription: \"S3\", \"C2 x C2\"")
+      .def_readonly("factors", &GroupInfo::factors, "composition factor orders, sorted")
+      .def_readonly("solvable", &GroupInfo::solvable)
+      .def_readonly("exact", &GroupInfo::exact)
+      .def("__repr__", [](const GroupInfo& g) { return "<krc.Group " + g.name + ">"; });
+  py::class_<Component>(m, "Component", "One component (slot) of a level.")
+      .def_readonly("representative", &Component::representative)
+      .def_readonly("tiles", &Component::tiles)
+      .def_readonly("group", &Component::group)
+      .def_readonly("subduction_class", &Component::subduction_class);
+  py::class_<LevelView>(m, "DecompositionLevel", "One level of the holonomy cascade.")
+      .def_readonly("level", &LevelView::level, "1-based: level 1 is read first")
+      .def_readonly("width", &LevelView::width, "coordinate values, the dummy included")
+      .def_readonly("dummy", &LevelView::dummy, "the value of chains that skip the level")
+      .def_readonly("components", &LevelView::components);
+  bind_skeleton(m);
+  py::class_<Decomposition> decomposition(m, "Decomposition",
+                                          "The holonomy decomposition of an automaton.");
+  decomposition
+      .def_property_readonly("automaton",
+                             [](const Decomposition& d) { return d.holonomy->automaton(); })
+      .def_readonly("levels", &Decomposition::levels)
+      .def_property_readonly(
+          "skeleton",
+          [](const Decomposition& d) -> const Skeleton& { return d.holonomy->skeleton(); },
+          py::return_value_policy::reference_internal)
+      .def_property_readonly("solvable",
+                             [](const Decomposition& d) { return d.holonomy->solvable(); })
+      .def_property_readonly("aperiodic",
+                             [](const Decomposition& d) { return d.holonomy->aperiodic(); })
+      .def_property_readonly("has_tables",
+                             [](const Decomposition& d) { return d.holonomy->has_tables(); })
+      .def_property_readonly(
+          "reachable", [](const Decomposition& d) { return d.holonomy->reachable(); },
+          "every reachable coordinate tuple (needs the tables)");
+  bind_coordinates(decomposition);
+  bind_reports(decomposition);
   const DecomposeOptions defaults;
   m.def("decompose", &decompose, py::arg("automaton"), py::arg("tables") = true,
         py::arg("max_images") = defaults.max_images,
