@@ -186,20 +186,21 @@ def compare(path, automaton, case, cli, cli_out, network, error, py_out):
         return [where + "the command line's status is %d" % cli.returncode]
     lines = cli.stderr.strip().splitlines()
     errors = [line[len("krc: error: "):] for line in lines if line.startswith("krc: error: ")]
-    # CLI11 checks names and bounds before the request layer does, in its words
-    # ("--max-len: Value 0 not in range 1 to 1048576"), from the layer's own table.
-    parse = [line for line in lines if line.startswith("--")]
-    if not errors and not parse:
+    # Names and bounds are checked while the command line is parsed, by the request layer's
+    # own checks, so CLI11 prints the layer's words after the flag ("--max-len: 0 is not in
+    # [1, 1048576]"; Python: "max_len 0 is not in [1, 1048576]").
+    if not errors:
         return [where + "the command line's message: " + cli.stderr]
     # One message, two spellings: the flags become keywords, the file the automaton's name.
-    said = flags_as_keywords((errors or parse)[0]).replace(path, automaton.name)
+    said = flags_as_keywords(errors[0]).replace(path, automaton.name)
     said = said.replace("command line: ", "")
     if isinstance(error, krc.KrcError):
         return [] if said == str(error) else \
             [where + "messages differ: %r / %r" % (said, str(error))]
-    # A ValueError names the keyword and the value first; so must the command line.
-    keyword, value = str(error).split(" ", 2)[:2]
-    return [] if said.startswith(keyword) and value.strip('"') in said else \
+    # A ValueError names the keyword, then the layer's words; the command line says the same
+    # words after the flag (CLI11's colon between them when it was refused while parsing).
+    keyword, rest = str(error).split(" ", 1)
+    return [] if said in (keyword + ": " + rest, keyword + " " + rest) else \
         [where + "messages differ: %r / %r" % (said, str(error))]
 
 

@@ -177,7 +177,10 @@ TEST_CASE("a partial Mealy machine is completed by default with the undefined ou
   auto run = test::run_krc({"run", model, "--json", "a", "b", "c", "a", "c", "a"});
   REQUIRE(run.status == 0);
   std::vector<std::string> outputs;
-  for (const auto& s : nlohmann::json::parse(run.out)["states"]) {
+  // The parsed report is kept: a range-for over parse(...)["states"] would iterate a member of
+  // a temporary destroyed before the loop runs (C++20 extends only the outermost temporary).
+  const nlohmann::json report = nlohmann::json::parse(run.out);
+  for (const auto& s : report["states"]) {
     const std::string name = s.get<std::string>();
     outputs.push_back(name.substr(0, name.rfind('#')));
   }

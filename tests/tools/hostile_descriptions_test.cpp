@@ -258,7 +258,8 @@ void check_phase_stops(std::uint64_t budget, const std::string& phase) {
   const auto r = test::run_child(spec);
   CAPTURE(r.err);
   CHECK(r.status == 2);
-  CHECK(contains(r.err, "krc: error: " + phase));
+  // The refusal names the input file, then the phase (as every refusal of compile does).
+  CHECK(contains(r.err, "krc: error: " + tree + ": " + phase));
   CHECK(contains(r.err, "more than the memory budget (--max-memory "));
   CHECK_FALSE(contains(r.err, "out of memory"));
   CHECK(r.peak_bytes < budget + (std::uint64_t{4} << 20));  // a mebibyte's growth unread, slack

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <iostream>
 #include <sstream>
@@ -45,14 +46,39 @@ std::string counting_text(const KrPlan& plan) {
   return {};
 }
 
-// The checks of an option come from the request layer's table (compile_request.hpp), so the
-// command line admits what krc.compile admits.
-const std::vector<std::string>& choices(const std::string& keyword) {
-  return front_door::request_option(keyword).names;
-}
-CLI::Range bounds(const std::string& keyword) {
+// The check of an option is the request layer's (compile_request.hpp: its table and its
+// check_member / check_range), run while the command line is parsed, before any file is read:
+// the command line admits what krc.compile admits, and refuses it in the same words. CLI11 puts
+// the flag ahead of the message ("--max-len: 0 is not in [1, 1048576]"), so the layer's own
+// flag is left out of it; Python's ValueError reads "max_len 0 is not in [1, 1048576]".
+CLI::Validator layer_check(const std::string& keyword) {
   const front_door::RequestOption& option = front_door::request_option(keyword);
-  return CLI::Range(option.min, option.max);
+  const bool named = !option.names.empty();
+  std::string shown;
+  for (const auto& n : option.names) shown += (shown.empty() ? "{" : ",") + n;
+  shown = named ? shown + "}"
+                : "INT in [" + std::to_string(option.min) + ", " + std::to_string(option.max) + "]";
+  return CLI::Validator(
+      [keyword, named](std::string& value) -> std::string {
+        const front_door::RequestOption& o = front_door::request_option(keyword);
+        const std::string flag = front_door::option_name(front_door::Door::CommandLine, keyword);
+        try {
+          if (named) {
+            front_door::check_member(front_door::Door::CommandLine, keyword, value, o.names);
+          } else {
+            long long parsed = 0;
+            const char* end = value.data() + value.size();
+            const auto [ptr, error] = std::from_chars(value.data(), end, parsed);
+            if (error != std::errc() || ptr != end) return value + " is not an integer";
+            front_door::check_range(front_door::Door::CommandLine, keyword, parsed, o.min, o.max);
+          }
+        } catch (const std::invalid_argument& e) {
+          const std::string message = e.what();
+          return message.rfind(flag + " ", 0) == 0 ? message.substr(flag.size() + 1) : message;
+        }
+        return "";
+      },
+      shown);
 }
 
 struct CompileArguments {
@@ -228,7 +254,7 @@ const RegisterCommand compile_registration{{
                      "scan: parallel prefix, ceil(log2 max-len) layers\n"
                      "onelayer: one attention layer (a rank-1 head giving every prefix a number) "
                      "and 1 feed-forward layer; short words only: it says the largest --max-len")
-          ->check(CLI::IsMember(choices("strategy")))
+          ->check(layer_check("strategy"))
           ->capture_default_str();
       sub.add_option("--precision", a->request.precision,
                      "The format the network must be exact in: fp32 (a plain float32 "
@@ -236,7 +262,7 @@ const RegisterCommand compile_registration{{
                      "admit only the constructions with a bound there (today the scan's "
                      "one-hot and binary-coordinate forms, the least dense chosen) and refuse "
                      "otherwise")
-          ->check(CLI::IsMember(choices("precision")))
+          ->check(layer_check("precision"))
           ->capture_default_str();
       sub.add_option("--norm", a->request.norm,
                      "none: today's networks\n"
@@ -247,7 +273,7 @@ const RegisterCommand compile_registration{{
                      "prove GPT-2's LayerNorms the identity where the residual's bounds allow it "
                      "(at max-len 1024, half of the zoo's scan networks). Same width and depth "
                      "(compiler/README.md, \"When it is exact\")")
-          ->check(CLI::IsMember(choices("norm")))
+          ->check(layer_check("norm"))
           ->capture_default_str();
       sub.add_option("--counting", a->request.counting,
                      "kr: how counters sum their increments (compiler/README.md, "
@@ -258,29 +284,29 @@ const RegisterCommand compile_registration{{
                      "max-len; the comb after it takes about 2 (p - 1) max-len units\n"
                      "blocks: blocks of about sqrt(max-len) positions: two layers more per "
                      "counter, about 4 p sqrt(max-len) units")
-          ->check(CLI::IsMember(choices("counting")))
+          ->check(layer_check("counting"))
           ->capture_default_str();
       sub.add_option("--max-len", a->request.max_len, "Longest input word the network must handle")
-          ->check(bounds("max_len"))
+          ->check(layer_check("max_len"))
           ->capture_default_str();
       sub.add_option("--max-onelayer-units", a->request.max_onelayer_units,
                      "onelayer: most hidden units the decoding may take")
-          ->check(bounds("max_onelayer_units"))
+          ->check(layer_check("max_onelayer_units"))
           ->capture_default_str();
       sub.add_option("--max-onelayer-values", a->request.max_onelayer_values,
                      "onelayer: most prefix values the planner may enumerate")
-          ->check(bounds("max_onelayer_values"))
+          ->check(layer_check("max_onelayer_values"))
           ->capture_default_str();
       sub.add_option("--attention", a->request.attention,
                      "Attention the network is meant for (verify uses it by default)")
-          ->check(CLI::IsMember(choices("attention")))
+          ->check(layer_check("attention"))
           ->capture_default_str();
       // --output is the weights file (-o), so the issue's `--output KIND` is --output-kind.
       sub.add_option("--output-kind", a->request.output_kind,
                      "What the network answers at every position: state, accepting, mealy (the "
                      "output of the letter just read) or moore (default: what the file carries, "
                      "else state)")
-          ->check(CLI::IsMember(choices("output_kind")));
+          ->check(layer_check("output_kind"));
       add_automaton_input_options(sub, a->load, file);
       refuse_format_option(sub);
       sub.add_flag("--certify", a->request.certify,

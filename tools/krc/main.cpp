@@ -64,6 +64,11 @@ int main(int argc, char** argv) {
       "Exit status: 0 success, 1 a verification found a mismatch, 2 bad usage, bad input, a\n"
       "limit (such as the memory budget) or output that could not be written."};
   app.require_subcommand(1);
+  // A usage error reads as every other refusal of krc ("krc: error: ..."), with CLI11's pointer
+  // to the help after it. Set before the subcommands are added: each copies it.
+  app.failure_message([](const CLI::App* failed, const CLI::Error& e) {
+    return "krc: error: " + CLI::FailureMessage::simple(failed, e);
+  });
   app.set_version_flag("--version", std::string("krc ") + krc::kVersion);
   std::string max_memory;
   app.add_option("--max-memory", max_memory,
