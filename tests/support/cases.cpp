@@ -237,12 +237,16 @@ long long scaled_words(const Words& words) {
 // reference automaton (the classic ones and SgpDec's random ones) compiled for bf16 and for fp16
 // at max-len 4096, right in that format (the model cast to it, runtime/README.md "bf16 and
 // fp16"). Through the krc command, as a user runs them.
+// Scan's row runs at 16384: its sample's abab scan has integer coordinates, which defeat the
+// runtime's key tree (issue 37), so one word of 65536 took over 26 minutes of CPU, more than the
+// rest of the Release suite, and CI ran past its limit; kr, whose depth does not grow with the
+// length, keeps 65536 (12 minutes).
 std::vector<Case> heavy_cases() {
   std::vector<Case> cases;
   for (Strategy strategy : {Strategy::Scan, Strategy::Kr})
     append(cases, over("every reference automaton", reference_automaton_names(),
                        {.strategy = strategy,
-                        .max_len = 65536,
+                        .max_len = strategy == Strategy::Kr ? 65536 : 16384,
                         .arithmetic = Arithmetic::Float32,
                         .framework = Framework::Command,
                         .words = {0, 20, 0, 7, Scale::Heavy},
