@@ -59,8 +59,8 @@ CLI::Validator layer_check(const std::string& keyword) {
   shown = named ? shown + "}"
                 : "INT in [" + std::to_string(option.min) + ", " + std::to_string(option.max) + "]";
   return CLI::Validator(
-      [keyword, named](std::string& value) -> std::string {
-        const front_door::RequestOption& o = front_door::request_option(keyword);
+      // The table is static: the option outlives every parse.
+      [&o = option, keyword, named](std::string& value) -> std::string {
         const std::string flag = front_door::option_name(front_door::Door::CommandLine, keyword);
         try {
           if (named) {
