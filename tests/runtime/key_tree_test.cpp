@@ -1,5 +1,5 @@
 // Bounds on blocks of keys (key_tree.hpp): the searches against brute force over every key,
-// and forward passes whose select heads use the tree against the same passes scoring every key
+// and forward passes whose heads use the tree against the same passes scoring every key
 // (bitwise), on random and compiled networks, in every arithmetic.
 #include "forward/key_tree.hpp"
 
@@ -138,6 +138,39 @@ TEST_CASE("key tree: compiled networks (both strategies) give bitwise the logits
             CHECK(pass_with_tree_from(net, attention, arithmetic, 0).run(word) == dense);
           }
       }
+    }
+  }
+}
+
+TEST_CASE("key tree: compiled networks: a kr counter's block sums past 2048 through the tree") {
+  // Past max-len 2048 a counter's average heads sum the increments of a block of about sqrt(T)
+  // positions (kr_plan.cpp): every other key's term is an exact 0, which the tree skips. The
+  // passes must equal scoring every key bit for bit, and the states must be the automaton's.
+  std::mt19937_64 rng(404);
+  const Automaton a = test::reference_automaton("symmetric_4");
+  CompileOptions options;
+  options.strategy = Strategy::Kr;
+  options.max_len = 4096;
+  const Network net = compile(a, options).network;
+  const auto word = test::random_word(rng, static_cast<int>(a.letter_count()), 3000);
+  int heads = 0, averages = 0;
+  for (const auto& layer : net.layers)
+    for (const auto& head : layer.heads) {
+      ++heads;
+      averages += head.kind == HeadKind::Average;
+    }
+  REQUIRE(averages > 0);  // the heads this test is for
+  MESSAGE(averages << " of " << heads << " heads average");
+  for (Arithmetic arithmetic : {Arithmetic::Float32, Arithmetic::Float64Accumulate}) {
+    const Eigen::MatrixXd dense =
+        pass_with_tree_from(net, AttentionKind::Softmax, arithmetic, INT_MAX).run(word);
+    CHECK(pass_with_tree_from(net, AttentionKind::Softmax, arithmetic, 0).run(word) == dense);
+    const std::vector<StateId> states = a.run(word);
+    REQUIRE(static_cast<std::size_t>(dense.rows()) == states.size());
+    for (std::size_t t = 0; t < states.size(); ++t) {
+      Eigen::Index best = 0;
+      dense.row(static_cast<Eigen::Index>(t)).maxCoeff(&best);
+      CHECK(best == static_cast<Eigen::Index>(states[t]));
     }
   }
 }

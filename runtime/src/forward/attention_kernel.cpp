@@ -5,9 +5,9 @@
 // threshold skipped before exp, value sums over the few nonzeros of each value row, output
 // rows scattered into the block, which is rounded back into x once. Rows whose keys so far
 // take few distinct values (a counter's: BOS and the rest) are summed over groups of equal
-// keys instead (key_groups.cpp): O(groups) per row instead of O(t). Rows of select heads past
+// keys instead (key_groups.cpp): O(groups) per row instead of O(t). Other rows past
 // options.key_tree_from_row find their few nonzero terms through bounds on blocks of keys
-// (key_tree.hpp).
+// (key_tree.hpp): a select head's key, or the block of keys a kr counter's average head sums.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -177,16 +177,17 @@ void mix_values(const PreparedHead& head, const HeadState& h, const double* scor
   mix_kept(head, h, keep_above(score, keys, max + threshold, max, s.kept.data(), s.diff.data()), s);
 }
 
-// The same for a row of a select head, through the key tree: the exact maximum, then only the
-// keys whose bound reaches the cutoff.
-void mix_values_by_tree(const PreparedHead& head, const HeadState& h, int i, double scale,
-                        bool argmax, double threshold, AttentionScratch& s) {
+// The same for a row through the key tree: the exact maximum, then only the keys whose bound
+// reaches the cutoff.
+// Returns the number of terms kept.
+int mix_values_by_tree(const PreparedHead& head, const HeadState& h, int i, double scale,
+                       bool argmax, double threshold, AttentionScratch& s) {
   const KeyTree::Query query(h.tree, h.q.row(i).data(), head.query_dim, scale, i, 0x1p-53);
   auto scores = [&](int leaf, double* out) { leaf_scores(h.q, h.kt, i, leaf, scale, out); };
   const double max = h.tree.max_score(query, scores);
   if (argmax) {
     copy_value(h, h.tree.latest_equal(query, max, scores), s.acc.data());
-    return;
+    return 1;
   }
   int kept = 0;
   h.tree.each_at_least(query, max + threshold, scores, [&](int j, double score) {
@@ -194,10 +195,11 @@ void mix_values_by_tree(const PreparedHead& head, const HeadState& h, int i, dou
     s.diff[kept++] = score - max;
   });
   mix_kept(head, h, kept, s);
+  return kept;
 }
 
 // One head's output for the query rows [r0, r1) of a block, added into s.block. Rows whose
-// keys so far fall into few groups go the grouped way, long rows of select heads the key tree;
+// keys so far fall into few groups go the grouped way, other long rows the key tree;
 // the others need the scores of every causal key, computed for the block's span of such rows.
 void attend_block(const PreparedHead& head, HeadState& h, int r0, int r1, double scale,
                   double threshold, bool float32, const ForwardOptions& options,
@@ -219,8 +221,9 @@ void attend_block(const PreparedHead& head, HeadState& h, int r0, int r1, double
     if (h.groups.grouped(h, i)) {
       h.groups.mix(h, i, head.value_dim, scale, argmax, threshold, s);
       ++s.grouped_rows;
-    } else if (head.kind == HeadKind::Select && i >= options.key_tree_from_row) {
-      mix_values_by_tree(head, h, i, scale, argmax, threshold, s);
+    } else if (i >= options.key_tree_from_row && h.tree_use.wanted(i)) {
+      h.tree_use.kept(head.kind == HeadKind::Select, i,
+                      mix_values_by_tree(head, h, i, scale, argmax, threshold, s));
       ++s.tree_rows;
     } else {
       s.dense_row[i - r0] = 1;
@@ -257,8 +260,7 @@ void apply_attention(const PreparedLayer& layer, double scale, const ForwardOpti
         layer.heads[h], x, from, n, [float32](double v) { return stored(v, float32); },
         state.heads[h], s.key, s.dense_v);
     state.heads[h].groups.keep_rows(from);
-    if (layer.heads[h].kind == HeadKind::Select && n > options.key_tree_from_row)
-      state.heads[h].tree.build(state.heads[h].kt, from, n);
+    if (n > options.key_tree_from_row) state.heads[h].tree.build(state.heads[h].kt, from, n);
     widest_value = std::max(widest_value, layer.heads[h].value_dim);
   }
   s.acc.assign(widest_value, 0.0);

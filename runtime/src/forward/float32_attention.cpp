@@ -4,8 +4,10 @@
 // - runs: the keys so far form few runs of bitwise-equal rows (a counter: BOS, then the rest):
 //   one score per run, and the run's terms are identical, so their running sums are replayed
 //   (identical_sum.hpp) instead of added one by one;
-// - tree: a long row of a select head finds its maximum and its few terms above the float32
-//   underflow of expf through bounds on blocks of keys (key_tree.hpp);
+// - tree: a long row finds its maximum and its few terms above the float32 underflow of expf
+//   through bounds on blocks of keys (key_tree.hpp): a select head's one key, or an average
+//   head's block of keys (a kr counter past 2048 sums the increments of its block of sqrt(T)
+//   positions, and every other key's term is an exact 0);
 // - dense: every causal key is scored.
 // Terms are visited in ascending key order on every path, and only exact zeros are skipped.
 #include <cmath>
@@ -89,8 +91,8 @@ void mix_dense(const HeadState& h, int i, float scale, Mix mix, Scratch& s) {
   finish_softmax(h, count, s);
 }
 
-// Row i of a select head through the key tree.
-void mix_tree(const HeadState& h, int i, float scale, Mix mix, Scratch& s) {
+// Row i through the key tree; returns the number of terms kept.
+int mix_tree(const HeadState& h, int i, float scale, Mix mix, Scratch& s) {
   const float* q = h.q.row(i).data();
   const int qd = static_cast<int>(h.q.cols());
   s.query.assign(q, q + qd);
@@ -101,8 +103,10 @@ void mix_tree(const HeadState& h, int i, float scale, Mix mix, Scratch& s) {
     for (int t = 0; t < KeyTree::kLeaf; ++t) out[t] = block[t];
   };
   const double max = h.tree.max_score(query, scores);
-  if (mix == Mix::Argmax)
-    return copy_value(h, h.tree.latest_equal(query, max, scores), s.acc.data());
+  if (mix == Mix::Argmax) {
+    copy_value(h, h.tree.latest_equal(query, max, scores), s.acc.data());
+    return 1;
+  }
   int count = 0;
   // A kept term has fl(s - max) > -104, so s > max - 105.
   const double floor = mix == Mix::Hardmax ? max : max - 105.0;
@@ -113,6 +117,7 @@ void mix_tree(const HeadState& h, int i, float scale, Mix mix, Scratch& s) {
     s.weight[count++] = std::exp(d);
   });
   finish_softmax(h, count, s);
+  return count;
 }
 
 // Row i over the runs of equal keys: run r's keys [begin_r, end_r] all score s_r.
@@ -173,7 +178,7 @@ void apply_attention(const PreparedLayer& layer, float scale, const ForwardOptio
     kernels::project(
         head, x, from, n, [](float v) { return v; }, h, s.key, s.value);
     h.runs.keep_rows(from);
-    if (head.kind == HeadKind::Select && n > options.key_tree_from_row) h.tree.build(h.kt, from, n);
+    if (n > options.key_tree_from_row) h.tree.build(h.kt, from, n);
     widest_value = std::max(widest_value, head.value_dim);
   }
   s.acc.assign(widest_value, 0.0f);
@@ -193,8 +198,8 @@ void apply_attention(const PreparedLayer& layer, float scale, const ForwardOptio
       if (h.runs.usable(h, i, head.value_dim)) {
         mix_runs(h, i, head.value_dim, scale, mix, s);
         ++s.run_rows;
-      } else if (head.kind == HeadKind::Select && i >= options.key_tree_from_row) {
-        mix_tree(h, i, scale, mix, s);
+      } else if (i >= options.key_tree_from_row && h.tree_use.wanted(i)) {
+        h.tree_use.kept(head.kind == HeadKind::Select, i, mix_tree(h, i, scale, mix, s));
         ++s.tree_rows;
       } else {
         mix_dense(h, i, scale, mix, s);

@@ -3,7 +3,7 @@
 // float32 framework (forward.hpp states the order of every sum): one attention sublayer and
 // one MLP over the rows of a word. Nothing is re-associated; what makes them fast is skipping
 // exact zeros, replaying sums of bitwise-equal terms (identical_sum.hpp), and the key tree for
-// long rows of select heads (key_tree.hpp).
+// long rows (key_tree.hpp).
 #include <Eigen/Dense>
 #include <cstdint>
 #include <vector>
@@ -68,7 +68,8 @@ struct HeadState {
   FloatRows kt;  // keys transposed: [query_dim, at least n rounded up to 16]
   ValueRows v;
   KeyRuns runs;
-  KeyTree tree;  // for long rows of select heads
+  KeyTree tree;  // for long rows
+  TreeUse tree_use;
 };
 
 struct LayerState {

@@ -78,7 +78,8 @@ struct HeadState {
   DoubleRows kt;  // keys transposed: [query_dim, at least n rounded up to 16]
   SparseRows v;   // value rows, mostly one-hot
   KeyGroups groups;
-  KeyTree tree;  // bounds on the keys, for long rows of select heads
+  KeyTree tree;  // bounds on the keys, for long rows
+  TreeUse tree_use;
 };
 
 struct LayerAttentionState {

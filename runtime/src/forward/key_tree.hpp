@@ -1,8 +1,9 @@
 #pragma once
 // Internal to the runtime (forward_kernels.hpp uses it). Bounds on attention scores over blocks of
-// keys, so that a query row of a select head visits only the keys whose softmax weight can be
+// keys, so that a long query row visits only the keys whose softmax weight can be
 // nonzero instead of every causal key: O(T log T)-like per head for position-code lookups and
-// memory heads, where the dense scores cost O(T^2).
+// memory heads, O(T sqrt T) for the block sums of kr counters, where the dense scores cost
+// O(T^2).
 //
 // Legend: qd = query dims; a leaf = 16 consecutive keys; a node of level l covers 8^l leaves;
 // lo/hi = the per-dimension minimum/maximum of the keys under a node.
@@ -145,5 +146,22 @@ int KeyTree::latest_equal(const Query& query, double value, Scores scores) const
   };
   return visit(visit, static_cast<int>(count_.size()) - 1, 0);
 }
+
+// Whether a head's next long row goes through the tree. A select head's rows always do (one key
+// or a few survive). An average head's do until a row keeps more than a quarter of its keys (a
+// plain average, where the bounds prune nothing and only add their cost); then the next
+// kDenseRows rows score every key before the tree is tried again. Either path gives bitwise
+// the same row, so this decides the time only.
+class TreeUse {
+ public:
+  static constexpr int kDenseRows = 256;
+  bool wanted(int row) const { return row >= dense_until_; }
+  void kept(bool select, int row, int count) {
+    if (!select && 4 * count > row + 1) dense_until_ = row + kDenseRows;
+  }
+
+ private:
+  int dense_until_ = 0;
+};
 
 }  // namespace krc::kernels

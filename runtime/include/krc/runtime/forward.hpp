@@ -68,10 +68,13 @@ struct ForwardOptions {
   AttentionKind attention = AttentionKind::Softmax;
   Arithmetic arithmetic = kDefaultArithmetic;
   int threads = 0;  // words run in parallel; 0 = one per hardware thread
-  // Query rows of select heads from this one on find their nonzero softmax terms through
-  // bounds on blocks of keys (key_tree.hpp) instead of scoring every causal key. The result is
-  // bitwise the same for any value; it only decides speed (tests and benchmarks vary it).
-  int key_tree_from_row = 1024;
+  // Query rows from this one on find their nonzero softmax terms through bounds on blocks of
+  // keys (key_tree.hpp) instead of scoring every causal key (average heads that keep most keys
+  // go back to scoring them, TreeUse). The result is bitwise the same for any value; it only
+  // decides speed (tests and benchmarks vary it). 256: at 1,024 letters the non-solvable kr
+  // networks' scan levels run 1.5x faster than from 1,024 (alternating_5, `krc bench forward`),
+  // and no zoo network measured slower.
+  int key_tree_from_row = 256;
 };
 
 struct PreparedNetwork;  // sparse copies of the weights laid out for the kernels
