@@ -148,11 +148,14 @@ std::vector<Case> construction_cases() {
                           .solvable_only = true};
     cases.push_back(c);
   }
+  // 30 words of 4,096 a network, not 100: the row took 442 s of CPU in a CI run here
+  // (2026-11-28), the longest of the Release suite, and the project's CI ran past its limit.
+  // Each word still runs every scan step over the whole length.
   append(cases, over("gridworld_9 and symmetric_5", {"gridworld_9", "symmetric_5"},
                      {.strategy = Strategy::Scan,
                       .max_len = 4096,
                       .arithmetic = f64,
-                      .words = {0, 100, 4096, 2026}}));
+                      .words = {0, 30, 4096, 2026}}));
   return cases;
 }
 
