@@ -3,7 +3,7 @@
 #   tools/test.sh             what CI runs (.ci/run): the Release suite, then the sanitized lane
 #   tools/test.sh --release   the Release suite (build/): every test, then each fuzz target
 #                             briefly where clang is installed (tools/fuzz.sh, KRC_FUZZ_SECONDS,
-#                             default 15), then the Python package's tests (tests/python, pytest in .venv)
+#                             default 5), then the Python package's tests (tests/python, pytest in .venv)
 #   tools/test.sh --lane      the sanitized lane: the Debug build with AddressSanitizer and UBSan
 #                             (build-asan/) of krc and the test programs, and the tests labelled
 #                             "sanitize" by tests/sanitize_lane.cmake, at full scale (~15 min on 2 cores),
@@ -23,7 +23,7 @@ release() {
   ctest --test-dir build --output-on-failure -j"$(nproc)"
   echo "test.sh: the Release ctest passed, ${SECONDS} s in"
   local status=0
-  bash tools/fuzz.sh "${KRC_FUZZ_SECONDS:-15}" || status=$?
+  bash tools/fuzz.sh "${KRC_FUZZ_SECONDS:-5}" || status=$?
   echo "test.sh: the fuzz targets are done, ${SECONDS} s in"
   ((status == 0 || status == 2)) || exit "$status"  # 2: no clang with libFuzzer here
   # The krc package that tools/setup.sh installed into the environment, not the source tree.
