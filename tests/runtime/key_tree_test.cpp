@@ -39,14 +39,29 @@ TEST_CASE("key tree: maximum, keys above a floor and the latest maximum equal br
   for (int round = 0; round < 60; ++round) {
     const int qd = 1 + static_cast<int>(rng() % 6);
     const int n = 1 + static_cast<int>(rng() % 3000);
-    // Keys from a few values per dim (ties and repeated scores), or ±1 codes, or anything.
+    // Keys from a few values per dim (ties and repeated scores), or ±1 codes, or anything, or
+    // (cos, sin) pairs on circles (the position phases; the tree bounds those pairs by arcs):
+    // turning with j at a random period, or at random angles, with a random radius a pair, and
+    // now and then a key at the origin.
     Rows kt(qd, (n + 15) / 16 * 16);
     kt.setZero();
     for (int k = 0; k < qd; ++k)
       for (int j = 0; j < n; ++j)
-        kt(k, j) = round % 3 == 0   ? static_cast<double>(rng() % 3)
-                   : round % 3 == 1 ? ((j >> k) & 1 ? 1.0 : -1.0)
+        kt(k, j) = round % 4 == 0   ? static_cast<double>(rng() % 3)
+                   : round % 4 == 1 ? ((j >> k) & 1 ? 1.0 : -1.0)
                                     : std::uniform_real_distribution<double>(-5, 5)(rng);
+    if (round % 4 == 3)
+      for (int k = 0; k + 1 < qd; k += 2) {
+        const double radius = 1 + static_cast<double>(rng() % 4), period = 2 << (rng() % 12);
+        const bool turning = rng() % 2 == 0;
+        for (int j = 0; j < n; ++j) {
+          const double angle = turning ? 2 * M_PI * j / period
+                                       : std::uniform_real_distribution<double>(-M_PI, M_PI)(rng);
+          const double r = rng() % 50 == 0 ? 0.0 : radius;
+          kt(k, j) = r * std::cos(angle);
+          kt(k + 1, j) = r * std::sin(angle);
+        }
+      }
     kernels::KeyTree tree;
     tree.build(kt, 0, n);
     const double scale = round % 4 == 0 ? -1.5 : 20.0;
@@ -85,6 +100,63 @@ TEST_CASE("key tree: maximum, keys above a floor and the latest maximum equal br
     }
   }
   CHECK(rows == 600);
+}
+
+// The integer-coordinate scan fetches position t - k by its phase code: (cos, sin) of t at
+// periods 4 .. 2^15 with sharpness lambda = 20, a period-2 cosine, and a BOS dimension whose query
+// is lambda_bos (k + 0.5 - t), some -6e6 here, against a key that is 1 at BOS and 0 after. Of
+// 10,001 causal keys only 16 have softmax terms that are not exact zeros; the tree must find
+// them, and no more than a few dozen leaves (measured: 38 with the arcs, 93 with boxes alone;
+// a rounding margin as large as the BOS product visited every leaf).
+TEST_CASE("key tree: a phase-code fetch visits a few dozen leaves of 16,385 keys") {
+  const int T = 16385, bits = 15, qd = 2 * bits;
+  Rows kt(qd, (T + 15) / 16 * 16);
+  kt.setZero();
+  auto angle = [](long t, int b) { return 2 * M_PI * double(t) / double(1L << (b + 1)); };
+  for (int s = 0; s < T; ++s) {
+    kt(0, s) = std::cos(M_PI * s);
+    for (int b = 1; b < bits; ++b) {
+      kt(2 * b - 1, s) = static_cast<float>(std::cos(angle(s, b)));
+      kt(2 * b, s) = static_cast<float>(std::sin(angle(s, b)));
+    }
+    kt(qd - 1, s) = s == 0;
+  }
+  kernels::KeyTree tree;
+  tree.build(kt, 0, T);
+  const double lambda = 20.0;
+  for (int t : {3000, 10000, 16384}) {
+    const int k = 1;
+    std::vector<double> q(qd);
+    q[0] = lambda * std::cos(M_PI * (t - k));
+    for (int b = 1; b < bits; ++b) {
+      q[2 * b - 1] = lambda * std::cos(angle(t - k, b));
+      q[2 * b] = lambda * std::sin(angle(t - k, b));
+    }
+    q[qd - 1] = 2 * lambda * bits * (k + 0.5 - t);
+    auto score = [&](int j) {
+      double dot = 0.0;
+      for (int d = 0; d < qd; ++d) dot += q[d] * kt(d, j);
+      return dot;
+    };
+    int leaves = 0;
+    auto leaf = [&](int p, double* out) {
+      ++leaves;
+      for (int i = 0; i < kernels::KeyTree::kLeaf; ++i)
+        out[i] = 16 * p + i < T ? score(16 * p + i) : 0.0;
+    };
+    const kernels::KeyTree::Query query(tree, q.data(), qd, 1.0, t, 0x1p-53);
+    const double max = tree.max_score(query, leaf);
+    CHECK(max == score(t - k));
+    leaves = 0;
+    std::vector<int> found, expected;
+    tree.each_at_least(query, max - 105.0, leaf, [&](int j, double) { found.push_back(j); });
+    for (int j = 0; j <= t; ++j)
+      if (score(j) >= max - 105.0) expected.push_back(j);
+    CAPTURE(t);
+    CHECK(found == expected);
+    CHECK(expected.size() < 40);
+    CHECK(leaves < 60);
+  }
 }
 
 TEST_CASE("key tree: random networks give bitwise the logits of scoring every key") {

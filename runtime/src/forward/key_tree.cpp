@@ -1,15 +1,69 @@
 #include "forward/key_tree.hpp"
 
+#include <algorithm>
 #include <cmath>
-#include <cstring>
+#include <limits>
 
 namespace krc::kernels {
 
 namespace {
-// 8 doubles: one AVX-512 register, two AVX2 ones (GCC/Clang vector extension).
-using Vec8 = double __attribute__((vector_size(64)));
-static_assert(KeyTree::kFan == 8);
+
+constexpr double kPi = 3.14159265358979323846;
+// Slack for the rounding of the arcs' directions and half-widths (acos near +-1 loses about
+// 1e-8 of an angle), and, on the bound's cosine, for the rounding of dot and cross products of
+// unit vectors. Both only loosen the bound: pruning needs gaps of several
+// lambda, and they move a pair's bound by 1e-7 of |q| r.
+constexpr double kAngleSlack = 1e-7, kCosineSlack = 1e-7;
+// Keys of one radius, to within float32's rounding of a (cos, sin) pair, are taken as a pair.
+constexpr double kSameRadius = 1e-5;
+
+double angle_between(double x0, double y0, double x1, double y1) {
+  return std::acos(std::clamp(x0 * x1 + y0 * y1, -1.0, 1.0));
+}
 }  // namespace
+
+void KeyTree::Arcs::assign(std::size_t size) {
+  for (auto* v : {&ux, &uy, &w, &cos_w, &sin_w, &r_max, &r_min}) v->assign(size, 0.0);
+}
+
+// A node of level l > 0 from its children: the mean of their directions, widened by the farthest
+// child's arc (every key lies within w_c of m_c, and m_c within angle(m, m_c) of m).
+void KeyTree::parent_arc(int l, int pair, int p) {
+  const Arcs& child = arcs_[l - 1];
+  Arcs& node = arcs_[l];
+  const std::size_t base = static_cast<std::size_t>(pair) * stride_[l - 1];
+  const int c0 = kFan * p, c1 = std::min(count_[l - 1], c0 + kFan);
+  double sx = 0, sy = 0, r_max = 0, r_min = std::numeric_limits<double>::infinity();
+  bool full = false;
+  for (int c = c0; c < c1; ++c) {
+    sx += child.ux[base + c];
+    sy += child.uy[base + c];
+    r_max = std::isnan(child.r_max[base + c]) ? child.r_max[base + c]
+                                              : std::max(r_max, child.r_max[base + c]);
+    r_min = std::min(r_min, child.r_min[base + c]);
+    full = full || !(child.w[base + c] < kPi);
+  }
+  const double length = std::hypot(sx, sy);
+  double w = kPi;
+  if (!full && length > 1e-6 * (c1 - c0)) {
+    sx /= length;
+    sy /= length;
+    w = 0;
+    for (int c = c0; c < c1; ++c)
+      w = std::max(
+          w, angle_between(sx, sy, child.ux[base + c], child.uy[base + c]) + child.w[base + c]);
+    w += kAngleSlack;
+  }
+  if (!(w < kPi)) sx = 1, sy = 0, w = kPi;
+  const std::size_t at = static_cast<std::size_t>(pair) * stride_[l] + p;
+  node.ux[at] = sx;
+  node.uy[at] = sy;
+  node.w[at] = w;
+  node.cos_w[at] = w < kPi ? std::cos(w) : -1.0;
+  node.sin_w[at] = w < kPi ? std::sin(w) : 0.0;
+  node.r_max[at] = r_max;
+  node.r_min[at] = r_min;
+}
 
 template <typename S>
 void KeyTree::build(const Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>& kt,
@@ -21,16 +75,36 @@ void KeyTree::build(const Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic, Eigen
     qd_ = qd;
     count_ = count;
     const int levels = static_cast<int>(count.size());
+    // The pairs: dims k, k + 1 on which every key has one nonzero radius (taken in order).
+    pair_dim_.clear();
+    single_dim_.clear();
+    for (int k = 0; k < qd; ++k) {
+      bool pair = k + 1 < qd;
+      if (pair) {
+        const S* x = kt.row(k).data();
+        const S* y = kt.row(k + 1).data();
+        const double r0 = double(x[0]) * x[0] + double(y[0]) * y[0];
+        pair = r0 > 0 && std::isfinite(r0);
+        for (int j = 1; pair && j < n; ++j)
+          pair = std::abs(double(x[j]) * x[j] + double(y[j]) * y[j] - r0) <= kSameRadius * r0;
+      }
+      if (pair)
+        pair_dim_.push_back(k++);
+      else
+        single_dim_.push_back(k);
+    }
     stride_.assign(levels, 0);
     leaf_keys_.assign(levels, kLeaf);
     lo_.assign(levels, {});
     hi_.assign(levels, {});
+    arcs_.assign(levels, {});
     for (int l = 0; l < levels; ++l) {
       // Room for the kFan children of every parent, so that bounds load whole vectors.
       stride_[l] = l + 1 < levels ? kFan * count[l + 1] : kFan;
       if (l > 0) leaf_keys_[l] = kFan * leaf_keys_[l - 1];
       lo_[l].assign(static_cast<std::size_t>(qd) * stride_[l], 0.0);
       hi_[l].assign(static_cast<std::size_t>(qd) * stride_[l], 0.0);
+      arcs_[l].assign(pair_dim_.size() * stride_[l]);
     }
     from = 0;
   }
@@ -48,10 +122,47 @@ void KeyTree::build(const Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic, Eigen
       lo_[0][static_cast<std::size_t>(k) * stride_[0] + p] = lo;
       hi_[0][static_cast<std::size_t>(k) * stride_[0] + p] = hi;
     }
+    // A leaf's arc: its keys' mean direction, and the widest angle from it (keys at the origin
+    // have no direction; they score 0 on the pair, which r_min = 0 allows).
+    for (std::size_t pair = 0; pair < pair_dim_.size(); ++pair) {
+      const S* x = kt.row(pair_dim_[pair]).data();
+      const S* y = kt.row(pair_dim_[pair] + 1).data();
+      double sx = 0, sy = 0, r_max = 0, r_min = std::numeric_limits<double>::infinity();
+      for (int j = begin; j < end; ++j) {
+        const double r = std::hypot(double(x[j]), double(y[j]));
+        // A key that is not a number makes the arc's bound no number, and the box decides.
+        r_max = std::isnan(r) ? std::numeric_limits<double>::quiet_NaN() : std::max(r_max, r);
+        r_min = std::min(r_min, r);
+        if (r > 0) sx += x[j] / r, sy += y[j] / r;
+      }
+      const double length = std::hypot(sx, sy);
+      double w = kPi;
+      if (std::isfinite(r_max) && length > 1e-6 * (end - begin)) {
+        sx /= length;
+        sy /= length;
+        w = 0;
+        for (int j = begin; j < end; ++j)
+          if (const double r = std::hypot(double(x[j]), double(y[j])); r > 0)
+            w = std::max(w, angle_between(sx, sy, x[j] / r, y[j] / r));
+        w += kAngleSlack;
+      }
+      if (!(w < kPi)) sx = 1, sy = 0, w = kPi;
+      Arcs& a = arcs_[0];
+      const std::size_t at = pair * stride_[0] + p;
+      a.ux[at] = sx;
+      a.uy[at] = sy;
+      a.w[at] = w;
+      a.cos_w[at] = w < kPi ? std::cos(w) : -1.0;
+      a.sin_w[at] = w < kPi ? std::sin(w) : 0.0;
+      a.r_max[at] = r_max;
+      a.r_min[at] = r_min;
+    }
   }
   for (std::size_t l = 1; l < count_.size(); ++l) {
     first /= kFan;
     for (int p = first; p < count_[l]; ++p) {
+      for (std::size_t pair = 0; pair < pair_dim_.size(); ++pair)
+        parent_arc(static_cast<int>(l), static_cast<int>(pair), p);
       const int c0 = kFan * p, c1 = std::min(count_[l - 1], c0 + kFan);
       for (int k = 0; k < qd; ++k) {
         const double* lo_child = lo_[l - 1].data() + static_cast<std::size_t>(k) * stride_[l - 1];
@@ -78,35 +189,70 @@ KeyTree::Query::Query(const KeyTree& tree, const double* q, int qd, double scale
     : positive_(qd), negative_(qd), scale_(std::abs(scale)), last_(last) {
   // scale (q . k) = |scale| (sign(scale) q . k): bound the dot of the sign-adjusted query.
   const double sign = scale < 0 ? -1.0 : 1.0;
-  const int top = static_cast<int>(tree.count_.size()) - 1;
-  double magnitude = 0.0;  // sum_k |q_k| max_j |k_jk| >= sum_k |q_k k_jk| for every key
+  for (int k : tree.pair_dim_) {
+    const double x = sign * q[k], y = sign * q[k + 1], norm = std::hypot(x, y);
+    norm_.push_back(norm);
+    x_.push_back(norm > 0 ? x / norm : 1.0);
+    y_.push_back(norm > 0 ? y / norm : 0.0);
+  }
   for (int k = 0; k < qd; ++k) {
     const double value = sign * q[k];
     positive_[k] = std::max(value, 0.0);
     negative_[k] = std::min(value, 0.0);
-    const std::size_t at = static_cast<std::size_t>(k) * tree.stride_[top];
-    magnitude +=
-        std::abs(value) * std::max(std::abs(tree.lo_[top][at]), std::abs(tree.hi_[top][at]));
   }
   // A dot of qd products summed in order errs by at most (qd + 1) unit magnitude (first
-  // order), the scaling by one more unit, and the bound (summed in double) by as much again:
-  // a factor 4 to spare, and an absolute floor for denormal magnitudes.
-  margin_ = 4.0 * (2.0 * qd + 4.0) * unit * scale_ * magnitude + 1e-300;
+  // order), where magnitude = sum_k |q_k k_jk|, the scaling by one more unit, and the bound
+  // (summed in double) by as much again: a factor 4 to spare. child_bounds adds this margin per
+  // node, from the node's own magnitude sum_k |q_k| max(|lo_k|, |hi_k|): one margin for the
+  // whole tree was as large as its largest product, and the phase fetches' BOS dimension
+  // (query lambda_bos (k + 0.5 - t), some 6e6 at t = 10,000, against a key that is 0 past BOS)
+  // made it 92, more than the gap pruning needs. An absolute floor for denormal magnitudes.
+  margin_factor_ = 4.0 * (2.0 * qd + 4.0) * unit;
+  margin_ = 1e-300;
 }
 
 void KeyTree::child_bounds(const Query& query, int l, int p, double* bound) const {
-  const int stride = stride_[l - 1];
+  // Plain loops over the kFan children, which the compiler turns into vector code (selects
+  // included); vector-extension conditionals compiled to scalar compares on AVX2.
+  const std::size_t stride = stride_[l - 1];
   const double* lo = lo_[l - 1].data() + kFan * p;
   const double* hi = hi_[l - 1].data() + kFan * p;
-  Vec8 sum = {};
-  for (int k = 0; k < qd_; ++k) {
-    Vec8 low, high;
-    std::memcpy(&low, lo + static_cast<std::size_t>(k) * stride, sizeof low);
-    std::memcpy(&high, hi + static_cast<std::size_t>(k) * stride, sizeof high);
-    sum += query.positive_[k] * high + query.negative_[k] * low;
+  double sum[kFan] = {}, magnitude[kFan] = {};  // magnitude: sum_k |q_k| max(|lo_k|, |hi_k|)
+  for (int k : single_dim_) {
+    const double* low = lo + k * stride;
+    const double* high = hi + k * stride;
+    const double up = query.positive_[k], down = query.negative_[k], size = up - down;
+    for (int i = 0; i < kFan; ++i) {
+      sum[i] += up * high[i] + down * low[i];
+      magnitude[i] += size * std::max(std::fabs(low[i]), std::fabs(high[i]));
+    }
   }
-  sum *= query.scale_;
-  std::memcpy(bound, &sum, sizeof sum);
+  const Arcs& arcs = arcs_[l - 1];
+  const double infinity = std::numeric_limits<double>::infinity();
+  for (std::size_t pair = 0; pair < pair_dim_.size(); ++pair) {
+    const std::size_t at = pair * stride + kFan * p;
+    const double* ux = arcs.ux.data() + at;
+    const double* uy = arcs.uy.data() + at;
+    const double* cos_w = arcs.cos_w.data() + at;
+    const double* sin_w = arcs.sin_w.data() + at;
+    const double* r_max = arcs.r_max.data() + at;
+    const double* r_min = arcs.r_min.data() + at;
+    const double x = query.x_[pair], y = query.y_[pair], norm = query.norm_[pair];
+    for (int i = 0; i < kFan; ++i) {
+      // cos and sin of the angle d from q to the arc's direction (unit vectors: their dot and
+      // the size of their cross product), then the cosine from q to the arc's nearest edge,
+      // cos(d - w) = cos d cos w + sin d sin w, or 1 where q's direction lies in the arc.
+      const double c = x * ux[i] + y * uy[i], sin_d = std::fabs(x * uy[i] - y * ux[i]);
+      const double cosine = (c >= cos_w[i] ? 1.0 : c * cos_w[i] + sin_d * sin_w[i]) + kCosineSlack;
+      const double arc = norm * (cosine >= 0 ? r_max[i] * cosine : r_min[i] * cosine);
+      // A key that is not a number: no bound (the comparisons that prune are false for NaN).
+      sum[i] += arc == arc ? arc : infinity;
+      // |q_x k_x| + |q_y k_y| <= |q| |k| (Cauchy-Schwarz), for the margin.
+      magnitude[i] += norm * r_max[i];
+    }
+  }
+  for (int i = 0; i < kFan; ++i)
+    bound[i] = query.scale_ * (sum[i] + query.margin_factor_ * magnitude[i]);
 }
 
 }  // namespace krc::kernels
