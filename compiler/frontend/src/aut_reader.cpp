@@ -37,7 +37,7 @@ bool is_internal(const std::string& label) { return label == "i" || label == "ta
 bool is_distribution(const std::string& field) {
   return field.find('/') != std::string::npos && field.find(' ') != std::string::npos;
 }
-constexpr const char* kProbabilistic =
+constexpr const char* kProbabilisticAut =
     "a probabilistic transition system (mCRL2's extension of the format: a distribution "
     "such as '0 1/2 1' where a state belongs); krc reads deterministic and nondeterministic ones";
 
@@ -60,7 +60,8 @@ Automaton read_aut_automaton(const std::string& text, const std::string& file,
   const auto initial = counts ? natural_number((*counts)[0]) : std::nullopt;
   const auto transitions = counts ? natural_number((*counts)[1]) : std::nullopt;
   const auto states = counts ? natural_number((*counts)[2]) : std::nullopt;
-  if (counts && is_distribution((*counts)[0])) b.fail(line_place(lines.number()), kProbabilistic);
+  if (counts && is_distribution((*counts)[0]))
+    b.fail(line_place(lines.number()), kProbabilisticAut);
   if (!initial || !transitions || !states)
     b.fail(line_place(lines.number()),
            "expected 'des (initial, transitions, states)' with three numbers "
@@ -90,7 +91,7 @@ Automaton read_aut_automaton(const std::string& text, const std::string& file,
     if (!fields)
       b.fail(place, "expected a transition '(from, \"label\", to)', found '" +
                         current.substr(0, 80) + "'");
-    if (is_distribution((*fields)[2])) b.fail(place, kProbabilistic);
+    if (is_distribution((*fields)[2])) b.fail(place, kProbabilisticAut);
     const auto from = natural_number((*fields)[0]), to = natural_number((*fields)[2]);
     for (const auto& [n, s] : {std::pair{from, (*fields)[0]}, std::pair{to, (*fields)[2]}})
       if (!n || *n >= *states)

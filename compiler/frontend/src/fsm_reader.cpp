@@ -49,7 +49,7 @@ std::string shown_value(const std::string& value) {
   return frontend::replace_invalid_utf8(text + "\"");
 }
 
-constexpr const char* kProbabilistic =
+constexpr const char* kProbabilisticFsm =
     "a probability distribution ('[2 1/2 3 1/2]'): krc reads transition systems without "
     "probabilities";
 
@@ -134,7 +134,7 @@ Automaton read_fsm_automaton(const std::string& text, const std::string& file,
         t.text.find('"', quote + 1) != t.text.size() - 1)
       b.fail(line_place(t.number),
              "expected a transition 'from to \"label\"', found '" + t.text.substr(0, 80) + "'");
-    if (t.text.find('[') < quote) b.fail(line_place(t.number), kProbabilistic);
+    if (t.text.find('[') < quote) b.fail(line_place(t.number), kProbabilisticFsm);
     std::istringstream in(t.text.substr(0, quote));
     std::string from_text, to_text, extra;
     in >> from_text >> to_text >> extra;
@@ -159,7 +159,7 @@ Automaton read_fsm_automaton(const std::string& text, const std::string& file,
       b.fail(line_place(sections[3].empty() ? lines.number() : sections[3][1].number),
              "the initial state section holds one state number");
     const Line& i = sections[3][0];
-    if (i.text.front() == '[') b.fail(line_place(i.number), kProbabilistic);
+    if (i.text.front() == '[') b.fail(line_place(i.number), kProbabilisticFsm);
     const auto q = natural_number(i.text);
     if (!q || *q == 0 || *q > std::max<std::uint32_t>(states, 1))
       b.fail(line_place(i.number), "the initial state '" + i.text.substr(0, 40) +

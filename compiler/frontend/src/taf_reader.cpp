@@ -15,10 +15,10 @@ namespace krc {
 
 namespace {
 
-enum class Kind { Symbol, Name, Quoted, Number, End };
+enum class TokenKind { Symbol, Name, Quoted, Number, End };
 
 struct Token {
-  Kind kind;
+  TokenKind kind;
   std::string text;  // the symbol ("{", "->", "..") or the name, quoted text, number
   std::size_t offset;
 };
@@ -66,26 +66,26 @@ class Parser {
     peeked_.reset();
     return t;
   }
-  bool at(const char* symbol) { return peek().kind == Kind::Symbol && peek().text == symbol; }
+  bool at(const char* symbol) { return peek().kind == TokenKind::Symbol && peek().text == symbol; }
   Token expect(const char* symbol, const char* what) {
     Token t = next();
-    if (t.kind != Kind::Symbol || t.text != symbol)
+    if (t.kind != TokenKind::Symbol || t.text != symbol)
       fail(t.offset, std::string("expected '") + symbol + "' " + what + ", found " + shown(t));
     return t;
   }
   static std::string shown(const Token& t) {
-    if (t.kind == Kind::End) return "the end of the file";
+    if (t.kind == TokenKind::End) return "the end of the file";
     return "'" + t.text.substr(0, 40) + "'";
   }
   std::string identifier(const char* what) {
     Token t = next();
-    if (t.kind != Kind::Name)
+    if (t.kind != TokenKind::Name)
       fail(t.offset, std::string("expected ") + what + ", found " + shown(t));
     return t.text;
   }
   std::string string_value(const char* what) {
     Token t = next();
-    if (t.kind != Kind::Name && t.kind != Kind::Quoted && t.kind != Kind::Number)
+    if (t.kind != TokenKind::Name && t.kind != TokenKind::Quoted && t.kind != TokenKind::Number)
       fail(t.offset, std::string("expected ") + what + ", found " + shown(t));
     if (auto problem = frontend::invalid_utf8_problem(t.text, what)) fail(t.offset, *problem);
     return t.text;
@@ -113,20 +113,20 @@ Token Parser::scan() {
     break;
   }
   const std::size_t start = pos_;
-  if (pos_ >= text_.size()) return {Kind::End, "", start};
+  if (pos_ >= text_.size()) return {TokenKind::End, "", start};
   const char c = text_[pos_];
   for (const char* symbol : {"->", "..", "[", "]", "{", "}", ",", "/", "*"})
     if (text_.compare(pos_, std::char_traits<char>::length(symbol), symbol) == 0) {
       pos_ += std::char_traits<char>::length(symbol);
-      return {Kind::Symbol, symbol, start};
+      return {TokenKind::Symbol, symbol, start};
     }
   if (is_name_start(c)) {
     while (pos_ < text_.size() && is_name_char(text_[pos_])) ++pos_;
-    return {Kind::Name, text_.substr(start, pos_ - start), start};
+    return {TokenKind::Name, text_.substr(start, pos_ - start), start};
   }
   if (std::isdigit(static_cast<unsigned char>(c))) {
     while (pos_ < text_.size() && std::isdigit(static_cast<unsigned char>(text_[pos_]))) ++pos_;
-    return {Kind::Number, text_.substr(start, pos_ - start), start};
+    return {TokenKind::Number, text_.substr(start, pos_ - start), start};
   }
   if (c == '"') {
     // TAF.jj: one or more of \" or any character but '"'; \" stands for '"'.
@@ -145,7 +145,7 @@ Token Parser::scan() {
       }
     }
     if (value.empty()) fail(start, "an empty quoted name \"\"");
-    return {Kind::Quoted, value, start};
+    return {TokenKind::Quoted, value, start};
   }
   fail(start, std::string("unexpected character '") + c + "'");
 }
@@ -159,7 +159,8 @@ std::vector<std::string> Parser::collection() {
     const Token r = next();
     expect("]", "after a letter range [a..d]");
     auto lower = [](const Token& t) {
-      return t.kind == Kind::Name && t.text.size() == 1 && t.text[0] >= 'a' && t.text[0] <= 'z';
+      return t.kind == TokenKind::Name && t.text.size() == 1 && t.text[0] >= 'a' &&
+             t.text[0] <= 'z';
     };
     if (!lower(l) || !lower(r)) fail(l.offset, "a letter range is two lower-case letters, [a..d]");
     if (l.text[0] > r.text[0])
@@ -195,13 +196,13 @@ void Parser::state_declaration() {
   if (at("[")) {
     next();
     Token o = next();
-    if (o.kind != Kind::Name)
+    if (o.kind != TokenKind::Name)
       fail(o.offset, "expected a state option (initial, accepting), found " + shown(o));
     opts.emplace_back(o.text, o.offset);
     while (at(",")) {
       next();
       o = next();
-      if (o.kind != Kind::Name) fail(o.offset, "expected a state option, found " + shown(o));
+      if (o.kind != TokenKind::Name) fail(o.offset, "expected a state option, found " + shown(o));
       opts.emplace_back(o.text, o.offset);
     }
     expect("]", "after the state's options");
@@ -227,7 +228,7 @@ void Parser::state_declaration() {
   }
   expect("{", "to open the state's transitions");
   while (!at("}")) {
-    if (peek().kind == Kind::End)
+    if (peek().kind == TokenKind::End)
       fail(peek().offset, "the state '" + id + "' is never closed ('}')");
     transition(q, id);
   }
@@ -287,7 +288,7 @@ void Parser::transition(StateId source, const std::string& source_name) {
 bool Parser::read() {
   const Token kind = next();
   const std::string keyword = frontend::lowercase(kind.text);
-  if (kind.kind != Kind::Name || (keyword != "dfa" && keyword != "mealy"))
+  if (kind.kind != TokenKind::Name || (keyword != "dfa" && keyword != "mealy"))
     fail(kind.offset, "a TAF file begins with 'dfa' or 'mealy', found " + shown(kind));
   mealy_ = keyword == "mealy";
   const std::size_t alphabet_offset = peek().offset;
@@ -296,11 +297,11 @@ bool Parser::read() {
     if (!b_.find_letter(a)) b_.add_letter(a, place(alphabet_offset));
   expect("{", "to open the automaton's states");
   while (!at("}")) {
-    if (peek().kind == Kind::End) fail(peek().offset, "the automaton is never closed ('}')");
+    if (peek().kind == TokenKind::End) fail(peek().offset, "the automaton is never closed ('}')");
     state_declaration();
   }
   next();
-  if (peek().kind != Kind::End) fail(peek().offset, "text after the automaton's closing '}'");
+  if (peek().kind != TokenKind::End) fail(peek().offset, "text after the automaton's closing '}'");
   if (initial_) b_.set_initial(*initial_, place(0));
   for (const auto& [q, accepting] : accepting_)
     if (accepting) b_.add_accepting(q);

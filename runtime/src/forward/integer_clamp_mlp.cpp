@@ -12,10 +12,10 @@ namespace {
 
 constexpr double kExactIntegers = 16777216.0;  // 2^24: float32 holds every integer up to it
 
-bool integral(double v) { return std::isfinite(v) && v == std::nearbyint(v); }
+bool integral_value(double v) { return std::isfinite(v) && v == std::nearbyint(v); }
 
 bool all_integral(const std::vector<double>& values) {
-  return std::all_of(values.begin(), values.end(), integral);
+  return std::all_of(values.begin(), values.end(), integral_value);
 }
 
 // Unit u's input weights as (dim, weight) in ascending dims.

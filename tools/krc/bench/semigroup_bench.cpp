@@ -20,7 +20,7 @@ struct SemigroupBenchArguments {
   bool json = false;
 };
 
-double median_ms(const std::function<void()>& work, int runs) {
+double median_of_runs_ms(const std::function<void()>& work, int runs) {
   std::vector<double> times;
   for (int r = 0; r < std::max(1, runs); ++r) {
     auto start = std::chrono::steady_clock::now();
@@ -54,15 +54,15 @@ int run_semigroup_bench(const SemigroupBenchArguments& a) {
     int runs = first_ms > 2000 ? 1 : a.runs;
     double enumerate_ms =
         runs == 1 ? first_ms
-                  : median_ms(
+                  : median_of_runs_ms(
                         [&] {
                           TransformationSemigroup::generate(automaton, false, std::size_t{1} << 26);
                         },
                         runs);
     bool aperiodic = false;
     std::size_t units = 0;
-    double aperiodic_ms = median_ms([&] { aperiodic = s.is_aperiodic(); }, runs);
-    double units_ms = median_ms([&] { units = s.group_of_units_order(); }, runs);
+    double aperiodic_ms = median_of_runs_ms([&] { aperiodic = s.is_aperiodic(); }, runs);
+    double units_ms = median_of_runs_ms([&] { units = s.group_of_units_order(); }, runs);
     double rate = s.size() / (enumerate_ms / 1000.0);
     results.push_back({{"automaton", automaton.name()},
                        {"states", automaton.state_count()},

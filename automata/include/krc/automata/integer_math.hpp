@@ -13,4 +13,10 @@ constexpr int ceil_log2(std::int64_t n) {
 
 static_assert(ceil_log2(1) == 0 && ceil_log2(2) == 1 && ceil_log2(3) == 2 && ceil_log2(1024) == 10);
 
+// a mod n in [0, n) for n > 0, also for negative a (C++'s % keeps the sign of a): the cell of a
+// walk's level, which steps below 0.
+constexpr int floor_mod(long long a, int n) { return static_cast<int>(((a % n) + n) % n); }
+
+static_assert(floor_mod(-1, 5) == 4 && floor_mod(7, 5) == 2 && floor_mod(-10, 5) == 0);
+
 }  // namespace krc

@@ -44,6 +44,7 @@
 // r a class mod n, V_r = S at the latest visit to class r, D_r = S_t - V_r.
 #include "strategies/kr/clamped_walk.hpp"
 
+#include "krc/automata/integer_math.hpp"
 #include "primitives/exact_attention.hpp"
 #include "primitives/integer_comb.hpp"
 #include "strategies/kr/walk_context.hpp"
@@ -51,8 +52,6 @@
 namespace krc {
 
 namespace {
-
-int mod(long long a, int n) { return static_cast<int>(((a % n) + n) % n); }
 
 std::vector<std::string> class_labels(int n) {
   std::vector<std::string> labels;
@@ -67,7 +66,7 @@ WalkContext::WalkContext(Program& p, const WalkPlan& w)
 
 int WalkContext::virtual_level(int r) const {
   for (int level = -walk.initial; level < walk.cells - walk.initial; ++level)
-    if (mod(level, walk.cells) == r) return level;
+    if (floor_mod(level, walk.cells) == r) return level;
   return 0;
 }
 
@@ -86,7 +85,7 @@ void WalkContext::add_sum_and_residue() {
   comb.name = "walk sum mod " + std::to_string(walk.cells);
   comb.role = Role{RoleKind::WalkResidue};
   add_integer_function(comb, sum_input(), [&](long long m) {
-    return Terms{{residue[mod(m, walk.cells)], 1.0f}};
+    return Terms{{residue[floor_mod(m, walk.cells)], 1.0f}};
   });
   program.add(std::move(comb), "walk residue");
 }

@@ -30,6 +30,7 @@
 //
 // Legend: n cells, M = n - 1, s0 the initial cell, rho S_t's class, r a class, o a class
 // relative to S's (r = S + o mod n).
+#include "krc/automata/integer_math.hpp"
 #include "primitives/exact_attention.hpp"
 #include "strategies/kr/clamped_walk.hpp"
 #include "strategies/kr/walk_context.hpp"
@@ -37,8 +38,6 @@
 namespace krc {
 
 namespace {
-
-int mod(long long a, int n) { return static_cast<int>(((a % n) + n) % n); }
 
 // Layer 1: per letter, the classes it leaves and the direction, as a gated comb over S.
 void add_departure_combs(WalkContext& ctx, const Subspace& flag, const Subspace& up) {
@@ -57,8 +56,8 @@ void add_departure_combs(WalkContext& ctx, const Subspace& flag, const Subspace&
           Terms out;
           for (int o = 0; o < n; ++o) {
             if (dep[o] == 0) continue;
-            out.emplace_back(flag[mod(m + o, n)], 1.0f);
-            if (dep[o] > 0) out.emplace_back(up[mod(m + o, n)], 1.0f);
+            out.emplace_back(flag[floor_mod(m + o, n)], 1.0f);
+            if (dep[o] > 0) out.emplace_back(up[floor_mod(m + o, n)], 1.0f);
           }
           return out;
         },
@@ -96,7 +95,7 @@ void build_departure_walk(WalkContext& ctx) {
   for (int rho = 0; rho < n; ++rho)
     for (int r = 0; r < n; ++r) {
       if (r == rho) continue;
-      const int a = mod(rho - r, n);  // class r is S_t's class minus a: cell >= a if left up
+      const int a = floor_mod(rho - r, n);  // class r is S_t's class minus a: cell >= a if left up
       decode.add_unit({{ctx.residue[rho], 1.0f}, {last_up[r][0], 1.0f}}, -1.0f,
                       {{ctx.cell[a], 1.0f}, {ctx.cell[a - 1], -1.0f}});
     }
