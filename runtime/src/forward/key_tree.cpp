@@ -30,7 +30,6 @@ void KeyTree::Arcs::assign(std::size_t size) {
 // child's arc (every key lies within w_c of m_c, and m_c within angle(m, m_c) of m).
 void KeyTree::parent_arc(int l, int pair, int p) {
   const Arcs& child = arcs_[l - 1];
-  Arcs& node = arcs_[l];
   const std::size_t base = static_cast<std::size_t>(pair) * stride_[l - 1];
   const int c0 = kFan * p, c1 = std::min(count_[l - 1], c0 + kFan);
   double sx = 0, sy = 0, r_max = 0, r_min = std::numeric_limits<double>::infinity();
@@ -54,15 +53,95 @@ void KeyTree::parent_arc(int l, int pair, int p) {
           w, angle_between(sx, sy, child.ux[base + c], child.uy[base + c]) + child.w[base + c]);
     w += kAngleSlack;
   }
-  if (!(w < kPi)) sx = 1, sy = 0, w = kPi;
+  set_arc(l, pair, p, sx, sy, w, r_max, r_min);
+}
+
+// Stores node p's arc; a half-width of pi or more (or none) is the full circle.
+void KeyTree::set_arc(int l, int pair, int p, double ux, double uy, double w, double r_max,
+                      double r_min) {
+  if (!(w < kPi)) ux = 1, uy = 0, w = kPi;
+  Arcs& node = arcs_[l];
   const std::size_t at = static_cast<std::size_t>(pair) * stride_[l] + p;
-  node.ux[at] = sx;
-  node.uy[at] = sy;
+  node.ux[at] = ux;
+  node.uy[at] = uy;
   node.w[at] = w;
   node.cos_w[at] = w < kPi ? std::cos(w) : -1.0;
   node.sin_w[at] = w < kPi ? std::sin(w) : 0.0;
   node.r_max[at] = r_max;
   node.r_min[at] = r_min;
+}
+
+// Every level's nodes for qd dims and count[l] nodes of level l, zeroed.
+void KeyTree::reshape(int qd, std::vector<int> count) {
+  qd_ = qd;
+  count_ = std::move(count);
+  const int levels = static_cast<int>(count_.size());
+  stride_.assign(levels, 0);
+  leaf_keys_.assign(levels, kLeaf);
+  lo_.assign(levels, {});
+  hi_.assign(levels, {});
+  arcs_.assign(levels, {});
+  for (int l = 0; l < levels; ++l) {
+    // Room for the kFan children of every parent, so that bounds load whole vectors.
+    stride_[l] = l + 1 < levels ? kFan * count_[l + 1] : kFan;
+    if (l > 0) leaf_keys_[l] = kFan * leaf_keys_[l - 1];
+    lo_[l].assign(static_cast<std::size_t>(qd) * stride_[l], 0.0);
+    hi_[l].assign(static_cast<std::size_t>(qd) * stride_[l], 0.0);
+    arcs_[l].assign(pair_dim_.size() * stride_[l]);
+  }
+}
+
+// The pairs: dims k, k + 1 on which every key has one nonzero radius (taken in order).
+template <typename S>
+void KeyTree::choose_pairs(
+    const Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>& kt, int n) {
+  const int qd = static_cast<int>(kt.rows());
+  pair_dim_.clear();
+  single_dim_.clear();
+  for (int k = 0; k < qd; ++k) {
+    bool pair = k + 1 < qd;
+    if (pair) {
+      const S* x = kt.row(k).data();
+      const S* y = kt.row(k + 1).data();
+      const double r0 = double(x[0]) * x[0] + double(y[0]) * y[0];
+      pair = r0 > 0 && std::isfinite(r0);
+      for (int j = 1; pair && j < n; ++j)
+        pair = std::abs(double(x[j]) * x[j] + double(y[j]) * y[j] - r0) <= kSameRadius * r0;
+    }
+    if (pair)
+      pair_dim_.push_back(k++);
+    else
+      single_dim_.push_back(k);
+  }
+}
+
+// Leaf p's arc on a pair: its keys' mean direction, and the widest angle from it (keys at the
+// origin have no direction; they score 0 on the pair, which r_min = 0 allows).
+template <typename S>
+void KeyTree::leaf_arc(const Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>& kt,
+                       int pair, int p, int begin, int end) {
+  const S* x = kt.row(pair_dim_[pair]).data();
+  const S* y = kt.row(pair_dim_[pair] + 1).data();
+  double sx = 0, sy = 0, r_max = 0, r_min = std::numeric_limits<double>::infinity();
+  for (int j = begin; j < end; ++j) {
+    const double r = std::hypot(double(x[j]), double(y[j]));
+    // A key that is not a number makes the arc's bound no number, and the box decides.
+    r_max = std::isnan(r) ? std::numeric_limits<double>::quiet_NaN() : std::max(r_max, r);
+    r_min = std::min(r_min, r);
+    if (r > 0) sx += x[j] / r, sy += y[j] / r;
+  }
+  const double length = std::hypot(sx, sy);
+  double w = kPi;
+  if (std::isfinite(r_max) && length > 1e-6 * (end - begin)) {
+    sx /= length;
+    sy /= length;
+    w = 0;
+    for (int j = begin; j < end; ++j)
+      if (const double r = std::hypot(double(x[j]), double(y[j])); r > 0)
+        w = std::max(w, angle_between(sx, sy, x[j] / r, y[j] / r));
+    w += kAngleSlack;
+  }
+  set_arc(0, pair, p, sx, sy, w, r_max, r_min);
 }
 
 template <typename S>
@@ -72,40 +151,8 @@ void KeyTree::build(const Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic, Eigen
   std::vector<int> count{(n + kLeaf - 1) / kLeaf};
   while (count.back() > 1) count.push_back((count.back() + kFan - 1) / kFan);
   if (qd != qd_ || count != count_) {  // a new shape: every node anew
-    qd_ = qd;
-    count_ = count;
-    const int levels = static_cast<int>(count.size());
-    // The pairs: dims k, k + 1 on which every key has one nonzero radius (taken in order).
-    pair_dim_.clear();
-    single_dim_.clear();
-    for (int k = 0; k < qd; ++k) {
-      bool pair = k + 1 < qd;
-      if (pair) {
-        const S* x = kt.row(k).data();
-        const S* y = kt.row(k + 1).data();
-        const double r0 = double(x[0]) * x[0] + double(y[0]) * y[0];
-        pair = r0 > 0 && std::isfinite(r0);
-        for (int j = 1; pair && j < n; ++j)
-          pair = std::abs(double(x[j]) * x[j] + double(y[j]) * y[j] - r0) <= kSameRadius * r0;
-      }
-      if (pair)
-        pair_dim_.push_back(k++);
-      else
-        single_dim_.push_back(k);
-    }
-    stride_.assign(levels, 0);
-    leaf_keys_.assign(levels, kLeaf);
-    lo_.assign(levels, {});
-    hi_.assign(levels, {});
-    arcs_.assign(levels, {});
-    for (int l = 0; l < levels; ++l) {
-      // Room for the kFan children of every parent, so that bounds load whole vectors.
-      stride_[l] = l + 1 < levels ? kFan * count[l + 1] : kFan;
-      if (l > 0) leaf_keys_[l] = kFan * leaf_keys_[l - 1];
-      lo_[l].assign(static_cast<std::size_t>(qd) * stride_[l], 0.0);
-      hi_[l].assign(static_cast<std::size_t>(qd) * stride_[l], 0.0);
-      arcs_[l].assign(pair_dim_.size() * stride_[l]);
-    }
+    choose_pairs(kt, n);
+    reshape(qd, std::move(count));
     from = 0;
   }
   keys_ = n;
@@ -122,41 +169,8 @@ void KeyTree::build(const Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic, Eigen
       lo_[0][static_cast<std::size_t>(k) * stride_[0] + p] = lo;
       hi_[0][static_cast<std::size_t>(k) * stride_[0] + p] = hi;
     }
-    // A leaf's arc: its keys' mean direction, and the widest angle from it (keys at the origin
-    // have no direction; they score 0 on the pair, which r_min = 0 allows).
-    for (std::size_t pair = 0; pair < pair_dim_.size(); ++pair) {
-      const S* x = kt.row(pair_dim_[pair]).data();
-      const S* y = kt.row(pair_dim_[pair] + 1).data();
-      double sx = 0, sy = 0, r_max = 0, r_min = std::numeric_limits<double>::infinity();
-      for (int j = begin; j < end; ++j) {
-        const double r = std::hypot(double(x[j]), double(y[j]));
-        // A key that is not a number makes the arc's bound no number, and the box decides.
-        r_max = std::isnan(r) ? std::numeric_limits<double>::quiet_NaN() : std::max(r_max, r);
-        r_min = std::min(r_min, r);
-        if (r > 0) sx += x[j] / r, sy += y[j] / r;
-      }
-      const double length = std::hypot(sx, sy);
-      double w = kPi;
-      if (std::isfinite(r_max) && length > 1e-6 * (end - begin)) {
-        sx /= length;
-        sy /= length;
-        w = 0;
-        for (int j = begin; j < end; ++j)
-          if (const double r = std::hypot(double(x[j]), double(y[j])); r > 0)
-            w = std::max(w, angle_between(sx, sy, x[j] / r, y[j] / r));
-        w += kAngleSlack;
-      }
-      if (!(w < kPi)) sx = 1, sy = 0, w = kPi;
-      Arcs& a = arcs_[0];
-      const std::size_t at = pair * stride_[0] + p;
-      a.ux[at] = sx;
-      a.uy[at] = sy;
-      a.w[at] = w;
-      a.cos_w[at] = w < kPi ? std::cos(w) : -1.0;
-      a.sin_w[at] = w < kPi ? std::sin(w) : 0.0;
-      a.r_max[at] = r_max;
-      a.r_min[at] = r_min;
-    }
+    for (std::size_t pair = 0; pair < pair_dim_.size(); ++pair)
+      leaf_arc(kt, static_cast<int>(pair), p, begin, end);
   }
   for (std::size_t l = 1; l < count_.size(); ++l) {
     first /= kFan;

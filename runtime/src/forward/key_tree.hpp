@@ -86,7 +86,15 @@ class KeyTree {
     std::vector<double> ux, uy, w, cos_w, sin_w, r_max, r_min;
     void assign(std::size_t size);
   };
+  void reshape(int qd, std::vector<int> count);
+  template <typename S>
+  void choose_pairs(const Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>& kt,
+                    int n);
+  template <typename S>
+  void leaf_arc(const Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>& kt,
+                int pair, int p, int begin, int end);
   void parent_arc(int l, int pair, int p);
+  void set_arc(int l, int pair, int p, double ux, double uy, double w, double r_max, double r_min);
 
   int qd_ = 0, keys_ = 0;
   std::vector<int> count_, stride_, leaf_keys_;  // per level: nodes, padded width, keys per node
