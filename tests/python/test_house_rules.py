@@ -23,11 +23,9 @@ KNOWN_LONG_CPP = {
     ("tools/front_door/output_file.cpp", "void write_output_directory("): 72,
     ("tools/front_door/suite.cpp", "Model build_model("): 95,
     ("tools/front_door/suite.cpp", "SuiteResult build_suite("): 88,
-    ("tools/krc/bench/bench_command.cpp", "int run_decompose_bench("): 66,
     ("tools/krc/bench/bench_forward.cpp", "Network synthetic_scan_network("): 75,
     ("tools/krc/bench/bench_forward.cpp", "int run_forward_bench("): 75,
     ("tools/krc/compile_command.cpp", "const RegisterCommand compile_registration{"): 94,
-    ("tools/krc/decompose_command.cpp", "const RegisterCommand decompose_registration{"): 61,
     ("tools/krc/suite_command.cpp", "const RegisterCommand suite_registration{"): 75,
 }
 

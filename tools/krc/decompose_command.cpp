@@ -89,6 +89,35 @@ int run_decompose(const DecomposeArguments& a) {
   return 0;
 }
 
+// The bounds of the decomposition's phases (images, tables, the semigroup, the drawing).
+void add_limit_options(CLI::App& sub, DecomposeArguments& a) {
+  sub.add_option("--max-images", a.max_images, "Limit on the images of the state set")
+      ->check(integer_in(1, 1LL << 62))
+      ->capture_default_str();
+  sub.add_option("--max-image-memory", a.max_image_mib,
+                 "Limit on the memory the images take, in MiB (sets of many states reach "
+                 "it before --max-images)")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 24))
+      ->capture_default_str();
+  sub.add_option("--max-tuples", a.max_tuples,
+                 "Limit on the reachable coordinate tuples of the action tables")
+      ->check(integer_in(1, 1LL << 62))
+      ->capture_default_str();
+  sub.add_option("--max-table-cells", a.max_table_cells,
+                 "Limit on the integers the action tables hold (many levels reach it before "
+                 "--max-tuples)")
+      ->check(integer_in(1, 1LL << 62))
+      ->capture_default_str();
+  sub.add_option("--max-elements", a.max_elements,
+                 "Enumerate the transformation semigroup (for its size) up to this many elements")
+      ->capture_default_str()
+      ->check(integer_in(1, 1LL << 32));
+  sub.add_option("--max-drawn-sets", a.max_drawn_sets,
+                 "With --format dot: limit on the sets of the skeleton to draw")
+      ->check(integer_in(1, 1LL << 32))
+      ->capture_default_str();
+}
+
 const RegisterCommand decompose_registration{
     {"decompose", "Krohn-Rhodes (holonomy) decomposition: levels, holonomy groups, skeleton", 40,
      [](CLI::App& sub) -> std::function<int()> {
@@ -111,32 +140,7 @@ const RegisterCommand decompose_registration{
        add_automaton_input_options(sub, a->load, file);
        sub.add_flag("--no-tables", a->no_tables,
                     "Skip the complete action tables (skeleton and groups only)");
-       sub.add_option("--max-images", a->max_images, "Limit on the images of the state set")
-           ->check(integer_in(1, 1LL << 62))
-           ->capture_default_str();
-       sub.add_option("--max-image-memory", a->max_image_mib,
-                      "Limit on the memory the images take, in MiB (sets of many states reach "
-                      "it before --max-images)")
-           ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 24))
-           ->capture_default_str();
-       sub.add_option("--max-tuples", a->max_tuples,
-                      "Limit on the reachable coordinate tuples of the action tables")
-           ->check(integer_in(1, 1LL << 62))
-           ->capture_default_str();
-       sub.add_option("--max-table-cells", a->max_table_cells,
-                      "Limit on the integers the action tables hold (many levels reach it before "
-                      "--max-tuples)")
-           ->check(integer_in(1, 1LL << 62))
-           ->capture_default_str();
-       sub.add_option(
-              "--max-elements", a->max_elements,
-              "Enumerate the transformation semigroup (for its size) up to this many elements")
-           ->capture_default_str()
-           ->check(integer_in(1, 1LL << 32));
-       sub.add_option("--max-drawn-sets", a->max_drawn_sets,
-                      "With --format dot: limit on the sets of the skeleton to draw")
-           ->check(integer_in(1, 1LL << 32))
-           ->capture_default_str();
+       add_limit_options(sub, *a);
        sub.add_flag("--draw", a->draw,
                     "Draw the levels instead (-o levels.svg, .png, or .dot for the Graphviz "
                     "graph): level 1 on top, one box per component with its tiles, class, "

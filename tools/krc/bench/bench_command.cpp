@@ -109,25 +109,31 @@ std::string milliseconds(double ms) {
   return s.str();
 }
 
-int run_decompose_bench(const DecomposeBenchArguments& a) {
+// The full transformation monoids 5..max_n from the zoo, then SgpDec's other automata from the
+// reference directory, whose timings go into `sgpdec` (left empty when there is none).
+std::vector<Automaton> decompose_bench_automata(int max_n, const fs::path& reference,
+                                                nlohmann::json& sgpdec) {
   std::vector<Automaton> automata;
-  for (int n = 5; n <= a.max_n; ++n) automata.push_back(zoo_automaton("full_transformations", n));
-  const fs::path reference = find_reference(a.reference);
-  nlohmann::json sgpdec = nlohmann::json::object();
-  if (!reference.empty()) {
-    sgpdec = nlohmann::json::parse(read_file(reference / "sgpdec_holonomy.json"));
-    for (const auto& [name, _] : sgpdec.items()) {
-      if (name.rfind("full_transformations_", 0) == 0)
-        continue;  // already in the list from the zoo
-      fs::path file = reference / "automata" / (name + ".json");
-      automata.push_back(
-          automaton_from_json(nlohmann::json::parse(read_file(file)), file.string()));
-    }
-  } else {
+  for (int n = 5; n <= max_n; ++n) automata.push_back(zoo_automaton("full_transformations", n));
+  sgpdec = nlohmann::json::object();
+  if (reference.empty()) {
     std::cerr << "krc: bench: no tests/reference directory found (--reference DIR); SgpDec figures "
                  "left out\n";
+    return automata;
   }
+  sgpdec = nlohmann::json::parse(read_file(reference / "sgpdec_holonomy.json"));
+  for (const auto& [name, _] : sgpdec.items()) {
+    if (name.rfind("full_transformations_", 0) == 0) continue;  // already in the list from the zoo
+    fs::path file = reference / "automata" / (name + ".json");
+    automata.push_back(automaton_from_json(nlohmann::json::parse(read_file(file)), file.string()));
+  }
+  return automata;
+}
 
+int run_decompose_bench(const DecomposeBenchArguments& a) {
+  const fs::path reference = find_reference(a.reference);
+  nlohmann::json sgpdec;
+  const std::vector<Automaton> automata = decompose_bench_automata(a.max_n, reference, sgpdec);
   nlohmann::json results = nlohmann::json::array();
   std::printf("%-24s %6s %7s %6s %9s %12s %12s %12s %12s %8s\n", "automaton", "states", "images",
               "levels", "tuples", "skel+groups", "+tables", "SgpDec s+g", "SgpDec +casc",
