@@ -125,7 +125,8 @@ void KeyTree::leaf_arc(const Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic, Ei
   double sx = 0, sy = 0, r_max = 0, r_min = std::numeric_limits<double>::infinity();
   for (int j = begin; j < end; ++j) {
     const double r = std::hypot(double(x[j]), double(y[j]));
-    // A key that is not a number makes the arc's bound no number, and the box decides.
+    // A key that is not a number makes the arc's bound no number: child_bounds then gives no
+    // bound (infinity), and the node is never pruned.
     r_max = std::isnan(r) ? std::numeric_limits<double>::quiet_NaN() : std::max(r_max, r);
     r_min = std::min(r_min, r);
     if (r > 0) sx += x[j] / r, sy += y[j] / r;
