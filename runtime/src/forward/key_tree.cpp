@@ -20,6 +20,26 @@ constexpr double kSameRadius = 1e-5;
 double angle_between(double x0, double y0, double x1, double y1) {
   return std::acos(std::clamp(x0 * x1 + y0 * y1, -1.0, 1.0));
 }
+
+// An arc that holds `count` directions (ux, uy), each widened by widen[i] (a leaf's keys: 0; a
+// node's children: their half-widths): their mean direction m and the widest angle from it, as
+// every direction lies within angle(m, u_i) + widen_i of m. The full circle (w = pi) where a part
+// is full already or the directions cancel (a mean shorter than min_length).
+struct Arc {
+  double ux = 1, uy = 0, w = kPi;
+};
+Arc fit_arc(const double* ux, const double* uy, const double* widen, int count, double min_length,
+            bool full) {
+  double sx = 0, sy = 0;
+  for (int i = 0; i < count; ++i) sx += ux[i], sy += uy[i];
+  const double length = std::hypot(sx, sy);
+  if (full || !(length > min_length)) return {};
+  Arc arc{sx / length, sy / length, 0.0};
+  for (int i = 0; i < count; ++i)
+    arc.w = std::max(arc.w, angle_between(arc.ux, arc.uy, ux[i], uy[i]) + widen[i]);
+  arc.w += kAngleSlack;
+  return arc;
+}
 }  // namespace
 
 void KeyTree::Arcs::assign(std::size_t size) {
@@ -30,30 +50,19 @@ void KeyTree::Arcs::assign(std::size_t size) {
 // child's arc (every key lies within w_c of m_c, and m_c within angle(m, m_c) of m).
 void KeyTree::parent_arc(int l, int pair, int p) {
   const Arcs& child = arcs_[l - 1];
-  const std::size_t base = static_cast<std::size_t>(pair) * stride_[l - 1];
-  const int c0 = kFan * p, c1 = std::min(count_[l - 1], c0 + kFan);
-  double sx = 0, sy = 0, r_max = 0, r_min = std::numeric_limits<double>::infinity();
+  const std::size_t base = static_cast<std::size_t>(pair) * stride_[l - 1] + kFan * p;
+  const int count = std::min(count_[l - 1] - kFan * p, kFan);
+  double r_max = 0, r_min = std::numeric_limits<double>::infinity();
   bool full = false;
-  for (int c = c0; c < c1; ++c) {
-    sx += child.ux[base + c];
-    sy += child.uy[base + c];
+  for (int c = 0; c < count; ++c) {
     r_max = std::isnan(child.r_max[base + c]) ? child.r_max[base + c]
                                               : std::max(r_max, child.r_max[base + c]);
     r_min = std::min(r_min, child.r_min[base + c]);
     full = full || !(child.w[base + c] < kPi);
   }
-  const double length = std::hypot(sx, sy);
-  double w = kPi;
-  if (!full && length > 1e-6 * (c1 - c0)) {
-    sx /= length;
-    sy /= length;
-    w = 0;
-    for (int c = c0; c < c1; ++c)
-      w = std::max(
-          w, angle_between(sx, sy, child.ux[base + c], child.uy[base + c]) + child.w[base + c]);
-    w += kAngleSlack;
-  }
-  set_arc(l, pair, p, sx, sy, w, r_max, r_min);
+  const Arc arc =
+      fit_arc(&child.ux[base], &child.uy[base], &child.w[base], count, 1e-6 * count, full);
+  set_arc(l, pair, p, arc.ux, arc.uy, arc.w, r_max, r_min);
 }
 
 // Stores node p's arc; a half-width of pi or more (or none) is the full circle.
@@ -122,27 +131,19 @@ void KeyTree::leaf_arc(const Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic, Ei
                        int pair, int p, int begin, int end) {
   const S* x = kt.row(pair_dim_[pair]).data();
   const S* y = kt.row(pair_dim_[pair] + 1).data();
-  double sx = 0, sy = 0, r_max = 0, r_min = std::numeric_limits<double>::infinity();
+  double ux[kLeaf], uy[kLeaf], widen[kLeaf] = {};
+  double r_max = 0, r_min = std::numeric_limits<double>::infinity();
+  int count = 0;  // the keys with a direction
   for (int j = begin; j < end; ++j) {
     const double r = std::hypot(double(x[j]), double(y[j]));
     // A key that is not a number makes the arc's bound no number: child_bounds then gives no
     // bound (infinity), and the node is never pruned.
     r_max = std::isnan(r) ? std::numeric_limits<double>::quiet_NaN() : std::max(r_max, r);
     r_min = std::min(r_min, r);
-    if (r > 0) sx += x[j] / r, sy += y[j] / r;
+    if (r > 0) ux[count] = x[j] / r, uy[count++] = y[j] / r;
   }
-  const double length = std::hypot(sx, sy);
-  double w = kPi;
-  if (std::isfinite(r_max) && length > 1e-6 * (end - begin)) {
-    sx /= length;
-    sy /= length;
-    w = 0;
-    for (int j = begin; j < end; ++j)
-      if (const double r = std::hypot(double(x[j]), double(y[j])); r > 0)
-        w = std::max(w, angle_between(sx, sy, x[j] / r, y[j] / r));
-    w += kAngleSlack;
-  }
-  set_arc(0, pair, p, sx, sy, w, r_max, r_min);
+  const Arc arc = fit_arc(ux, uy, widen, count, 1e-6 * (end - begin), !std::isfinite(r_max));
+  set_arc(0, pair, p, arc.ux, arc.uy, arc.w, r_max, r_min);
 }
 
 template <typename S>
@@ -204,6 +205,9 @@ KeyTree::Query::Query(const KeyTree& tree, const double* q, int qd, double scale
     : positive_(qd), negative_(qd), scale_(std::abs(scale)), last_(last) {
   // scale (q . k) = |scale| (sign(scale) q . k): bound the dot of the sign-adjusted query.
   const double sign = scale < 0 ? -1.0 : 1.0;
+  norm_.reserve(tree.pair_dim_.size());
+  x_.reserve(tree.pair_dim_.size());
+  y_.reserve(tree.pair_dim_.size());
   for (int k : tree.pair_dim_) {
     const double x = sign * q[k], y = sign * q[k + 1], norm = std::hypot(x, y);
     norm_.push_back(norm);
