@@ -291,6 +291,22 @@ TransformationSemigroup::ElementId TransformationSemigroup::multiply(ElementId i
   return *found;
 }
 
+std::vector<TransformationSemigroup::ElementId> TransformationSemigroup::multiply_row(
+    ElementId i) const {
+  // Elements are numbered in BFS order, so a parent's product is known before its children's.
+  std::vector<ElementId> row(size());
+  for (std::size_t j = 0; j < row.size(); ++j) {
+    const LetterId a = parent_letter_[j];
+    if (a == kNoLetter) {  // the adjoined identity
+      row[j] = i;
+      continue;
+    }
+    const ElementId base = parent_[j] == kNoParent ? i : row[parent_[j]];
+    row[j] = right_multiply(base, a);
+  }
+  return row;
+}
+
 std::vector<LetterId> TransformationSemigroup::shortest_word(ElementId i) const {
   std::vector<LetterId> word;
   for (ElementId e = i; e != kNoParent; e = parent_.at(e))

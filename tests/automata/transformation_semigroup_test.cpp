@@ -167,6 +167,23 @@ TEST_CASE("multiplication composes transformations and is associative") {
   }
 }
 
+TEST_CASE("a row of the multiplication table composes the transformations") {
+  // The oracle is composition itself, not multiply(): the row walks the BFS tree instead.
+  std::mt19937_64 rng(2026);
+  for (int trial = 0; trial < 40; ++trial) {
+    Automaton a = test::random_automaton(rng, 5, 3);
+    for (bool with_identity : {false, true}) {
+      auto s = TransformationSemigroup::generate(a, with_identity);
+      for (ElementId x = 0; x < s.size(); ++x) {
+        const auto row = s.multiply_row(x);
+        REQUIRE(row.size() == s.size());
+        for (ElementId y = 0; y < s.size(); ++y)
+          CHECK(s.element(row[y]) == compose(s.element(x), s.element(y)));
+      }
+    }
+  }
+}
+
 TEST_CASE("the Cayley graph, letter elements and shortest words agree with running the automaton") {
   std::mt19937_64 rng(3);
   for (int trial = 0; trial < 60; ++trial) {

@@ -232,3 +232,42 @@ def test_exporting_stops_at_the_budget(krc_command, big_network, tmp_path):
     status, err, peak = run_limited(krc_command, "export", big_network, "-o", out, "--max-bytes",
                                     10 ** 11)
     check_refused(status, err, peak, "exporting the dense TransformerLens file", out)
+
+
+def bushy_tree_json(states, letters, seed):
+    """A tree grown one state at a time at a random free (state, letter) slot: bushier and
+    shallower than prefix_tree's words, and 30% of its states accepting. Completed, its monoid
+    has thousands of elements over some 2,000 states."""
+    rng = random.Random(seed)
+    alphabet = [chr(ord("a") + i) for i in range(letters)]
+    transitions = {a: [None] * states for a in alphabet}
+    free = [(0, a) for a in alphabet]
+    for child in range(1, states):
+        i = rng.randrange(len(free))
+        (parent, a), free[i] = free[i], free[-1]
+        free.pop()
+        transitions[a][parent] = child
+        free += [(child, b) for b in alphabet]
+    accepting = [q for q in range(states) if rng.random() < 0.3]
+    return json.dumps({"name": "bushy_%d" % states, "states": [str(q) for q in range(states)],
+                       "alphabet": alphabet, "initial": 0, "accepting": accepting,
+                       "transitions": transitions})
+
+
+def test_a_wide_prefix_tree_is_refused_quickly_at_4g(krc_command, tmp_path):
+    # Issue 31's case at its own budget: a 10,539-state partial tree over 20 letters,
+    # `--complete --max-memory 4G`. Its monoid (some 19,000 elements over 2,172 states) fits a
+    # 4 GiB table, and the element form's product table used to compose every pair of elements
+    # (m^2 compositions of n states: more than 10 minutes). It is now walked along the BFS tree:
+    # seconds. The timeout is the test: the refusal (every form over the unit limit) must come
+    # within it, exit 2, inside the budget.
+    path = write(tmp_path, "bushy.json", bushy_tree_json(10539, 20, 7))
+    out = str(tmp_path / "bushy.safetensors")
+    budget = 4 << 30
+    status, err, peak = run_limited(krc_command, "compile", path, "--complete", "-o", out,
+                                    budget=budget, address_space=budget + 512 * MIB, timeout=240)
+    assert status == 2, err
+    assert "krc: error: %s: no strategy fits: scan: a parallel-prefix step over" % path in err, err
+    assert "out of memory" not in err, err
+    assert peak < budget + BASELINE
+    assert not os.path.exists(out)

@@ -63,6 +63,11 @@ class TransformationSemigroup {
   }
   // element(i) * element(j): first i, then j.
   ElementId multiply(ElementId i, ElementId j) const;
+  // Row i of the multiplication table: element(i) * element(j) for every j, walked along the
+  // BFS tree (j = parent(j) * letter), so a row costs size() lookups in the Cayley graph instead
+  // of size() compositions of degree() states and as many hash probes. A 10,539-state
+  // prefix-tree acceptor's 3,000-element monoid took minutes the other way.
+  std::vector<ElementId> multiply_row(ElementId i) const;
   // A shortest word whose element is i (empty only for the adjoined identity), from the BFS tree.
   std::vector<LetterId> shortest_word(ElementId i) const;
 

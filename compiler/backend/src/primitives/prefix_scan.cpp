@@ -64,11 +64,11 @@ MonoidTable monoid_table(const TransformationSemigroup& monoid, const PrefixScan
   }
   for (std::size_t s = 0; s < spec.symbols.size(); ++s)
     t.symbol_element.push_back(static_cast<int>(monoid.letter_element(static_cast<LetterId>(s))));
-  t.product.assign(m, std::vector<int>(m));
-  for (int a = 0; a < m; ++a)
-    for (int b = 0; b < m; ++b)
-      t.product[a][b] =
-          static_cast<int>(monoid.multiply(static_cast<ElementId>(a), static_cast<ElementId>(b)));
+  t.product.reserve(m);
+  for (int a = 0; a < m; ++a) {
+    const auto row = monoid.multiply_row(static_cast<ElementId>(a));
+    t.product.emplace_back(row.begin(), row.end());
+  }
   return t;
 }
 
