@@ -15,6 +15,7 @@
 #include "chamber.hpp"
 #include "krc/automata/integer_math.hpp"
 #include "krc/automata/memory_budget.hpp"
+#include "krc/runtime/forward.hpp"
 #include "primitives/attention_heads.hpp"
 #include "primitives/integer_compose.hpp"
 
@@ -406,6 +407,65 @@ TEST_CASE(
       }
     }
   }
+}
+
+// The digit form (issue 31: fewer units than binary coordinates in bf16 and fp16): the bits, and
+// f(q) as digits of base B (here 4, so that small n have several digits, and 256 and 2048).
+// Every residual value at every position is an integer: bits in {-1, 0, 1}, digits in [0, B).
+// The logits decode by a margin of 2 as in the binary form, in float64 and in krc's bf16 and
+// fp16 arithmetics (every stored tensor rounded to the format), and the compose MLPs have n^2 r
+// units where binary coordinates have n^2 b.
+TEST_CASE("primitives: a digit-coordinate scan holds small integers, right in bf16 and fp16") {
+  std::mt19937_64 rng(12);
+  for (int base : {4, 256, 2048})
+    for (int n : {1, 2, 3, 5, 8, 9, 17, 40}) {
+      CAPTURE(base);
+      CAPTURE(n);
+      PrefixScanSpec spec = random_binary_spec(rng, n);
+      spec.max_digit_base = base;
+      const int b = std::max(1, ceil_log2(n)), steps = 6;  // max-len 40
+      int per_digit = 1;
+      while ((2 << per_digit) <= base) ++per_digit;
+      const int r = (b + per_digit - 1) / per_digit;
+      ScanChoice choice;
+      choice.plan = {ScanForm::DigitCoordinates, n, 0, steps, n * n * r};
+      const Network net = scan_network(spec, choice, 40);
+      CHECK(net.layers.size() == static_cast<std::size_t>(2 * steps - 1));
+      int compose_units = 0;
+      for (const auto& layer : net.layers)
+        if (layer.mlp) compose_units = std::max(compose_units, layer.mlp->hidden());
+      // The compose MLP (n^2 r, the old digits, the fetched bits and a constant) or the
+      // conversion (at most n r B, and the old bits).
+      CHECK(compose_units <=
+            std::max(n * n * r + n * r + n * b + 1, n * r * (1 << per_digit) + n * b));
+      for (int trial = 0; trial < 3; ++trial) {
+        const auto word = random_word(rng, 40);
+        const Eigen::MatrixXd x = test::naive_residual(net, word);
+        for (Eigen::Index i = 0; i < x.size(); ++i) {
+          const double v = x.data()[i];
+          REQUIRE(v == std::round(v));
+          REQUIRE(std::abs(v) < std::max(base, 64));  // digits, bits, position codes
+        }
+        const Eigen::MatrixXd logits = test::naive_logits(net, word);
+        const Eigen::MatrixXd bf16 =
+            ForwardPass(net, {AttentionKind::Softmax, Arithmetic::BFloat16, 1}).run(word);
+        const Eigen::MatrixXd fp16 =
+            ForwardPass(net, {AttentionKind::Softmax, Arithmetic::Float16, 1}).run(word);
+        StateId q = spec.initial;
+        for (int t = 0; t <= 40; ++t) {
+          CAPTURE(t);
+          if (t > 0) q = spec.symbols[word[t - 1]][q];
+          CHECK(logits(t, q) == b);
+          for (const Eigen::MatrixXd* m : {&bf16, &fp16}) CHECK((*m)(t, q) == b);
+          for (int v = 0; v < n; ++v)
+            if (v != static_cast<int>(q)) {
+              CHECK(logits(t, v) <= b - 2);
+              if (base <= 256) CHECK(bf16(t, v) <= b - 2);
+              CHECK(fp16(t, v) <= b - 2);
+            }
+        }
+      }
+    }
 }
 
 // Under binary_form the planner compares dense sizes: a small monoid keeps the element form,

@@ -11,7 +11,8 @@ constexpr NameTable<Strategy> kStrategyNames{"strategy", {"auto", "scan", "kr", 
 constexpr NameTable<Norm> kNormNames{"norm", {"none", "layernorm"}};
 constexpr NameTable<ScanForm> kScanFormNames{
     "scan form",
-    {"element one-hot", "state-map one-hot", "integer coordinates", "binary coordinates"}};
+    {"element one-hot", "state-map one-hot", "integer coordinates", "binary coordinates",
+     "digit coordinates"}};
 constexpr NameTable<LevelMode> kLevelModeNames{"level mode",
                                                {"constant", "memory", "counters", "scan"}};
 constexpr NameTable<CascadeForm> kCascadeFormNames{"cascade form",

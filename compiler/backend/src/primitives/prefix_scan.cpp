@@ -100,9 +100,10 @@ void check_units(const PrefixScanSpec& spec, const ScanPlan& plan) {
 // network: without it a 1,000-state model in bf16 (10 M units a step) was killed by the kernel
 // while its operations were written. The plan itself stays a pure decision.
 void check_scan_memory(const PrefixScanSpec& spec, const ScanPlan& plan) {
-  const std::uint64_t per_unit = plan.form == ScanForm::BinaryCoordinates
-                                     ? static_cast<std::uint64_t>(binary_bits(plan.set_size)) + 2
-                                     : 3;
+  const bool coded =
+      plan.form == ScanForm::BinaryCoordinates || plan.form == ScanForm::DigitCoordinates;
+  const std::uint64_t per_unit =
+      coded ? static_cast<std::uint64_t>(binary_bits(plan.set_size)) + 2 : 3;
   const std::uint64_t entries =
       static_cast<std::uint64_t>(plan.units) * static_cast<std::uint64_t>(plan.steps) * per_unit;
   const std::string what = spec.name + ": the parallel prefix over " +
@@ -118,8 +119,7 @@ void check_scan_memory(const PrefixScanSpec& spec, const ScanPlan& plan) {
   // alone, 13.4 GiB, fit) before it stopped. The bound counts the full steps but the last (the
   // binary and state-map forms' steps all have plan.units units; the element and integer
   // forms' only the widest is known: one step), one output per unit, no heads, no residual.
-  const bool uniform =
-      plan.form == ScanForm::BinaryCoordinates || plan.form == ScanForm::StateMapOneHot;
+  const bool uniform = coded || plan.form == ScanForm::StateMapOneHot;
   NetworkShape shape;
   for (int step = 0; step < (uniform ? plan.steps - 1 : std::min(plan.steps, 1)); ++step) {
     LayerSize layer;
@@ -312,6 +312,7 @@ PrefixScan::PrefixScan(Features& features, PrefixScanSpec spec, const ScanChoice
       for (int q = 0; q < n_; ++q) labels.push_back("f(" + spec_.set_labels[q] + ")+1");
       break;
     case ScanForm::BinaryCoordinates:
+    case ScanForm::DigitCoordinates:
       for (int q = 0; q < n_; ++q)
         for (int i = 0; i < bits_; ++i)
           labels.push_back("f(" + spec_.set_labels[q] + "):bit" + std::to_string(i));
@@ -319,6 +320,18 @@ PrefixScan::PrefixScan(Features& features, PrefixScanSpec spec, const ScanChoice
   }
   prefix_ = layout.allocate(spec_.name + " prefix", labels, role(RoleKind::ScanPrefix));
   fetched_ = layout.allocate(spec_.name + " fetched", labels, role(RoleKind::ScanFetch));
+  if (form_ == ScanForm::DigitCoordinates) {
+    // r digits of at most log2(max_digit_base) bits each, as few as hold the b bits.
+    int most = 1;
+    while ((2 << most) <= spec_.max_digit_base) ++most;
+    digits_per_state_ = (bits_ + most - 1) / most;
+    digit_bits_ = (bits_ + digits_per_state_ - 1) / digits_per_state_;
+    std::vector<std::string> digit_labels;
+    for (int q = 0; q < n_; ++q)
+      for (int r = 0; r < digits_per_state_; ++r)
+        digit_labels.push_back("f(" + spec_.set_labels[q] + "):digit" + std::to_string(r));
+    digits_ = layout.allocate(spec_.name + " digits", digit_labels, role(RoleKind::ScanPrefix));
+  }
   if (form_ == ScanForm::IntegerCoordinates && spec_.one_hot_result)
     value_ = layout.allocate(spec_.name + " value", spec_.set_labels, role(RoleKind::Coordinate));
 }
@@ -343,10 +356,12 @@ Terms PrefixScan::symbol_terms(int s) const {
       for (int q = 0; q < n_; ++q) terms.emplace_back(prefix_[q], static_cast<float>(f[q] + 1));
       break;
     case ScanForm::BinaryCoordinates:
+    case ScanForm::DigitCoordinates:
       for (int q = 0; q < n_; ++q)
         for (int i = 0; i < bits_; ++i) terms.emplace_back(prefix_[q * bits_ + i], bit(f[q], i));
       break;
   }
+  add_digit_terms(f, terms);
   return terms;
 }
 
@@ -362,11 +377,24 @@ Terms PrefixScan::identity_terms() const {
       for (int q = 0; q < n_; ++q) terms.emplace_back(prefix_[q], static_cast<float>(q + 1));
       break;
     case ScanForm::BinaryCoordinates:
+    case ScanForm::DigitCoordinates:
       for (int q = 0; q < n_; ++q)
         for (int i = 0; i < bits_; ++i) terms.emplace_back(prefix_[q * bits_ + i], bit(q, i));
       break;
   }
+  Transformation identity(n_);
+  for (int q = 0; q < n_; ++q) identity[q] = static_cast<StateId>(q);
+  add_digit_terms(identity, terms);
   return terms;
+}
+
+// The digit form writes f(q)'s digits beside its bits (nothing in the other forms).
+void PrefixScan::add_digit_terms(const Transformation& f, Terms& terms) const {
+  if (form_ != ScanForm::DigitCoordinates) return;
+  for (int q = 0; q < n_; ++q)
+    for (int r = 0; r < digits_per_state_; ++r)
+      if (const int d = digit(static_cast<int>(f[q]), r); d != 0)
+        terms.emplace_back(digits_[q * digits_per_state_ + r], static_cast<float>(d));
 }
 
 // The integer and binary forms' last step needs the image of q0 alone, so it fetches that one.
@@ -374,7 +402,7 @@ HeadOp PrefixScan::fetch(int step, const std::string& name) const {
   const int k = 1 << step;
   const Role r = role(RoleKind::ScanFetch, step + 1);
   std::vector<Entry> copy;
-  if (form_ == ScanForm::BinaryCoordinates) {
+  if (form_ == ScanForm::BinaryCoordinates || form_ == ScanForm::DigitCoordinates) {
     const int q0 = static_cast<int>(spec_.initial);
     for (int q = 0; q < n_; ++q)
       for (int i = 0; i < bits_ && (step + 1 < steps_ || q == q0); ++i)
@@ -405,6 +433,8 @@ void PrefixScan::build(const std::string& purpose) {
                     role(RoleKind::ScanCompose, step + 1));
     add_compose(mlp, step);
     program.add(std::move(mlp), purpose_of_step);
+    if (form_ == ScanForm::DigitCoordinates && step + 1 < steps_)
+      program.add(digit_conversion(step), purpose_of_step);
   }
 }
 
@@ -439,6 +469,9 @@ void PrefixScan::add_compose(MlpOp& mlp, int step) const {
     }
     case ScanForm::BinaryCoordinates:
       add_binary_compose(mlp, step);
+      return;
+    case ScanForm::DigitCoordinates:
+      add_digit_compose(mlp, step);
       return;
   }
   add_clear_units(mlp, fetched_);
@@ -480,6 +513,81 @@ void PrefixScan::add_binary_compose(MlpOp& mlp, int step) const {
     ones.emplace_back(fetched_[d], 1.0f);
   }
   mlp.add_unit({{features_.one()[0], 1.0f}}, 0.0f, ones);
+}
+
+// (first fetched x, then current y)(q) = y(x(q)) in the digit form: unit (q, j, r) reads x(q)'s
+// fetched bits against j's code and digit r of y(j),
+//   ReLU(M (sum_c s_c x_c - b) + d_r(y(j))),
+// which is d_r(y(j)) when x(q) = j and at most B - 1 - 2M < 0 otherwise (M = B: one failed
+// bit costs 2M). The -M b comes from the constant feature, inside the product, so that the
+// large terms cancel before any rounding; every partial sum is an integer below 2^24, exact in a
+// float32 accumulation in any order, and the active value is a digit, exact in the format. The
+// unit writes the new digit; unit ReLU(d) removes the old one (digits are >= 0), and the fetched
+// bits are cleared as in the binary form. The last step composes f(q0)'s bits directly, as the
+// binary form does (the unembedding reads them), from the current bits kept by the conversion.
+void PrefixScan::add_digit_compose(MlpOp& mlp, int step) const {
+  if (step + 1 == steps_) {
+    add_binary_compose(mlp, step);
+    return;
+  }
+  const Role compose = role(RoleKind::ScanCompose, step + 1);
+  const std::string tag = spec_.name + " step " + std::to_string(step + 1);
+  const int b = bits_, r_count = digits_per_state_, one = features_.one()[0];
+  const float m = static_cast<float>(1 << digit_bits_);
+  for (int q = 0; q < n_; ++q)
+    for (int j = 0; j < n_; ++j)
+      for (int r = 0; r < r_count; ++r) {
+        Terms in;
+        for (int c = 0; c < b; ++c) in.emplace_back(fetched_[q * b + c], m * bit(j, c));
+        in.emplace_back(digits_[j * r_count + r], 1.0f);
+        in.emplace_back(one, -m * static_cast<float>(b));
+        mlp.add_unit(in, 0.0f, {{digits_[q * r_count + r], 1.0f}});
+      }
+  mlp.begin_block(tag + ": remove old digits", compose);
+  for (int d = 0; d < digits_.width; ++d)
+    mlp.add_unit({{digits_[d], 1.0f}}, 0.0f, {{digits_[d], -1.0f}});
+  mlp.begin_block(tag + ": clear fetched copy", compose);
+  Terms ones;
+  for (int d = 0; d < fetched_.width; ++d) {
+    mlp.add_unit({{fetched_[d], 1.0f}}, 0.0f, {{fetched_[d], -2.0f}});
+    ones.emplace_back(fetched_[d], 1.0f);
+  }
+  mlp.add_unit({{one, 1.0f}}, 0.0f, ones);
+}
+
+// The new digits back into bits, in place: bit c of digit d as +-1 is g(d) = -1 +
+// sum_{v >= 1} (g(v) - g(v - 1)) [d >= v], and for an integer d >= 0, [d >= v] = h_{v-1} - h_v
+// with h_u = ReLU(d - u); so unit h_u writes g(u + 1) - 2 g(u) + g(u - 1) (0, +-2 or +-4) to the
+// bit, and only where that is not 0. The old bit o goes as in the binary form (-2 ReLU(o) + 1),
+// whose +1 cancels g's -1: no constant unit. Hidden values are integers below B, outputs small
+// integers, every partial sum below 2^24.
+MlpOp PrefixScan::digit_conversion(int step) const {
+  const Role compose = role(RoleKind::ScanCompose, step + 1);
+  const std::string tag = spec_.name + " step " + std::to_string(step + 1);
+  const int base = 1 << digit_bits_, b = bits_;
+  // g_i(v): bit i of the digit value v as +-1 (v outside [0, base) never occurs).
+  const auto g = [&](int i, int v) { return v < 0 ? -1.0f : bit(v, i); };
+  MlpOp mlp;
+  mlp.name = tag + ": digits to bits";
+  mlp.begin_block(tag + ": digits to bits", compose);
+  for (int q = 0; q < n_; ++q)
+    for (int r = 0; r < digits_per_state_; ++r) {
+      const int first = r * digit_bits_, last = std::min(b, first + digit_bits_);
+      for (int u = 0; u < base; ++u) {
+        Terms out;
+        for (int c = first; c < last; ++c) {
+          const int i = c - first;
+          const float w = (u + 1 < base ? g(i, u + 1) : g(i, u)) - 2 * g(i, u) + g(i, u - 1);
+          if (w != 0.0f) out.emplace_back(prefix_[q * b + c], w);
+        }
+        if (!out.empty())
+          mlp.add_unit({{digits_[q * digits_per_state_ + r], 1.0f}}, -static_cast<float>(u), out);
+      }
+    }
+  mlp.begin_block(tag + ": remove old bits", compose);
+  for (int d = 0; d < prefix_.width; ++d)
+    mlp.add_unit({{prefix_[d], 1.0f}}, 0.0f, {{prefix_[d], -2.0f}});
+  return mlp;
 }
 
 // One unit per pair (a, b) of elements: fetched a and current b become a.b in place.
@@ -533,13 +641,14 @@ Categorical PrefixScan::result() const {
         throw std::logic_error(spec_.name + ": an integer-coordinate scan without a one-hot");
       return Categorical::one_hot(value_, spec_.set_labels);
     case ScanForm::BinaryCoordinates:
-      throw std::logic_error(spec_.name + ": a binary-coordinate scan has no one-hot result");
+    case ScanForm::DigitCoordinates:
+      throw std::logic_error(spec_.name + ": a binary- or digit-coordinate scan has no one-hot");
   }
   return x;
 }
 
 void PrefixScan::unembed(Program& program) {
-  if (form_ == ScanForm::BinaryCoordinates) {
+  if (form_ == ScanForm::BinaryCoordinates || form_ == ScanForm::DigitCoordinates) {
     // The logit of v is its code against f(q0)'s bits: b for v = f(q0), at most b - 2 elsewhere.
     const int first = static_cast<int>(spec_.initial) * bits_;
     for (int v = 0; v < n_; ++v)

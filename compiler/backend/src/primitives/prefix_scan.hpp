@@ -57,6 +57,9 @@ struct PrefixScanSpec {
   // true: the binary form is sound too, and forms are compared by dense size (--precision
   // bf16|fp16, where the integer form is not sound; fp32 keeps the comparison by units).
   bool binary_form = false;
+  // The digit form's largest base: every integer below it is exact in the format (bf16 256,
+  // fp16 2048).
+  int max_digit_base = 256;
   std::size_t max_elements = 200000;            // monoid enumeration limit for the element form
   std::size_t max_units_per_step = 20'000'000;  // beyond this the network is not practical
 };
@@ -120,6 +123,12 @@ class PrefixScan {
   void add_element_products(MlpOp& mlp, int step) const;
   void add_state_map_products(MlpOp& mlp) const;
   void add_binary_compose(MlpOp& mlp, int step) const;
+  void add_digit_compose(MlpOp& mlp, int step) const;
+  void add_digit_terms(const Transformation& f, Terms& terms) const;
+  MlpOp digit_conversion(int step) const;
+  int digit(int value, int r) const {
+    return (value >> (r * digit_bits_)) & ((1 << digit_bits_) - 1);
+  }
   float bit(int value, int i) const { return (value >> i) & 1 ? 1.0f : -1.0f; }
 
   Features& features_;
@@ -128,10 +137,12 @@ class PrefixScan {
   int n_;      // |X|
   int steps_;  // ceil(log2 max_len)
   ScanPlan plan_;
-  int bits_;  // the binary form's bits per coordinate
+  int bits_;                                   // the binary and digit forms' bits per coordinate
+  int digits_per_state_ = 0, digit_bits_ = 0;  // the digit form: r digits of digit_bits_ bits
   std::optional<MonoidTable> monoid_;
   Subspace prefix_, fetched_;
-  Subspace value_;  // integer form with a one-hot result: the one-hot of x(t)
+  Subspace value_;   // integer form with a one-hot result: the one-hot of x(t)
+  Subspace digits_;  // digit form: f(q)'s digits, n r of them
   Role role(RoleKind kind, int step = 0) const;
 };
 

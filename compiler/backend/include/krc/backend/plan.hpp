@@ -26,6 +26,9 @@ enum class ScanForm {
   BinaryCoordinates,   // n codes of b = ceil(log2 n) +-1 bits of f(q); n^2 b + 2nb + 1 units a
                        // step, every value in {-1, 0, 1}: Theorem 1's size up to the factor b,
                        // exact in bf16 and fp16 (chosen under --precision bf16|fp16 only)
+  DigitCoordinates,    // the bits, and f(q) as r digits of base B <= 256 (bf16) or 2048 (fp16):
+                       // n^2 r compose units and n r B that turn digits into bits, two layers a
+                       // step; every value a small integer (not yet chosen by the planner)
 };
 const char* to_string(ScanForm form);
 
