@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <set>
 
@@ -249,6 +250,32 @@ TEST_CASE("verifier: the default budget keeps 1000 random words, or fewer for la
   CHECK(text.find("fewer than the default 1,000") != std::string::npos);
   CHECK(text.find("--random 1000") != std::string::npos);
   CHECK(report_to_json(r, a)["random"]["budget"]["limited"] == true);
+
+  // A ceiling no word fits under either: one word per thread, and the report says so.
+  options.forward.threads = 2;
+  options.ceiling_seconds = 1e-9;
+  r = verify(n, a, options);
+  REQUIRE(r.budget);
+  CHECK(r.budget->below_minimum);
+  CHECK(r.random_words == 2);
+  CHECK(r.words == 27 + 2);
+  CHECK(format_report(r, a).find("fewer than the 20 a default run checks at least") !=
+        std::string::npos);
+  CHECK(report_to_json(r, a)["random"]["budget"]["below_minimum"] == true);
+  // Under a ceiling that about 5.5 words fit (no exhaustive part): as many as the plan's own
+  // estimate fits, rounded down (the estimate is scaled by a pace measured on the run, so the
+  // expected count comes from the report's figure).
+  options.exhaustive_length = 0;
+  options.ceiling_seconds = 5.5 * r.budget->estimated_cpu_per_word / 2.0;
+  r = verify(n, a, options);
+  REQUIRE(r.budget);
+  const double fit = std::floor(options.ceiling_seconds * 2.0 / r.budget->estimated_cpu_per_word);
+  CHECK(r.random_words == static_cast<long long>(std::clamp(fit, 2.0, 20.0)));
+  CHECK(r.random_words < 20);
+  CHECK(r.budget->below_minimum);
+  options.ceiling_seconds = 480.0;
+  options.forward.threads = 0;
+  options.exhaustive_length = 3;
 
   // Words given explicitly are checked whatever the budget.
   options.random_words = 300;

@@ -127,6 +127,21 @@ void plan_empty_alphabet(const VerifyOptions& options, VerifyReport& report) {
   report.seed = options.seed;
 }
 
+// How much slower than the size model this network runs here, measured on one word of at
+// most 16 letters, and never below 1 (the estimates err towards more time). The model counts a
+// share of the nonzero weights as active, but binary coordinates' bits are all nonzero: a
+// 127-state protocol model compiled for bf16, verified in float32, ran its exhaustive part
+// 2.7 times slower than estimated, 13 minutes of a default run.
+double measured_slowdown(const ForwardPass& pass, int max_len, std::size_t letters) {
+  std::vector<LetterId> word(static_cast<std::size_t>(std::min(max_len, 16)));
+  for (std::size_t i = 0; i < word.size(); ++i) word[i] = static_cast<LetterId>(i % letters);
+  const auto start = Clock::now();
+  pass.run(word);
+  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  return std::max(1.0,
+                  seconds / estimated_cpu_seconds_per_word(pass, static_cast<int>(word.size())));
+}
+
 // The report's plan: what to check, from the options and the network (the default budget
 // decides the random words when the options leave them open).
 void plan(const ForwardPass& pass, std::size_t letters, const VerifyOptions& options,
@@ -152,7 +167,9 @@ void plan(const ForwardPass& pass, std::size_t letters, const VerifyOptions& opt
   // letters / (letters - 1) new rows each; bf16 and fp16 run every row of every word.
   const Arithmetic arithmetic = options.forward.arithmetic;
   const bool narrow = arithmetic == Arithmetic::BFloat16 || arithmetic == Arithmetic::Float16;
-  const double per_row = estimated_cpu_seconds_per_row(pass);
+  const bool by_default = !options.exhaustive_length || !options.random_words;
+  const double slowdown = by_default ? measured_slowdown(pass, network.max_len, letters) : 1.0;
+  const double per_row = estimated_cpu_seconds_per_row(pass) * slowdown;
   auto exhaustive_cost = [&](int length) {
     const double new_rows =
         narrow || letters < 2 ? length + 1.0 : static_cast<double>(letters) / (letters - 1.0);
@@ -160,10 +177,13 @@ void plan(const ForwardPass& pass, std::size_t letters, const VerifyOptions& opt
   };
   // In bf16 and fp16 the default length is also kept to half the time budget: 100,000 short
   // words of a large network (a 55-state protocol model: milliseconds a row, every row run)
-  // would take many minutes. The other arithmetics reuse rows and keep their plan.
-  if (!options.exhaustive_length && narrow)
-    while (report.exhaustive_length > 1 && exhaustive_cost(report.exhaustive_length) >
-                                               0.5 * options.budget_seconds * report.threads)
+  // would take many minutes. The other arithmetics reuse rows and are kept to half the
+  // ceiling (a 127-state model in float32 took 13 minutes over 28,561 words of length 4).
+  const double exhaustive_limit =
+      0.5 * (narrow ? options.budget_seconds : options.ceiling_seconds) * report.threads;
+  if (!options.exhaustive_length)
+    while (report.exhaustive_length > 1 &&
+           exhaustive_cost(report.exhaustive_length) > exhaustive_limit)
       --report.exhaustive_length;
   report.exhaustive_words =
       report.exhaustive_length > 0 ? power(letters, report.exhaustive_length) : 0;
@@ -177,12 +197,21 @@ void plan(const ForwardPass& pass, std::size_t letters, const VerifyOptions& opt
         report.exhaustive_length > 0 ? exhaustive_cost(report.exhaustive_length) : 0.0;
     VerifyReport::Budget budget;
     budget.seconds = options.budget_seconds;
-    budget.estimated_cpu_per_word = estimated_cpu_seconds_per_word(pass, report.random_length);
-    const double fit = std::floor((options.budget_seconds * report.threads - exhaustive) /
-                                  std::max(budget.estimated_cpu_per_word, 1e-12));
-    report.random_words = static_cast<long long>(std::clamp(
-        fit, static_cast<double>(kMinRandomWords), static_cast<double>(kDefaultRandomWords)));
+    budget.ceiling_seconds = std::max(options.ceiling_seconds, options.budget_seconds);
+    budget.estimated_cpu_per_word =
+        estimated_cpu_seconds_per_word(pass, report.random_length) * slowdown;
+    const double per_word = std::max(budget.estimated_cpu_per_word, 1e-12);
+    const double fit =
+        std::floor((options.budget_seconds * report.threads - exhaustive) / per_word);
+    // The floor: kMinRandomWords, or what fits under the ceiling (one word per thread at least).
+    const double least =
+        std::clamp(std::floor((budget.ceiling_seconds * report.threads - exhaustive) / per_word),
+                   static_cast<double>(std::min<long long>(report.threads, kMinRandomWords)),
+                   static_cast<double>(kMinRandomWords));
+    report.random_words =
+        static_cast<long long>(std::clamp(fit, least, static_cast<double>(kDefaultRandomWords)));
     budget.limited = report.random_words < kDefaultRandomWords;
+    budget.below_minimum = report.random_words < kMinRandomWords;
     budget.estimated_seconds_total =
         (exhaustive + report.random_words * budget.estimated_cpu_per_word) / report.threads;
     report.budget = budget;
@@ -207,20 +236,24 @@ double seconds_left(const VerifyReport& report, double random_cpu_per_word, doub
 // The default budget re-planned from the measured pace: the size estimate can be low (a
 // network whose weights are all active, like the integer scan form's compose units), so after
 // each batch of random words the words left are cut to what fits the budget's wall time at the
-// pace measured so far (never below kMinRandomWords, never more than planned). The words
-// checked stay the first K of the seeded sequence.
+// pace measured so far (never below kMinRandomWords unless they would pass the ceiling, never
+// more than planned). The words checked stay the first K of the seeded sequence.
 long long keep_to_budget(VerifyReport& report, VerifyReport::Budget& budget, double seconds,
                          double part_seconds, long long done) {
   if (done <= 0 || part_seconds <= 0) return report.random_words;
   const double per_word = part_seconds / static_cast<double>(done);  // wall, threads together
-  const double more = std::floor(std::max(0.0, budget.seconds - seconds) / per_word);
-  const long long fit = std::max<long long>(kMinRandomWords, done + static_cast<long long>(more));
+  const auto more_within = [&](double end) {
+    return done + static_cast<long long>(std::floor(std::max(0.0, end - seconds) / per_word));
+  };
+  const long long least = std::min(kMinRandomWords, more_within(budget.ceiling_seconds));
+  const long long fit = std::max(least, more_within(budget.seconds));
   if (fit >= report.random_words) return report.random_words;
   report.random_words = std::max(fit, done);
   budget.estimated_cpu_per_word =
       std::max(budget.estimated_cpu_per_word, per_word * report.threads);
   budget.estimated_seconds_total = seconds + per_word * (report.random_words - done);
   budget.limited = report.random_words < kDefaultRandomWords;
+  budget.below_minimum = report.random_words < kMinRandomWords;
   return report.random_words;
 }
 

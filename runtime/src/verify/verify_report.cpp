@@ -120,7 +120,13 @@ std::string format_report(const VerifyReport& r, const Automaton& a) {
   else
     out << "  random: " << with_thousands(r.random_words) << " words of length "
         << with_thousands(r.random_length) << ", seed " << r.seed << "\n";
-  if (r.budget && r.budget->limited)
+  if (r.budget && r.budget->below_minimum)
+    out << "    fewer than the " << kMinRandomWords << " a default run checks at least: each word "
+        << "takes about " << number(r.budget->estimated_cpu_per_word)
+        << " s of CPU, and the default run ends within about " << number(r.budget->ceiling_seconds)
+        << " s on " << r.threads << (r.threads == 1 ? " thread" : " threads") << "; --random "
+        << kMinRandomWords << " (or more) checks more\n";
+  else if (r.budget && r.budget->limited)
     out << "    fewer than the default " << with_thousands(kDefaultRandomWords)
         << ": the network is large (an estimated " << number(r.budget->estimated_cpu_per_word)
         << " s of CPU per word), and the default run keeps to about " << number(r.budget->seconds)
@@ -159,7 +165,10 @@ nlohmann::json report_to_json(const VerifyReport& r, const Automaton& a) {
                               {"estimated_seconds", r.budget->estimated_seconds_total},
                               {"estimated_cpu_seconds_per_word", r.budget->estimated_cpu_per_word},
                               {"default_words", kDefaultRandomWords},
-                              {"limited", r.budget->limited}}
+                              {"ceiling_seconds", r.budget->ceiling_seconds},
+                              {"minimum_words", kMinRandomWords},
+                              {"limited", r.budget->limited},
+                              {"below_minimum", r.budget->below_minimum}}
                        : json(nullptr)}}},
       {"smallest_margin",
        std::isfinite(r.smallest_margin) ? json(r.smallest_margin) : json(nullptr)},

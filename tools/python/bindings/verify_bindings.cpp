@@ -125,6 +125,11 @@ void bind_classes(py::module_& m) {
       .def_property_readonly("seconds", field(&VerifyReport::seconds))
       .def_property_readonly("budget_limited",
                              [](const R& r) { return r.report.budget && r.report.budget->limited; })
+      .def_property_readonly(
+          "budget_below_minimum",
+          [](const R& r) { return r.report.budget && r.report.budget->below_minimum; },
+          "fewer random words than a default run's minimum of 20: even those would have passed "
+          "the run's ceiling of 480 s (a network that takes a minute a word)")
       .def_readonly("counterexample", &R::counterexample)
       .def_readonly("text", &R::text, "the report as `krc verify` prints it")
       .def("__str__", [](const R& r) { return r.text; })

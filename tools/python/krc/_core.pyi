@@ -284,6 +284,7 @@ class VerifyReport:
     smallest_margin: float
     seconds: float
     budget_limited: bool
+    budget_below_minimum: bool
     counterexample: Optional[Counterexample]
     text: str
 

@@ -25,7 +25,8 @@ struct VerifyProgress {
 };
 
 // The random words of a default run: 1000, or fewer when the network is so large that they
-// would take longer than the time budget, but at least 20 (README "Verifying and running").
+// would take longer than the time budget, but at least 20 (README "Verifying and running"),
+// unless even those 20 would pass the ceiling (VerifyOptions::ceiling_seconds).
 inline constexpr long long kDefaultRandomWords = 1000, kMinRandomWords = 20;
 
 struct VerifyOptions {
@@ -36,7 +37,12 @@ struct VerifyOptions {
   // nullopt: the default budget, kDefaultRandomWords or as many (at least kMinRandomWords) as
   // fit into budget_seconds of wall time with the exhaustive part, by the size estimate below.
   std::optional<long long> random_words;
-  double budget_seconds = 50.0;      // of estimated forward passes: about a minute with loading
+  double budget_seconds = 50.0;  // of estimated forward passes: about a minute with loading
+  // The default run's hard end: the floor of kMinRandomWords gives way where those words would
+  // take longer (a 127-state protocol model in bf16 takes about a minute a word at length
+  // 1024: 20 words were 11 minutes on 2 cores), down to one word per thread, so that a default
+  // run ends within about ten minutes with loading. The report says so.
+  double ceiling_seconds = 480.0;
   std::optional<int> random_length;  // default: max_len
   std::uint64_t seed = 1;
   ForwardOptions forward;
@@ -77,7 +83,10 @@ struct VerifyReport {
     double seconds = 0;                  // the budget
     double estimated_seconds_total = 0;  // wall time estimated for the whole run
     double estimated_cpu_per_word = 0;   // CPU seconds per random word
+    double ceiling_seconds = 0;          // the run's hard end (VerifyOptions::ceiling_seconds)
     bool limited = false;
+    // Fewer than kMinRandomWords: even those would have passed the ceiling.
+    bool below_minimum = false;
   };
   std::optional<Budget> budget;
   std::uint64_t seed = 0;
