@@ -506,6 +506,46 @@ TEST_CASE("planner: binary coordinates where they are the least dense, never wit
   }
 }
 
+// Issue 31: where binary coordinates are over the unit limit (or the memory budget), the
+// planner takes digit coordinates, n^2 r product units a step; the network it plans is right
+// in krc's bf16 arithmetic on random words (the automaton is the oracle), and under a limit
+// below both forms the planner refuses.
+TEST_CASE("planner: digit coordinates where binary coordinates are over the limit") {
+  std::mt19937_64 rng(31);
+  for (int n : {24, 40}) {
+    CAPTURE(n);
+    PrefixScanSpec spec = random_binary_spec(rng, n);
+    spec.integer_form = false;
+    const int b = std::max(1, ceil_log2(n));
+    const long long binary = (n * n + 2 * n) * b + 1;
+    REQUIRE(plan_prefix_scan(spec, 256).plan.form == ScanForm::BinaryCoordinates);
+    spec.max_units_per_step = static_cast<std::size_t>(binary - 1);
+    const ScanChoice digits = plan_prefix_scan(spec, 256);
+    REQUIRE(digits.plan.form == ScanForm::DigitCoordinates);
+    // One digit of b bits (B = 2^b <= 256): compose n^2 + n + nb + 1, conversion <= nB + nb.
+    CHECK(digits.plan.units == std::max<long long>(n * n + n + n * b + 1, n * (1 << b) + n * b));
+    const Network net = scan_network(spec, digits, 256);
+    CHECK(net.layers.size() == 2 * 8 - 1);
+    for (const auto& layer : net.layers)
+      if (layer.mlp) CHECK(layer.mlp->hidden() <= digits.plan.units);
+    const ForwardPass bf16(net, {AttentionKind::Softmax, Arithmetic::BFloat16, 1});
+    for (int trial = 0; trial < 2; ++trial) {
+      const auto word = random_word(rng, 256);
+      const Eigen::MatrixXd logits = bf16.run(word);
+      StateId q = spec.initial;
+      for (int t = 0; t <= 256; ++t) {
+        if (t > 0) q = spec.symbols[word[t - 1]][q];
+        Eigen::Index best = 0;
+        logits.row(t).maxCoeff(&best);
+        CHECK(best == static_cast<Eigen::Index>(q));
+        CHECK(logits(t, q) == b);
+      }
+    }
+    spec.max_units_per_step = static_cast<std::size_t>(n * n);
+    CHECK_THROWS_AS(plan_prefix_scan(spec, 256), LimitError);
+  }
+}
+
 namespace {
 
 // The parameters of the scan network `choice` builds for `spec` at max-len 64.

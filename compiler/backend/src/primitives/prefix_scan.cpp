@@ -38,6 +38,35 @@ long long binary_widest(long long n, int steps) {
   return steps > 1 ? binary_units(n) : (n + 1) * binary_bits(n);
 }
 
+// The digit form: r digits of digit_bits bits each, as few as hold the b bits, each digit
+// below max_base (PrefixScan's constructor lays them out by the same rule).
+struct DigitLayout {
+  int digits = 0, digit_bits = 0;
+};
+DigitLayout digit_layout(int bits, int max_base) {
+  int most = 1;
+  while ((2 << most) <= max_base) ++most;
+  const int digits = (bits + most - 1) / most;
+  return {digits, (bits + digits - 1) / digits};
+}
+// A full step's two MLPs: compose (n^2 r products, n r that remove the old digits, n b and one
+// that clear the fetched bits) and conversion (at most B units per digit, n b that remove the
+// old bits); the last step composes f(q0)'s bits as the binary form does.
+long long digit_compose_units(long long n, int max_base) {
+  const int b = binary_bits(n), r = digit_layout(b, max_base).digits;
+  return n * n * r + n * r + n * b + 1;
+}
+long long digit_conversion_units(long long n, int max_base) {
+  const int b = binary_bits(n);
+  const DigitLayout d = digit_layout(b, max_base);
+  return n * d.digits * (1LL << d.digit_bits) + n * b;
+}
+long long digit_widest(long long n, int steps, int max_base) {
+  if (steps == 0) return 0;
+  return steps > 1 ? std::max(digit_compose_units(n, max_base), digit_conversion_units(n, max_base))
+                   : (n + 1) * binary_bits(n);
+}
+
 MonoidTable monoid_table(const TransformationSemigroup& monoid, const PrefixScanSpec& spec) {
   using ElementId = TransformationSemigroup::ElementId;
   MonoidTable t;
@@ -95,17 +124,58 @@ void check_units(const PrefixScanSpec& spec, const ScanPlan& plan) {
                      std::to_string(spec.max_units_per_step) + ")");
 }
 
+// The MLP layers a plan builds, as far as the memory checks below need them: the binary and
+// state-map forms' full steps all have plan.units units (the last step is smaller and left
+// out); the element and integer forms' only the widest is known (one step); the digit form
+// has two MLPs a full step, compose (b + 2 inputs a product unit) and conversion (one input, up
+// to a digit's bits out). One output per unit otherwise; no heads, no residual.
+NetworkShape planned_mlps(const PrefixScanSpec& spec, const ScanPlan& plan) {
+  const long long n = plan.set_size;
+  const auto b = static_cast<std::uint64_t>(binary_bits(n));
+  const auto layer_of = [](long long units, std::uint64_t in, std::uint64_t out) {
+    LayerSize layer;
+    layer.mlp_hidden = units;
+    layer.mlp_in_nonzeros = static_cast<std::uint64_t>(units) * in;
+    layer.mlp_out_nonzeros = static_cast<std::uint64_t>(units) * out;
+    return layer;
+  };
+  NetworkShape shape;
+  const int full = std::max(0, plan.steps - 1);
+  if (plan.form == ScanForm::DigitCoordinates) {
+    const auto digit_bits =
+        static_cast<std::uint64_t>(digit_layout(int(b), spec.max_digit_base).digit_bits);
+    for (int step = 0; step < full; ++step) {
+      shape.layers.push_back(layer_of(digit_compose_units(n, spec.max_digit_base), b + 2, 1));
+      shape.layers.push_back(
+          layer_of(digit_conversion_units(n, spec.max_digit_base), 1, digit_bits));
+    }
+    return shape;
+  }
+  const bool coded = plan.form == ScanForm::BinaryCoordinates;
+  const bool uniform = coded || plan.form == ScanForm::StateMapOneHot;
+  for (int step = 0; step < (uniform ? full : std::min(plan.steps, 1)); ++step)
+    shape.layers.push_back(layer_of(plan.units, coded ? b + 1 : 2, 1));
+  return shape;
+}
+
 // The memory budget against the program's MLP entries (12 bytes each: unit, dimension,
 // weight; a unit's inputs and outputs), which the build holds before assembly checks the
 // network: without it a 1,000-state model in bf16 (10 M units a step) was killed by the kernel
 // while its operations were written. The plan itself stays a pure decision.
 void check_scan_memory(const PrefixScanSpec& spec, const ScanPlan& plan) {
+  const NetworkShape shape = planned_mlps(spec, plan);
+  // Every step at the widest (the digit form: its layers, and the last step at the widest).
   const bool coded =
       plan.form == ScanForm::BinaryCoordinates || plan.form == ScanForm::DigitCoordinates;
   const std::uint64_t per_unit =
       coded ? static_cast<std::uint64_t>(binary_bits(plan.set_size)) + 2 : 3;
-  const std::uint64_t entries =
+  std::uint64_t entries =
       static_cast<std::uint64_t>(plan.units) * static_cast<std::uint64_t>(plan.steps) * per_unit;
+  if (plan.form == ScanForm::DigitCoordinates) {
+    entries = static_cast<std::uint64_t>(plan.units) * per_unit;
+    for (const LayerSize& layer : shape.layers)
+      entries = saturating_add(entries, layer.mlp_in_nonzeros + layer.mlp_out_nonzeros);
+  }
   const std::string what = spec.name + ": the parallel prefix over " +
                            std::to_string(plan.set_size) + " states (" + to_string(plan.form) +
                            ", " + std::to_string(plan.units) + " hidden units a step, " +
@@ -116,18 +186,7 @@ void check_scan_memory(const PrefixScanSpec& spec, const ScanPlan& plan) {
   // prepared copies: some 76 bytes an MLP weight against the program's 12. A lower bound of that
   // is checked here, before building, so that a network too large to write is refused at once:
   // the 1,000-state AALpy model in bf16 built for 5 minutes under --max-memory 15G (the program
-  // alone, 13.4 GiB, fit) before it stopped. The bound counts the full steps but the last (the
-  // binary and state-map forms' steps all have plan.units units; the element and integer
-  // forms' only the widest is known: one step), one output per unit, no heads, no residual.
-  const bool uniform = coded || plan.form == ScanForm::StateMapOneHot;
-  NetworkShape shape;
-  for (int step = 0; step < (uniform ? plan.steps - 1 : std::min(plan.steps, 1)); ++step) {
-    LayerSize layer;
-    layer.mlp_hidden = plan.units;
-    layer.mlp_in_nonzeros = static_cast<std::uint64_t>(plan.units) * (per_unit - 1);
-    layer.mlp_out_nonzeros = static_cast<std::uint64_t>(plan.units);
-    shape.layers.push_back(std::move(layer));
-  }
+  // alone, 13.4 GiB, fit) before it stopped.
   check_memory(what + ", read back as krc reads every file it writes (the network and the " +
                    "forward pass's copies),",
                saturating_add(network_bytes(shape), prepared_bytes(shape)));
@@ -205,6 +264,17 @@ DenseScanShape element_shape(const PrefixScanSpec& spec, int max_len, int steps,
   return shape;
 }
 
+// Whether a plan is within the unit limit and the memory budget.
+bool fits(const PrefixScanSpec& spec, const ScanPlan& plan) {
+  try {
+    check_units(spec, plan);
+    check_scan_memory(spec, plan);
+    return true;
+  } catch (const LimitError&) {
+    return false;
+  }
+}
+
 // Where the binary form is sound (bf16 and fp16): the form of least dense size among the
 // element form (M enumerated only as far as it can still be the least), the state maps and
 // the binary codes; ties in that order.
@@ -245,6 +315,17 @@ void plan_narrow_scan(const PrefixScanSpec& spec, int max_len, ScanChoice& choic
   const bool by_bits = binary < state_map;
   plan.form = by_bits ? ScanForm::BinaryCoordinates : ScanForm::StateMapOneHot;
   plan.units = by_bits ? binary_widest(n, steps) : (steps ? state_map_units(n) : 0);
+  // Digit coordinates where that form is over the unit limit or the memory budget: n^2 r
+  // product units a step against binary coordinates' n^2 b (a 657-state model in bf16: 0.9 M
+  // against 4.3 M), at two layers a step and digits up to 255 in the residual. Only then, for
+  // now: its code is not of constant norm (the GPT-2 export's LayerNorm proof and certify's
+  // selector rule know the binary form), so it does not yet replace the binary form by size.
+  if (!fits(spec, plan)) {
+    ScanPlan digits = plan;
+    digits.form = ScanForm::DigitCoordinates;
+    digits.units = digit_widest(n, steps, spec.max_digit_base);
+    if (fits(spec, digits)) plan = digits;
+  }
 }
 
 }  // namespace
@@ -322,10 +403,9 @@ PrefixScan::PrefixScan(Features& features, PrefixScanSpec spec, const ScanChoice
   fetched_ = layout.allocate(spec_.name + " fetched", labels, role(RoleKind::ScanFetch));
   if (form_ == ScanForm::DigitCoordinates) {
     // r digits of at most log2(max_digit_base) bits each, as few as hold the b bits.
-    int most = 1;
-    while ((2 << most) <= spec_.max_digit_base) ++most;
-    digits_per_state_ = (bits_ + most - 1) / most;
-    digit_bits_ = (bits_ + digits_per_state_ - 1) / digits_per_state_;
+    const DigitLayout d = digit_layout(bits_, spec_.max_digit_base);
+    digits_per_state_ = d.digits;
+    digit_bits_ = d.digit_bits;
     std::vector<std::string> digit_labels;
     for (int q = 0; q < n_; ++q)
       for (int r = 0; r < digits_per_state_; ++r)

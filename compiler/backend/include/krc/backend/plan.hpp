@@ -28,7 +28,8 @@ enum class ScanForm {
                        // exact in bf16 and fp16 (chosen under --precision bf16|fp16 only)
   DigitCoordinates,    // the bits, and f(q) as r digits of base B <= 256 (bf16) or 2048 (fp16):
                        // n^2 r compose units and n r B that turn digits into bits, two layers a
-                       // step; every value a small integer (not yet chosen by the planner)
+                       // step; every value a small integer (chosen where binary coordinates
+                       // are over the unit limit or the memory budget)
 };
 const char* to_string(ScanForm form);
 
