@@ -7,7 +7,10 @@
 #include <functional>
 #include <set>
 
+#include "krc/automata/input_error.hpp"
+#include "krc/automata/memory_budget.hpp"
 #include "krc/automata/thousands.hpp"
+#include "krc/runtime/network_memory.hpp"
 #include "reset_network.hpp"
 
 using namespace krc;
@@ -308,4 +311,54 @@ TEST_CASE("verifier: progress estimates the time left, 0 at the end") {
   REQUIRE(!calls.empty());
   for (const auto& p : calls) CHECK(p.seconds_left >= 0.0);
   CHECK(calls.back().seconds_left == 0.0);
+}
+
+namespace {
+
+// The least budget under which `fits` holds (it must hold at 2^40 and the test needs it to
+// fail at 1 byte), by bisection.
+std::uint64_t least_budget(const std::function<bool()>& fits) {
+  std::uint64_t low = 1, high = std::uint64_t{1} << 40;
+  while (low + 1 < high) {
+    const std::uint64_t mid = low + (high - low) / 2;
+    set_memory_budget(mid);
+    (fits() ? high : low) = mid;
+  }
+  return high;
+}
+
+}  // namespace
+
+TEST_CASE("verifier: a default run takes fewer threads where the budget holds only their buffers") {
+  // The budget that one word's buffers fit and two words' do not: the default run (threads
+  // not given) uses one thread and finishes (on a machine of one core it would anyway; on two
+  // or more, without the fitting, it takes one per core). The check is the runtime's own
+  // (check_forward_memory), so the budgets come from it, by bisection.
+  Automaton a = abc_reset();
+  Network n = test::reset_network(a);
+  const int length = n.max_len;
+  const std::uint64_t previous = memory_budget();
+  const auto fits = [&](int threads) {
+    return [&, threads] {
+      try {
+        check_forward_memory(n, threads, threads, length,
+                             std::max<std::uint64_t>(65536, std::uint64_t(threads) * (length + 1)));
+        return true;
+      } catch (const LimitError&) {
+        return false;
+      }
+    };
+  };
+  const std::uint64_t one = least_budget(fits(1)), two = least_budget(fits(2));
+  REQUIRE(one < two);
+  set_memory_budget(one);
+  VerifyOptions options;
+  options.exhaustive_length = 2;
+  options.random_words = 8;
+  VerifyReport r;
+  CHECK_NOTHROW(r = verify(n, a, options));
+  CHECK(r.ok());
+  CHECK(r.threads == 1);
+  CHECK(r.words == 9 + 8);
+  set_memory_budget(previous);
 }

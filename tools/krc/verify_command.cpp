@@ -96,7 +96,9 @@ const RegisterCommand verify_registration{Command{
           ->check(integer_in(0, kMaxDimension));
       sub.add_option("--random", a->random,
                      "number of random words (default 1000, or fewer, at least 20, when the "
-                     "network is so large that they would take more than about a minute)")
+                     "network is so large that they would take more than about a minute; fewer "
+                     "than 20, one per thread at least, where those would take more than 8 "
+                     "minutes, and the report says so)")
           ->check(integer_in(0, front_door::kMaxRandomWords));
       sub.add_option("--length", a->length, "length of the random words (default: max_len)")
           ->check(integer_in(0, kMaxDimension));
@@ -117,7 +119,9 @@ const RegisterCommand verify_registration{Command{
           ->check(CLI::IsMember(arithmetic_names()));
       sub.add_flag("--float64", a->float64, "the same as --arithmetic float64")
           ->excludes("--arithmetic");
-      sub.add_option("--threads", a->threads, "words run in parallel (default: one per core)")
+      sub.add_option("--threads", a->threads,
+                     "words run in parallel (default: one per core, fewer where that many "
+                     "words' buffers would pass --max-memory)")
           ->check(integer_in(0, front_door::kMaxThreads));
       sub.add_flag("--json", a->json, "print the report as JSON");
       sub.add_flag("--progress", a->progress,

@@ -8,8 +8,10 @@
 #include <thread>
 
 #include "krc/automata/automaton.hpp"
+#include "krc/automata/input_error.hpp"
 #include "krc/automata/memory_budget.hpp"
 #include "krc/automata/name_table.hpp"
+#include "krc/runtime/network_memory.hpp"
 
 namespace krc {
 
@@ -331,6 +333,29 @@ void run_part(const ForwardPass& pass, Checker& checker, Bookkeeping& books, Ver
   }
 }
 
+// The threads a default run uses (--threads not given): one per core, fewer where the buffers
+// of that many words at once would pass the memory budget. A random 657-state automaton compiled
+// for bf16 at 1024 needed 12.2 GiB for 2 words against an 11.8 GiB budget, and the default run
+// refused after 166 s; one thread fits. The exhaustive part's batches hold up to 65,536 rows of
+// logits, counted too.
+VerifyOptions with_fitting_threads(const Network& network, const VerifyOptions& options) {
+  VerifyOptions fitted = options;
+  if (options.forward.threads > 0) return fitted;
+  const int longest = std::max(options.random_length.value_or(network.max_len),
+                               options.exhaustive_length.value_or(0));
+  const auto rows = [&](int threads) {
+    return std::max<std::uint64_t>(65536, static_cast<std::uint64_t>(threads) * (longest + 1));
+  };
+  int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  for (; threads > 1; --threads) try {
+      check_forward_memory(network, threads, threads, longest, rows(threads));
+      break;
+    } catch (const LimitError&) {
+    }
+  fitted.forward.threads = threads;
+  return fitted;
+}
+
 void check_sizes(const Network& network, const Automaton& automaton) {
   const std::size_t letters = automaton.letter_count();
   if (letters + 1 != network.vocabulary.size())
@@ -346,10 +371,11 @@ void check_sizes(const Network& network, const Automaton& automaton) {
 
 // 1. the sizes agree; 2. the plan; 3. the exhaustive words; 4. the random words.
 VerifyReport verify(const Network& network, const Automaton& automaton,
-                    const VerifyOptions& options) {
+                    const VerifyOptions& requested) {
   const auto start = Clock::now();       // the report's seconds include preparing the network
   const MemoryPhase phase("verifying");  // named in a refusal of the forward pass's memory
   check_sizes(network, automaton);
+  const VerifyOptions options = with_fitting_threads(network, requested);
   const std::size_t letters = automaton.letter_count();
   const ForwardPass pass(network, options.forward);
   VerifyReport report;
