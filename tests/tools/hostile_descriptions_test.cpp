@@ -330,8 +330,10 @@ TEST_CASE("phase budget: a dense export stops at the budget" * doctest::skip(tes
 // before building: the 1,000-state AALpy model in bf16 built for 5 minutes under --max-memory 15G
 // before writing refused it. Here a 300-state cycle with a swap and a merge (minimal, and its
 // monoid the full transformation monoid, so no element form), binary coordinates in bf16: its
-// program (about 650 MB) fits 2 GiB, reading its network back (at least 4 GB) does not, and the
-// refusal comes before any unit is built.
+// program (about 650 MB) fits 2 GiB, reading its network back (at least 4 GB) does not. Digit
+// coordinates (n^2 r units a step) fit 2 GiB: the planner takes them there, and the network is
+// right in bf16. Under 768 MiB the binary program (616 MiB) fits but neither form's read-back
+// does, and the refusal comes before any unit is built.
 TEST_CASE("phase budget: a scan network too large to read back is refused before building" *
           doctest::skip(test::kSanitized)) {
   test::TempDir dir;
@@ -348,10 +350,23 @@ TEST_CASE("phase budget: a scan network too large to read back is refused before
           "\"accepting\": [0], \"transitions\": {\"c\": [" + cycle + "], \"s\": [" + swap +
           "], \"m\": [" + merge + "]}}");
   const std::string out = (dir / "out.safetensors").string();
-  const std::uint64_t budget = std::uint64_t{2} << 30;
-  const auto r = test::run_child(
-      test::ChildSpec({"compile", cycle_file, "--strategy", "scan", "--precision", "bf16",
-                       "--max-len", "64", "-o", out, "--max-memory", std::to_string(budget)}));
+  const auto compile = [&](std::uint64_t budget) {
+    return test::run_child(
+        test::ChildSpec({"compile", cycle_file, "--strategy", "scan", "--precision", "bf16",
+                         "--max-len", "64", "-o", out, "--max-memory", std::to_string(budget)}));
+  };
+  const auto digits = compile(std::uint64_t{2} << 30);
+  CAPTURE(digits.err);
+  REQUIRE(digits.status == 0);
+  CHECK(contains(digits.out, "300 states, digit coordinates form"));
+  const auto verified = test::run_child(test::ChildSpec(
+      {"verify", out, "--arithmetic", "bf16", "--exhaustive", "2", "--random", "2", "--json"}));
+  CAPTURE(verified.err);
+  CHECK(verified.status == 0);
+  CHECK(contains(verified.out, "\"ok\": true"));
+  fs::remove(out);
+
+  const auto r = compile(std::uint64_t{768} << 20);
   CAPTURE(r.err);
   CHECK(r.status == 2);
   CHECK(contains(r.err, "krc: error: " + cycle_file + ": "));

@@ -121,7 +121,7 @@ const RegisterCommand verify_registration{Command{
           ->excludes("--arithmetic");
       sub.add_option("--threads", a->threads,
                      "words run in parallel (default: one per core, fewer where that many "
-                     "words' buffers would pass --max-memory)")
+                     "words' buffers would pass the memory budget)")
           ->check(integer_in(0, front_door::kMaxThreads));
       sub.add_flag("--json", a->json, "print the report as JSON");
       sub.add_flag("--progress", a->progress,

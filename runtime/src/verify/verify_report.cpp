@@ -118,7 +118,8 @@ std::string format_report(const VerifyReport& r, const Automaton& a) {
   if (a.letter_count() == 0)
     out << "  random: none (no word of length > 0 exists over an empty alphabet)\n";
   else
-    out << "  random: " << with_thousands(r.random_words) << " words of length "
+    out << "  random: " << with_thousands(r.random_words)
+        << (r.random_words == 1 ? " word of length " : " words of length ")
         << with_thousands(r.random_length) << ", seed " << r.seed << "\n";
   if (r.budget && r.budget->below_minimum)
     out << "    fewer than the " << kMinRandomWords << " a default run checks at least: each word "
