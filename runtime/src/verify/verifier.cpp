@@ -39,6 +39,7 @@ using Clock = std::chrono::steady_clock;
 
 // letters^length, or -1 when it does not fit comfortably in a long long.
 long long power(std::size_t letters, int length) {
+  if (letters <= 1) return letters == 1 || length == 0 ? 1 : 0;  // a one-letter max_len is 2^24
   long long count = 1;
   for (int i = 0; i < length; ++i) {
     if (letters > 1 && count > (1LL << 62) / static_cast<long long>(letters)) return -1;
@@ -140,8 +141,25 @@ double measured_slowdown(const ForwardPass& pass, int max_len, std::size_t lette
   const auto start = Clock::now();
   pass.run(word);
   const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  // Below 10 ms the pass's fixed costs (buffers, threads) dominate: a one-state network ran
+  // 16 letters thousands of times slower than its size model under AddressSanitizer, and the
+  // default plan then cut a one-letter exhaustive length of 2^24 one letter at a time.
+  if (seconds < 0.01) return 1.0;
   return std::max(1.0,
                   seconds / estimated_cpu_seconds_per_word(pass, static_cast<int>(word.size())));
+}
+
+// The longest length up to `length` (at least 1) whose cost is within the limit; the cost grows
+// with the length, so a bisection finds it (a one-letter network's default length is max_len).
+template <typename Cost>
+int longest_within(int length, double limit, const Cost& cost) {
+  if (length <= 1 || cost(length) <= limit) return length;
+  int fits = 1, over = length;
+  while (over - fits > 1) {
+    const int middle = fits + (over - fits) / 2;
+    (cost(middle) > limit ? over : fits) = middle;
+  }
+  return fits;
 }
 
 // The report's plan: what to check, from the options and the network (the default budget
@@ -184,9 +202,8 @@ void plan(const ForwardPass& pass, std::size_t letters, const VerifyOptions& opt
   const double exhaustive_limit =
       0.5 * (narrow ? options.budget_seconds : options.ceiling_seconds) * report.threads;
   if (!options.exhaustive_length)
-    while (report.exhaustive_length > 1 &&
-           exhaustive_cost(report.exhaustive_length) > exhaustive_limit)
-      --report.exhaustive_length;
+    report.exhaustive_length =
+        longest_within(report.exhaustive_length, exhaustive_limit, exhaustive_cost);
   report.exhaustive_words =
       report.exhaustive_length > 0 ? power(letters, report.exhaustive_length) : 0;
   if (report.exhaustive_words < 0)
