@@ -19,6 +19,7 @@ import os
 import re
 import random
 import shutil
+import signal
 import subprocess
 import sys
 
@@ -80,10 +81,19 @@ def run_limited(binary, *args, budget=BUDGET, address_space=ADDRESS_SPACE, timeo
     """krc ARGS --max-memory BUDGET under prlimit --as: (status, stderr, peak bytes)."""
     command = [sys.executable, "-c", WRAPPER, "prlimit", "--as=%d" % address_space, "--",
                binary, *map(str, args), "--max-memory", str(budget)]
-    r = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
-    tail = r.stderr.rstrip().rsplit("\n", 1)[-1].split()
-    assert tail[:2] == ["wrapper:", "status"], r.stderr
-    return int(tail[2]), r.stderr, int(tail[4])
+    # In a session of its own, so that a timeout kills krc too, not only the wrapper (an
+    # orphaned krc once ran on for 100 minutes beside the rest of the suite).
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                          start_new_session=True) as child:
+        try:
+            _, stderr = child.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(child.pid, signal.SIGKILL)
+            child.communicate()
+            raise
+    tail = stderr.rstrip().rsplit("\n", 1)[-1].split()
+    assert tail[:2] == ["wrapper:", "status"], stderr
+    return int(tail[2]), stderr, int(tail[4])
 
 
 def krc_unlimited(binary, *args):
