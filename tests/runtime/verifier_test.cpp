@@ -41,6 +41,29 @@ std::vector<std::vector<LetterId>> all_words(int letters, int length) {
 
 }  // namespace
 
+// One letter: every length has one word, so the default exhaustive length is max_len, and a
+// ceiling it does not fit under cuts it by bisection. CI stop 45 hung here under ASan: the length
+// was cut one letter at a time, each step counting 1^length in a loop (2^47 steps at 2^24).
+TEST_CASE("verifier: a one-letter network's default exhaustive length is planned at once") {
+  Automaton a = test::reset_automaton({"a"}, {1}, 2);
+  test::ResetNetworkOptions shape;
+  shape.max_len = 1 << 20;
+  Network n = test::reset_network(a, shape);
+  VerifyOptions options;
+  options.random_words = 0;  // the exhaustive part alone
+  options.ceiling_seconds = 1e-9;
+  VerifyReport r = verify(n, a, options);
+  CHECK(r.ok());
+  CHECK(r.exhaustive_length == 1);
+  CHECK(r.exhaustive_words == 1);
+  // Given, the length is kept: the one word of 20,000 letters, right at every position.
+  options.exhaustive_length = 20000;
+  r = verify(n, a, options);
+  CHECK(r.ok());
+  CHECK(r.exhaustive_words == 1);
+  CHECK(r.positions == 20001);
+}
+
 TEST_CASE("verifier: a network computing a reset automaton verifies clean, with the right counts") {
   Automaton a = abc_reset();
   test::ResetNetworkOptions shape;
