@@ -184,9 +184,12 @@ TEST_CASE(
 
 // The scan's planner checks the program it is about to write against the memory budget: a
 // 1,000-state model in bf16 (10 M units a step) was killed by the kernel at 24 GB instead. A
-// 300-state automaton's binary scan at max-len 1024 holds about 1.1 GB of entries, so a budget
-// of 256 MiB stops it at once, naming the form and the budget, with no output file.
-TEST_CASE("krc compile --precision bf16: a binary scan over the memory budget is refused first") {
+// 300-state automaton's binary scan at max-len 1024 holds about 1.1 GB of entries, and its digit
+// scan about 263 MiB, so a budget of 256 MiB stops it at once, naming the form that needs less
+// (digit coordinates: what a larger budget would build) and the budget, with no output file.
+TEST_CASE(
+    "krc compile --precision bf16: a scan over the memory budget is refused first, naming the "
+    "smaller form") {
   test::TempDir dir;
   std::mt19937_64 rng(300);
   const std::string file =
@@ -199,7 +202,7 @@ TEST_CASE("krc compile --precision bf16: a binary scan over the memory budget is
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   CAPTURE(r.err);
   CHECK(r.status == 2);
-  CHECK(test::contains(r.err, "the parallel prefix over 300 states (binary coordinates"));
+  CHECK(test::contains(r.err, "the parallel prefix over 300 states (digit coordinates"));
   CHECK(test::contains(r.err, "more than the memory budget (--max-memory 256 MiB)"));
   CHECK(seconds < 20.0);
   CHECK_FALSE(std::filesystem::exists(out));

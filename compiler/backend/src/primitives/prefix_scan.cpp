@@ -158,11 +158,17 @@ NetworkShape planned_mlps(const PrefixScanSpec& spec, const ScanPlan& plan) {
   return shape;
 }
 
-// The memory budget against the program's MLP entries (12 bytes each: unit, dimension,
+// What a plan holds in memory: the program's MLP entries (12 bytes each: unit, dimension,
 // weight; a unit's inputs and outputs), which the build holds before assembly checks the
-// network: without it a 1,000-state model in bf16 (10 M units a step) was killed by the kernel
-// while its operations were written. The plan itself stays a pure decision.
-void check_scan_memory(const PrefixScanSpec& spec, const ScanPlan& plan) {
+// network, and the network read back as krc reads every file it writes (weights_file.cpp,
+// check_readable: the network and the forward pass's prepared copies, some 76 bytes an MLP
+// weight against the program's 12).
+struct ScanMemory {
+  std::uint64_t program = 0, read_back = 0;
+  std::uint64_t most() const { return std::max(program, read_back); }
+};
+
+ScanMemory scan_memory(const PrefixScanSpec& spec, const ScanPlan& plan) {
   const NetworkShape shape = planned_mlps(spec, plan);
   // Every step at the widest (the digit form: its layers, and the last step at the widest).
   const bool coded =
@@ -176,20 +182,24 @@ void check_scan_memory(const PrefixScanSpec& spec, const ScanPlan& plan) {
     for (const LayerSize& layer : shape.layers)
       entries = saturating_add(entries, layer.mlp_in_nonzeros + layer.mlp_out_nonzeros);
   }
+  return {saturating_mul(entries, sizeof(Entry)),
+          saturating_add(network_bytes(shape), prepared_bytes(shape))};
+}
+
+// The memory budget against both, before building: without the first a 1,000-state model in
+// bf16 (10 M units a step) was killed by the kernel while its operations were written; without
+// the second it built for 5 minutes under --max-memory 15G (the program alone, 13.4 GiB, fit)
+// before writing refused it. The plan itself stays a pure decision.
+void check_scan_memory(const PrefixScanSpec& spec, const ScanPlan& plan) {
+  const ScanMemory memory = scan_memory(spec, plan);
   const std::string what = spec.name + ": the parallel prefix over " +
                            std::to_string(plan.set_size) + " states (" + to_string(plan.form) +
                            ", " + std::to_string(plan.units) + " hidden units a step, " +
                            std::to_string(plan.steps) + " steps)";
-  check_memory(what, entries * sizeof(Entry));
-  // Writing refuses a network the loader could not read back under the budget
-  // (weights_file.cpp, check_readable), and reading holds the network and the forward pass's
-  // prepared copies: some 76 bytes an MLP weight against the program's 12. A lower bound of that
-  // is checked here, before building, so that a network too large to write is refused at once:
-  // the 1,000-state AALpy model in bf16 built for 5 minutes under --max-memory 15G (the program
-  // alone, 13.4 GiB, fit) before it stopped.
+  check_memory(what, memory.program);
   check_memory(what + ", read back as krc reads every file it writes (the network and the " +
                    "forward pass's copies),",
-               saturating_add(network_bytes(shape), prepared_bytes(shape)));
+               memory.read_back);
 }
 }  // namespace
 
@@ -320,11 +330,19 @@ void plan_narrow_scan(const PrefixScanSpec& spec, int max_len, ScanChoice& choic
   // against 4.3 M), at two layers a step and digits up to 255 in the residual. Only then, for
   // now: its code is not of constant norm (the GPT-2 export's LayerNorm proof and certify's
   // selector rule know the binary form), so it does not yet replace the binary form by size.
+  // Where neither fits, the one that needs less memory within the unit limit is kept, so that
+  // the refusal names the least budget that would do (the 1,000-state AALpy model in bf16:
+  // 96 GiB read back in binary coordinates, 27 GiB in digits).
   if (!fits(spec, plan)) {
     ScanPlan digits = plan;
     digits.form = ScanForm::DigitCoordinates;
     digits.units = digit_widest(n, steps, spec.max_digit_base);
-    if (fits(spec, digits)) plan = digits;
+    const auto within_units = [&](const ScanPlan& p) {
+      return p.units <= static_cast<long long>(spec.max_units_per_step);
+    };
+    if (fits(spec, digits) || (within_units(digits) && !within_units(plan)) ||
+        (within_units(digits) && scan_memory(spec, digits).most() < scan_memory(spec, plan).most()))
+      plan = digits;
   }
 }
 
