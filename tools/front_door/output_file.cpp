@@ -6,9 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <array>
 #include <cerrno>
-#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -18,6 +16,7 @@
 
 #include "krc/automata/input_error.hpp"
 #include "krc/automata/interrupt.hpp"
+#include "temporary_guard.hpp"
 
 namespace krc::front_door {
 
@@ -25,80 +24,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The temporaries being written, for the signal handlers (which may only read them): files to
-// unlink (or, when one is a subdirectory, to remove once emptied, so subdirectories come after
-// what they hold), then at most one directory to remove.
-constexpr std::size_t kMaxGuarded = 16384;
-std::array<const char*, kMaxGuarded> g_files{};
-volatile std::sig_atomic_t g_file_count = 0;
-const char* g_directory = nullptr;
-volatile std::sig_atomic_t g_writing = 0;
 // A failed write to standard output was reported already; finish_standard_output stays quiet.
 bool g_stdout_reported = false;
-
-// Set by exit_on_interrupt: SIGINT ends krc with status 130 and a message, not by the signal.
-volatile std::sig_atomic_t g_interrupt_exits = 0;
-
-extern "C" void remove_temporaries_and_stop(int signal) {
-  if (g_writing) {
-    for (std::sig_atomic_t i = 0; i < g_file_count; ++i)
-      if (unlink(g_files[i]) != 0) rmdir(g_files[i]);
-    if (g_directory) rmdir(g_directory);
-  }
-  if (signal == SIGINT && g_interrupt_exits) {
-    static constexpr char kMessage[] = "krc: interrupted\n";
-    [[maybe_unused]] const ssize_t written = write(STDERR_FILENO, kMessage, sizeof kMessage - 1);
-    _exit(130);
-  }
-  struct sigaction action {};
-  action.sa_handler = SIG_DFL;
-  sigaction(signal, &action, nullptr);
-  raise(signal);  // delivered when the handler returns: krc ends by the signal it got
-}
-
-// While it lives, an interrupted krc removes the temporaries; a file over the size limit
-// (SIGXFSZ) is a write error instead of a core dump. Without signal guarding (Python), it only
-// ignores SIGXFSZ.
-class TemporaryGuard {
- public:
-  TemporaryGuard(std::vector<std::string> files, std::string directory, bool signals)
-      : files_(std::move(files)), directory_(std::move(directory)), signals_(signals) {
-    if (files_.size() > kMaxGuarded)
-      throw std::length_error("more than " + std::to_string(kMaxGuarded) + " files in one output");
-    struct sigaction ignore {};
-    ignore.sa_handler = SIG_IGN;
-    sigaction(SIGXFSZ, &ignore, &previous_[3]);
-    if (!signals_) return;
-    g_file_count = 0;
-    for (std::size_t i = 0; i < files_.size() && i < kMaxGuarded; ++i)
-      g_files[i] = files_[i].c_str();
-    g_file_count = static_cast<std::sig_atomic_t>(std::min(files_.size(), kMaxGuarded));
-    g_directory = directory_.empty() ? nullptr : directory_.c_str();
-    struct sigaction action {};
-    action.sa_handler = remove_temporaries_and_stop;
-    sigemptyset(&action.sa_mask);
-    for (int s : kSignals) sigaddset(&action.sa_mask, s);
-    for (int i = 0; i < 3; ++i) sigaction(kSignals[i], &action, &previous_[i]);
-    g_writing = 1;
-  }
-  ~TemporaryGuard() {
-    sigaction(SIGXFSZ, &previous_[3], nullptr);
-    if (!signals_) return;
-    for (int i = 0; i < 3; ++i) sigaction(kSignals[i], &previous_[i], nullptr);
-    g_writing = 0;
-    g_file_count = 0;
-    g_directory = nullptr;
-  }
-  TemporaryGuard(const TemporaryGuard&) = delete;
-  TemporaryGuard& operator=(const TemporaryGuard&) = delete;
-
- private:
-  static constexpr int kSignals[3] = {SIGINT, SIGTERM, SIGHUP};
-  std::vector<std::string> files_;  // the handlers read their bytes
-  std::string directory_;
-  bool signals_;
-  struct sigaction previous_[4]{};
-};
 
 // Writes all of `contents` to `fd`; false with errno set on failure.
 // Writes of at most 16 MiB, so that Ctrl-C in Python stops a large output between them.
@@ -235,6 +162,73 @@ void remove_directory(const std::string& dir, const std::vector<DirectoryFile>& 
   rmdir(dir.c_str());
 }
 
+// A name is a relative path of plain components: none empty, none starting with '.'. A bad one
+// is krc's own mistake (the names are krc's), hence logic_error.
+void refuse_bad_names(const std::vector<DirectoryFile>& files) {
+  for (const auto& f : files) {
+    const std::string& n = f.first;
+    if (n.empty() || n[0] == '.' || n.back() == '/' || n.find("//") != std::string::npos ||
+        n.find("/.") != std::string::npos)
+      throw std::logic_error("write_output_directory: bad file name \"" + n + "\"");
+  }
+}
+
+// What the signal handler removes from the temporary directory `temp`: the files, then the
+// subdirectories, the deepest first (the order the handler removes in).
+std::vector<std::string> guarded_paths(const std::string& temp,
+                                       const std::vector<DirectoryFile>& files,
+                                       const std::vector<std::string>& dirs) {
+  std::vector<std::string> temp_files;
+  for (const auto& f : files) temp_files.push_back((fs::path(temp) / f.first).string());
+  for (auto d = dirs.rbegin(); d != dirs.rend(); ++d)
+    temp_files.push_back((fs::path(temp) / *d).string());
+  return temp_files;
+}
+
+// Creates the temporary directory `temp` with its subdirectories and writes `files` into it
+// (at `temp_files`, guarded_paths's order); on failure nothing of it is left. Errors name `path`.
+void fill_directory(const std::string& path, const std::string& temp,
+                    const std::vector<std::string>& temp_files,
+                    const std::vector<DirectoryFile>& files, const std::vector<std::string>& dirs) {
+  if (mkdir(temp.c_str(), 0777) != 0) fail(path, "cannot create the directory", errno);
+  try {
+    for (const std::string& d : dirs)
+      if (mkdir((fs::path(temp) / d).c_str(), 0777) != 0)
+        fail(path, "cannot create the directory", errno);
+    for (std::size_t i = 0; i < files.size(); ++i)
+      write_new_file(temp_files[i], files[i].second, path);
+  } catch (...) {
+    remove_directory(temp, files, dirs);
+    throw;
+  }
+}
+
+// Puts the full temporary directory `temp` in place of an earlier output's directory `target`:
+// exchanged with it in one step, then the earlier one removed.
+void replace_earlier_directory(const std::string& path, const std::string& temp,
+                               const fs::path& target, const std::vector<DirectoryFile>& files,
+                               const std::vector<std::string>& dirs) {
+  if (renameat2(AT_FDCWD, temp.c_str(), AT_FDCWD, target.c_str(), RENAME_EXCHANGE) != 0) {
+    // A file system without the exchange: move the old one aside first. For a moment the path
+    // is missing, but it never holds a partial directory.
+    const std::string old = temporary_beside(target);
+    if (rename(target.c_str(), old.c_str()) != 0) {
+      const int error = errno;
+      remove_directory(temp, files, dirs);
+      fail(path, "cannot replace the directory", error);
+    }
+    if (rename(temp.c_str(), target.c_str()) != 0) {
+      const int error = errno;
+      rename(old.c_str(), target.c_str());  // the earlier directory back where it was
+      remove_directory(temp, files, dirs);
+      fail(path, "cannot replace the directory", error);
+    }
+    remove_directory(old, files, dirs);
+    return;
+  }
+  remove_directory(temp, files, dirs);  // now the earlier directory
+}
+
 }  // namespace
 
 void refuse_output_over_inputs(const std::string& output, const std::vector<std::string>& inputs,
@@ -291,13 +285,7 @@ void write_output_directory(const std::string& path, const std::vector<Directory
   if (path.empty()) throw InputError(options.option, "", "the output path is empty");
   if (path == "-")
     throw InputError(options.option, "", "this output is a directory; - cannot hold it");
-  // A name is a relative path of plain components: none empty, none starting with '.'.
-  for (const auto& f : files) {
-    const std::string& n = f.first;
-    if (n.empty() || n[0] == '.' || n.back() == '/' || n.find("//") != std::string::npos ||
-        n.find("/.") != std::string::npos)
-      throw std::logic_error("write_output_directory: bad file name \"" + n + "\"");
-  }
+  refuse_bad_names(files);
   const std::vector<std::string> dirs = subdirectories(files);
   refuse_output_over_inputs(path, options.inputs, options.option);
   const fs::path target = resolved(path);
@@ -314,59 +302,16 @@ void write_output_directory(const std::string& path, const std::vector<Directory
   if (!fs::is_directory(parent)) throw InputError(path, "", "its parent directory does not exist");
 
   const std::string temp = temporary_beside(target);
-  std::vector<std::string> temp_files;
-  for (const auto& f : files) temp_files.push_back((fs::path(temp) / f.first).string());
-  // The subdirectories after the files, the deepest first: the order the handler removes in.
-  for (auto d = dirs.rbegin(); d != dirs.rend(); ++d)
-    temp_files.push_back((fs::path(temp) / *d).string());
+  const std::vector<std::string> temp_files = guarded_paths(temp, files, dirs);
   TemporaryGuard guard(temp_files, temp, options.guard_signals);
-  if (mkdir(temp.c_str(), 0777) != 0) fail(path, "cannot create the directory", errno);
-  try {
-    for (const std::string& d : dirs)
-      if (mkdir((fs::path(temp) / d).c_str(), 0777) != 0)
-        fail(path, "cannot create the directory", errno);
-    for (std::size_t i = 0; i < files.size(); ++i)
-      write_new_file(temp_files[i], files[i].second, path);
-  } catch (...) {
-    remove_directory(temp, files, dirs);
-    throw;
-  }
+  fill_directory(path, temp, temp_files, files, dirs);
   if (rename(temp.c_str(), target.c_str()) == 0) return;  // new, or an empty directory replaced
   if (!exists || (errno != ENOTEMPTY && errno != EEXIST)) {
     const int error = errno;
     remove_directory(temp, files, dirs);
     fail(path, "cannot create the directory", error);
   }
-  // An earlier output's directory: exchanged with the new one in one step, then removed.
-  if (renameat2(AT_FDCWD, temp.c_str(), AT_FDCWD, target.c_str(), RENAME_EXCHANGE) != 0) {
-    // A file system without the exchange: move the old one aside first. For a moment the path
-    // is missing, but it never holds a partial directory.
-    const std::string old = temporary_beside(target);
-    if (rename(target.c_str(), old.c_str()) != 0) {
-      const int error = errno;
-      remove_directory(temp, files, dirs);
-      fail(path, "cannot replace the directory", error);
-    }
-    if (rename(temp.c_str(), target.c_str()) != 0) {
-      const int error = errno;
-      rename(old.c_str(), target.c_str());  // the earlier directory back where it was
-      remove_directory(temp, files, dirs);
-      fail(path, "cannot replace the directory", error);
-    }
-    remove_directory(old, files, dirs);
-    return;
-  }
-  remove_directory(temp, files, dirs);  // now the earlier directory
-}
-
-void exit_on_interrupt() {
-  struct sigaction current {};
-  if (sigaction(SIGINT, nullptr, &current) != 0 || current.sa_handler == SIG_IGN) return;
-  g_interrupt_exits = 1;
-  struct sigaction action {};
-  action.sa_handler = remove_temporaries_and_stop;
-  sigemptyset(&action.sa_mask);
-  sigaction(SIGINT, &action, nullptr);
+  replace_earlier_directory(path, temp, target, files, dirs);
 }
 
 void guard_standard_streams() {

@@ -106,36 +106,21 @@ struct Model {
   json row;
 };
 
-Model build_model(const Member& m, const std::string& strategy, const std::string& norm,
-                  const SuiteRequest& r, Door door) {
-  const std::string id = m.name + "." + strategy + "." + norm;
-  CompileRequest request;
-  request.strategy = strategy;
-  request.norm = norm;
-  request.max_len = r.max_len;
-  PreparedCompile prepared = prepare_compile(m.automaton, m.outputs, request, door, m.source);
-  CompileResult result = [&] {
-    try {
-      return compile(prepared.machine.automaton, prepared.options);
-    } catch (const InputError& e) {  // the model's name, then the message that names the file
-      throw InputError(id, "", e.what());
-    } catch (const LimitError& e) {
-      throw LimitError(id + ": " + e.what());
-    }
-  }();
-  Model model;
-  const std::string weights_path = id + "/weights.safetensors";
-  std::string weights = network_to_safetensors(result.network);
-  // What the file holds, read back as krc verify, circuit and export read it.
-  const Network network =
-      network_from_safetensors(parse_safetensors(weights, weights_path), weights_path);
-  result.network = Network{};
-  const Automaton automaton = automaton_from_json(network.automaton, weights_path);
-  model.files.emplace_back(weights_path, std::move(weights));
+// Compiles `prepared`; its errors name the model `id` first.
+CompileResult compile_model(const std::string& id, const PreparedCompile& prepared) {
+  try {
+    return compile(prepared.machine.automaton, prepared.options);
+  } catch (const InputError& e) {  // the model's name, then the message that names the file
+    throw InputError(id, "", e.what());
+  } catch (const LimitError& e) {
+    throw LimitError(id + ": " + e.what());
+  }
+}
 
-  model.files.emplace_back(id + "/circuit.json",
-                           circuit_json(network, CircuitGranularity::Head).dump(1) + "\n");
-
+// Verifies `network` (as its file holds it) and adds verify.json to `model`; SuiteMismatch when
+// the network is wrong, so that no suite holds a wrong model.
+VerifyReport verify_model(const std::string& id, const Network& network, const Automaton& automaton,
+                          const SuiteRequest& r, Model& model) {
   VerifyOptions verify_options;
   verify_options.max_exhaustive_words = kSuiteExhaustiveWords;
   verify_options.random_words = r.verify_random;
@@ -151,22 +136,80 @@ Model build_model(const Member& m, const std::string& strategy, const std::strin
                         " of " + with_thousands(report.positions) +
                         " positions wrong: " + format_report(report, automaton));
   model.files.emplace_back(id + "/verify.json", verified.dump(1) + "\n");
+  return report;
+}
 
-  json missing = json::object(), gpt2 = nullptr, kept = json::array();
+// The manifest row's fields about the GPT-2 checkpoint: where it is, the formats kept, or why
+// there is none (a network GPT-2 cannot hold is no error of the suite).
+struct Gpt2Fields {
+  json path = nullptr, kept = json::array(), missing = json::object();
+};
+
+// Adds the GPT-2 checkpoint of `network` to `model` when it has one.
+Gpt2Fields add_gpt2(const std::string& id, const Network& network, const std::string& weights_path,
+                    const SuiteRequest& r, Model& model) {
+  Gpt2Fields fields;
   try {
     Gpt2Checkpoint checkpoint = gpt2_checkpoint(network, weights_path, {r.max_bytes, false});
-    gpt2 = id + "/gpt2";
+    fields.path = id + "/gpt2";
     for (const Gpt2Format& f : checkpoint.formats)
-      if (f.kept) kept.push_back(f.name);
+      if (f.kept) fields.kept.push_back(f.name);
     for (auto& [name, contents] : checkpoint.files)
       model.files.emplace_back(id + "/gpt2/" + name, std::move(contents));
   } catch (const InputError& e) {
-    missing["gpt2"] = e.problem();
+    fields.missing["gpt2"] = e.problem();
   } catch (const LimitError& e) {
-    missing["gpt2"] = e.what();
+    fields.missing["gpt2"] = e.what();
   }
+  return fields;
+}
 
+// The manifest row's fields about the network itself. (json objects keep their keys sorted, so
+// the row's bytes do not depend on which part adds a field.)
+json network_fields(const Network& network, const VerifyReport& report) {
   const json summary = network_summary(network);
+  return {{"max_len", network.max_len},
+          {"attention", to_string(network.attention)},
+          {"layers", summary["layers"]},
+          {"d_model", summary["d_model"]},
+          {"heads", summary["heads"]},
+          {"parameters", summary["parameters"]},
+          {"nonzeros", summary["nonzeros"]},
+          {"certified", network.compiler.contains("precision")
+                            ? network.compiler["precision"].value("exact_in", json(nullptr))
+                            : json(nullptr)},
+          {"verify",
+           {{"ok", report.ok()},
+            {"words", report.words},
+            {"positions", report.positions},
+            {"exhaustive_length", report.exhaustive_length},
+            {"random_words", report.random_words}}}};
+}
+
+Model build_model(const Member& m, const std::string& strategy, const std::string& norm,
+                  const SuiteRequest& r, Door door) {
+  const std::string id = m.name + "." + strategy + "." + norm;
+  CompileRequest request;
+  request.strategy = strategy;
+  request.norm = norm;
+  request.max_len = r.max_len;
+  PreparedCompile prepared = prepare_compile(m.automaton, m.outputs, request, door, m.source);
+  CompileResult result = compile_model(id, prepared);
+  Model model;
+  const std::string weights_path = id + "/weights.safetensors";
+  std::string weights = network_to_safetensors(result.network);
+  // What the file holds, read back as krc verify, circuit and export read it.
+  const Network network =
+      network_from_safetensors(parse_safetensors(weights, weights_path), weights_path);
+  result.network = Network{};
+  const Automaton automaton = automaton_from_json(network.automaton, weights_path);
+  model.files.emplace_back(weights_path, std::move(weights));
+
+  model.files.emplace_back(id + "/circuit.json",
+                           circuit_json(network, CircuitGranularity::Head).dump(1) + "\n");
+  const VerifyReport report = verify_model(id, network, automaton, r, model);
+  const Gpt2Fields gpt2 = add_gpt2(id, network, weights_path, r, model);
+
   model.row = {{"model", id},
                {"automaton", automaton.name()},
                {"source", m.source},
@@ -176,29 +219,14 @@ Model build_model(const Member& m, const std::string& strategy, const std::strin
                {"strategy", strategy},
                {"built", to_string(result.strategy)},
                {"norm", norm},
-               {"max_len", network.max_len},
-               {"attention", to_string(network.attention)},
-               {"layers", summary["layers"]},
-               {"d_model", summary["d_model"]},
-               {"heads", summary["heads"]},
-               {"parameters", summary["parameters"]},
-               {"nonzeros", summary["nonzeros"]},
-               {"certified", network.compiler.contains("precision")
-                                 ? network.compiler["precision"].value("exact_in", json(nullptr))
-                                 : json(nullptr)},
-               {"gpt2_formats", kept},
-               {"verify",
-                {{"ok", report.ok()},
-                 {"words", report.words},
-                 {"positions", report.positions},
-                 {"exhaustive_length", report.exhaustive_length},
-                 {"random_words", report.random_words}}},
+               {"gpt2_formats", gpt2.kept},
                {"paths",
                 {{"weights", weights_path},
                  {"circuit", id + "/circuit.json"},
                  {"verify", id + "/verify.json"},
-                 {"gpt2", gpt2}}},
-               {"missing", missing}};
+                 {"gpt2", gpt2.path}}},
+               {"missing", gpt2.missing}};
+  model.row.update(network_fields(network, report));
   return model;
 }
 
@@ -219,13 +247,11 @@ std::string suite_progress_line(const SuiteProgress& p) {
   return line;
 }
 
-SuiteResult build_suite(const std::string& output, const SuiteRequest& r, Door door,
-                        const std::function<void(const SuiteProgress&)>& progress,
-                        const OutputOptions& options) {
-  const auto start = std::chrono::steady_clock::now();
-  auto seconds = [&] {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  };
+namespace {
+
+// Checks the request's options and the target before the work: a refusal costs nothing.
+void check_suite_request(const std::string& output, const SuiteRequest& r, Door door,
+                         const OutputOptions& options) {
   check_member(door, "set", r.set, suite_set_names());
   check_names(door, "strategies", r.strategies, strategy_names());
   check_names(door, "norm", r.norms, norm_names());
@@ -240,14 +266,15 @@ SuiteResult build_suite(const std::string& output, const SuiteRequest& r, Door d
     throw LimitError("suite: " + std::to_string(r.files.size()) + " automaton files, more than " +
                      option_name(door, "max_models") + " allows at most (" +
                      std::to_string(kMaxSuiteModels) + ")");
-  // The target is checked before the work: a refusal costs nothing.
   if (output.empty()) throw InputError(options.option, "", "the output path is empty");
   refuse_output_over_inputs(output, r.files, options.option);
   std::error_code ec;
   if (fs::exists(output, ec) && !fs::is_directory(output, ec))
     throw InputError(output, "", "exists and is not a directory; a suite is a directory");
+}
 
-  const std::vector<Member> list = members(r);
+// How many models the suite builds; LimitError beyond the request's max_models, before any is.
+long long model_count(const std::vector<Member>& list, const SuiteRequest& r, Door door) {
   const long long total =
       static_cast<long long>(list.size() * r.strategies.size() * r.norms.size());
   if (total > r.max_models)
@@ -256,6 +283,50 @@ SuiteResult build_suite(const std::string& output, const SuiteRequest& r, Door d
                      std::to_string(r.norms.size()) + " norms make " + std::to_string(total) +
                      " models, more than " + option_name(door, "max_models") + " " +
                      std::to_string(r.max_models));
+  return total;
+}
+
+// The error when the model of `row` takes the suite's files past the request's max_bytes.
+LimitError too_many_bytes(const SuiteRequest& r, Door door, const json& row) {
+  return LimitError("suite: its files would hold more than " + option_name(door, "max_bytes") +
+                    " " + with_thousands(r.max_bytes) + " bytes by " +
+                    row["model"].get<std::string>() +
+                    " (they are built in memory and written at the end); raise it, or "
+                    "build fewer models or a smaller " +
+                    option_name(door, "max_len"));
+}
+
+// manifest.json: what was asked, how each model was verified, and one row per model.
+json suite_manifest(const SuiteRequest& r, json rows) {
+  return {{"format", "krc-suite"},
+          {"version", 1},
+          {"krc", kVersion},
+          {"set", r.set},
+          {"files", r.files},
+          {"strategies", r.strategies},
+          {"norm", r.norms},
+          {"max_len", r.max_len},
+          {"verify",
+           {{"exhaustive_words_at_most", kSuiteExhaustiveWords},
+            {"random", r.verify_random},
+            {"random_length", r.max_len},
+            {"seed", kSuiteSeed},
+            {"arithmetic", to_string(kDefaultArithmetic)}}},
+          {"models", std::move(rows)}};
+}
+
+}  // namespace
+
+SuiteResult build_suite(const std::string& output, const SuiteRequest& r, Door door,
+                        const std::function<void(const SuiteProgress&)>& progress,
+                        const OutputOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  auto seconds = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  check_suite_request(output, r, door, options);
+  const std::vector<Member> list = members(r);
+  const long long total = model_count(list, r, door);
 
   std::vector<DirectoryFile> files;
   json rows = json::array();
@@ -269,13 +340,7 @@ SuiteResult build_suite(const std::string& output, const SuiteRequest& r, Door d
           bytes += static_cast<long long>(f.second.size());
           files.push_back(std::move(f));
         }
-        if (bytes > r.max_bytes)
-          throw LimitError("suite: its files would hold more than " +
-                           option_name(door, "max_bytes") + " " + with_thousands(r.max_bytes) +
-                           " bytes by " + model.row["model"].get<std::string>() +
-                           " (they are built in memory and written at the end); raise it, or "
-                           "build fewer models or a smaller " +
-                           option_name(door, "max_len"));
+        if (bytes > r.max_bytes) throw too_many_bytes(r, door, model.row);
         rows.push_back(std::move(model.row));
         ++done;
         if (progress) {
@@ -286,21 +351,7 @@ SuiteResult build_suite(const std::string& output, const SuiteRequest& r, Door d
         }
       }
 
-  json manifest = {{"format", "krc-suite"},
-                   {"version", 1},
-                   {"krc", kVersion},
-                   {"set", r.set},
-                   {"files", r.files},
-                   {"strategies", r.strategies},
-                   {"norm", r.norms},
-                   {"max_len", r.max_len},
-                   {"verify",
-                    {{"exhaustive_words_at_most", kSuiteExhaustiveWords},
-                     {"random", r.verify_random},
-                     {"random_length", r.max_len},
-                     {"seed", kSuiteSeed},
-                     {"arithmetic", to_string(kDefaultArithmetic)}}},
-                   {"models", rows}};
+  json manifest = suite_manifest(r, std::move(rows));
   std::string text = manifest.dump(1, ' ', false, json::error_handler_t::replace) + "\n";
   bytes += static_cast<long long>(text.size());
   files.emplace_back("manifest.json", std::move(text));

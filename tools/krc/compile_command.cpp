@@ -232,81 +232,97 @@ int run_compile(const CompileArguments& a) {
   return 0;
 }
 
+// The options come in groups, one helper each, called in the order --help lists them. First the
+// description file and the weights file; it returns the file option, which the input options need.
+CLI::Option* add_file_options(CLI::App& sub, CompileArguments& a) {
+  CLI::Option* file =
+      sub.add_option("automaton", a.input,
+                     "Description file: krc JSON, Graphviz DOT (AALpy, LearnLib), JFLAP .jff or "
+                     "HOA; - for stdin")
+          ->required();
+  sub.add_option("-o,--output", a.output, "Weights file to write (safetensors); - for stdout")
+      ->required()
+      ->check(nonempty_path());
+  return file;
+}
+
+// Which construction is built and for which arithmetic and normalisation.
+void add_construction_options(CLI::App& sub, CompileArguments& a) {
+  sub.add_option("--strategy", a.request.strategy,
+                 "auto: build all, keep the one with the fewest layers (ties: the fewest "
+                 "parameters)\n"
+                 "kr: Krohn-Rhodes cascade, depth independent of --max-len\n"
+                 "scan: parallel prefix, ceil(log2 max-len) layers\n"
+                 "onelayer: one attention layer (a rank-1 head giving every prefix a number) "
+                 "and 1 feed-forward layer; short words only: it says the largest --max-len")
+      ->check(layer_check("strategy"))
+      ->capture_default_str();
+  sub.add_option("--precision", a.request.precision,
+                 "The format the network must be exact in: fp32 (a plain float32 "
+                 "framework), bf16 or fp16 (the model cast to that format); bf16 and fp16 "
+                 "admit only the constructions with a bound there (today the scan's "
+                 "one-hot and binary-coordinate forms, the least dense chosen) and refuse "
+                 "otherwise")
+      ->check(layer_check("precision"))
+      ->capture_default_str();
+  sub.add_option("--norm", a.request.norm,
+                 "none: today's networks\n"
+                 "layernorm: for `krc export --format gpt2`: the position fetches (every "
+                 "scan step's, kr's from t-1) score with lambda 64 instead of 20, so every "
+                 "key but the target loses by at least 128 and float32's softmax gives it "
+                 "weight exactly 0: no tiny leak reaches the residual, and the export can "
+                 "prove GPT-2's LayerNorms the identity where the residual's bounds allow it "
+                 "(at max-len 1024, half of the zoo's scan networks). Same width and depth "
+                 "(compiler/README.md, \"When it is exact\")")
+      ->check(layer_check("norm"))
+      ->capture_default_str();
+  sub.add_option("--counting", a.request.counting,
+                 "kr: how counters sum their increments (compiler/README.md, "
+                 "\"Constant-denominator sums\")\n"
+                 "auto: whole up to max-len 2048, dyadic beyond while exact, then blocks\n"
+                 "whole: one head over every position (float32 drifts past about 2048)\n"
+                 "dyadic: one head per bit of t, exact, the depth of max-len 1024 at every "
+                 "max-len; the comb after it takes about 2 (p - 1) max-len units\n"
+                 "blocks: blocks of about sqrt(max-len) positions: two layers more per "
+                 "counter, about 4 p sqrt(max-len) units")
+      ->check(layer_check("counting"))
+      ->capture_default_str();
+}
+
+// The network's bounds, its attention and what it answers.
+void add_size_options(CLI::App& sub, CompileArguments& a) {
+  sub.add_option("--max-len", a.request.max_len, "Longest input word the network must handle")
+      ->check(layer_check("max_len"))
+      ->capture_default_str();
+  sub.add_option("--max-onelayer-units", a.request.max_onelayer_units,
+                 "onelayer: most hidden units the decoding may take")
+      ->check(layer_check("max_onelayer_units"))
+      ->capture_default_str();
+  sub.add_option("--max-onelayer-values", a.request.max_onelayer_values,
+                 "onelayer: most prefix values the planner may enumerate")
+      ->check(layer_check("max_onelayer_values"))
+      ->capture_default_str();
+  sub.add_option("--attention", a.request.attention,
+                 "Attention the network is meant for (verify uses it by default)")
+      ->check(layer_check("attention"))
+      ->capture_default_str();
+  // --output is the weights file (-o), so the issue's `--output KIND` is --output-kind.
+  sub.add_option("--output-kind", a.request.output_kind,
+                 "What the network answers at every position: state, accepting, mealy (the "
+                 "output of the letter just read) or moore (default: what the file carries, "
+                 "else state)")
+      ->check(layer_check("output_kind"));
+}
+
 const RegisterCommand compile_registration{{
     "compile",
     "Compile an automaton (.json, .dot, .jff, .hoa) into transformer weights (.safetensors)",
     10,
     [](CLI::App& sub) -> std::function<int()> {
       auto a = std::make_shared<CompileArguments>();
-      CLI::Option* file =
-          sub.add_option(
-                 "automaton", a->input,
-                 "Description file: krc JSON, Graphviz DOT (AALpy, LearnLib), JFLAP .jff or HOA; - "
-                 "for stdin")
-              ->required();
-      sub.add_option("-o,--output", a->output, "Weights file to write (safetensors); - for stdout")
-          ->required()
-          ->check(nonempty_path());
-      sub.add_option("--strategy", a->request.strategy,
-                     "auto: build all, keep the one with the fewest layers (ties: the fewest "
-                     "parameters)\n"
-                     "kr: Krohn-Rhodes cascade, depth independent of --max-len\n"
-                     "scan: parallel prefix, ceil(log2 max-len) layers\n"
-                     "onelayer: one attention layer (a rank-1 head giving every prefix a number) "
-                     "and 1 feed-forward layer; short words only: it says the largest --max-len")
-          ->check(layer_check("strategy"))
-          ->capture_default_str();
-      sub.add_option("--precision", a->request.precision,
-                     "The format the network must be exact in: fp32 (a plain float32 "
-                     "framework), bf16 or fp16 (the model cast to that format); bf16 and fp16 "
-                     "admit only the constructions with a bound there (today the scan's "
-                     "one-hot and binary-coordinate forms, the least dense chosen) and refuse "
-                     "otherwise")
-          ->check(layer_check("precision"))
-          ->capture_default_str();
-      sub.add_option("--norm", a->request.norm,
-                     "none: today's networks\n"
-                     "layernorm: for `krc export --format gpt2`: the position fetches (every "
-                     "scan step's, kr's from t-1) score with lambda 64 instead of 20, so every "
-                     "key but the target loses by at least 128 and float32's softmax gives it "
-                     "weight exactly 0: no tiny leak reaches the residual, and the export can "
-                     "prove GPT-2's LayerNorms the identity where the residual's bounds allow it "
-                     "(at max-len 1024, half of the zoo's scan networks). Same width and depth "
-                     "(compiler/README.md, \"When it is exact\")")
-          ->check(layer_check("norm"))
-          ->capture_default_str();
-      sub.add_option("--counting", a->request.counting,
-                     "kr: how counters sum their increments (compiler/README.md, "
-                     "\"Constant-denominator sums\")\n"
-                     "auto: whole up to max-len 2048, dyadic beyond while exact, then blocks\n"
-                     "whole: one head over every position (float32 drifts past about 2048)\n"
-                     "dyadic: one head per bit of t, exact, the depth of max-len 1024 at every "
-                     "max-len; the comb after it takes about 2 (p - 1) max-len units\n"
-                     "blocks: blocks of about sqrt(max-len) positions: two layers more per "
-                     "counter, about 4 p sqrt(max-len) units")
-          ->check(layer_check("counting"))
-          ->capture_default_str();
-      sub.add_option("--max-len", a->request.max_len, "Longest input word the network must handle")
-          ->check(layer_check("max_len"))
-          ->capture_default_str();
-      sub.add_option("--max-onelayer-units", a->request.max_onelayer_units,
-                     "onelayer: most hidden units the decoding may take")
-          ->check(layer_check("max_onelayer_units"))
-          ->capture_default_str();
-      sub.add_option("--max-onelayer-values", a->request.max_onelayer_values,
-                     "onelayer: most prefix values the planner may enumerate")
-          ->check(layer_check("max_onelayer_values"))
-          ->capture_default_str();
-      sub.add_option("--attention", a->request.attention,
-                     "Attention the network is meant for (verify uses it by default)")
-          ->check(layer_check("attention"))
-          ->capture_default_str();
-      // --output is the weights file (-o), so the issue's `--output KIND` is --output-kind.
-      sub.add_option("--output-kind", a->request.output_kind,
-                     "What the network answers at every position: state, accepting, mealy (the "
-                     "output of the letter just read) or moore (default: what the file carries, "
-                     "else state)")
-          ->check(layer_check("output_kind"));
+      CLI::Option* file = add_file_options(sub, *a);
+      add_construction_options(sub, *a);
+      add_size_options(sub, *a);
       add_automaton_input_options(sub, a->load, file);
       refuse_format_option(sub);
       sub.add_flag("--certify", a->request.certify,

@@ -79,71 +79,85 @@ int run_suite(const SuiteArguments& a) {
   return 0;
 }
 
+// What --help prints after the options: the directory's layout and examples.
+const char* const kSuiteFooter =
+    "The directory (built beside its target and renamed into place whole):\n"
+    "  manifest.json                    one row per model: automaton, strategy, norm,\n"
+    "                                   layers, parameters, formats certified, paths, and\n"
+    "                                   why anything is missing\n"
+    "  MODEL/weights.safetensors        krc compile's weights file\n"
+    "  MODEL/circuit.json               krc circuit's file (head granularity)\n"
+    "  MODEL/verify.json                krc verify --json's report (timing left out)\n"
+    "  MODEL/gpt2/                      the GPT-2 checkpoint krc export writes, where the\n"
+    "                                   network allows one (the manifest says why not)\n"
+    "MODEL is AUTOMATON.STRATEGY.NORM. Every network is verified on all words of the\n"
+    "longest length with at most 4,096 words and --random words of length --max-len\n"
+    "(seed 1). Any failure (a file that does not parse, a strategy that refuses an\n"
+    "automaton, a network found wrong: exit 1) writes nothing. See tools/README.md\n"
+    "\"A suite\".\n\n"
+    "Examples:\n"
+    "  krc suite -o suite                 # the small set, kr and scan, layernorm\n"
+    "  krc suite --set zoo -o zoo         # every zoo family at its default size\n"
+    "  krc suite --set none a.dot b.json --strategies auto -o mine";
+
+// The options come in two groups, one helper each, called in the order --help lists them. First
+// which models: the automata, the strategies and norms, and where they go.
+void add_model_options(CLI::App& sub, SuiteArguments& a) {
+  sub.add_option("FILE", a.request.files,
+                 "automaton files (any format krc compile reads), added to the set");
+  sub.add_option("-o,--output", a.output, "the suite's directory")
+      ->required()
+      ->check(nonempty_path());
+  sub.add_option("--set", a.request.set,
+                 "automata of the zoo: small (parity, flipflop_2, cyclic_3, gridworld_4), zoo "
+                 "(every family at its default size) or none (the files only)")
+      ->check(CLI::IsMember(front_door::suite_set_names()))
+      ->capture_default_str();
+  sub.add_option("--strategies", a.request.strategies,
+                 "strategies to compile each automaton with, comma-separated (auto, kr, "
+                 "scan, onelayer)")
+      ->allow_extra_args(false)  // a file after it is a file, not a strategy
+      ->delimiter(',')
+      ->check(CLI::IsMember(strategy_names()))
+      ->capture_default_str();
+  sub.add_option("--norm", a.request.norms,
+                 "norms, comma-separated (none, layernorm; layernorm is what GPT-2 "
+                 "checkpoints need to be provably exact, see krc compile --help)")
+      ->allow_extra_args(false)
+      ->delimiter(',')
+      ->check(CLI::IsMember(norm_names()))
+      ->capture_default_str();
+}
+
+// The bounds of every network and of the whole suite.
+void add_bound_options(CLI::App& sub, SuiteArguments& a) {
+  sub.add_option("--max-len", a.request.max_len, "longest input word of every network")
+      ->check(CLI::Range(1, front_door::kMaxLenLimit))
+      ->capture_default_str();
+  sub.add_option("--random", a.request.verify_random,
+                 "random words of length --max-len each network is verified on")
+      ->check(integer_in(0, 1'000'000))
+      ->capture_default_str();
+  sub.add_option("--max-models", a.request.max_models,
+                 "refuse a suite of more models than this, before compiling any (at most " +
+                     std::to_string(front_door::kMaxSuiteModels) + ")")
+      ->check(integer_in(1, front_door::kMaxSuiteModels))
+      ->capture_default_str();
+  sub.add_option("--max-bytes", a.request.max_bytes,
+                 "refuse a suite whose files hold more bytes than this (they are built in "
+                 "memory and written at the end)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+}
+
 const RegisterCommand suite_registration{Command{
     "suite",
     "Compile many automata x strategies x norms into one directory of models with a manifest", 46,
     [](CLI::App& sub) -> std::function<int()> {
       auto a = std::make_shared<SuiteArguments>();
-      sub.footer(
-          "The directory (built beside its target and renamed into place whole):\n"
-          "  manifest.json                    one row per model: automaton, strategy, norm,\n"
-          "                                   layers, parameters, formats certified, paths, and\n"
-          "                                   why anything is missing\n"
-          "  MODEL/weights.safetensors        krc compile's weights file\n"
-          "  MODEL/circuit.json               krc circuit's file (head granularity)\n"
-          "  MODEL/verify.json                krc verify --json's report (timing left out)\n"
-          "  MODEL/gpt2/                      the GPT-2 checkpoint krc export writes, where the\n"
-          "                                   network allows one (the manifest says why not)\n"
-          "MODEL is AUTOMATON.STRATEGY.NORM. Every network is verified on all words of the\n"
-          "longest length with at most 4,096 words and --random words of length --max-len\n"
-          "(seed 1). Any failure (a file that does not parse, a strategy that refuses an\n"
-          "automaton, a network found wrong: exit 1) writes nothing. See tools/README.md\n"
-          "\"A suite\".\n\n"
-          "Examples:\n"
-          "  krc suite -o suite                 # the small set, kr and scan, layernorm\n"
-          "  krc suite --set zoo -o zoo         # every zoo family at its default size\n"
-          "  krc suite --set none a.dot b.json --strategies auto -o mine");
-      sub.add_option("FILE", a->request.files,
-                     "automaton files (any format krc compile reads), added to the set");
-      sub.add_option("-o,--output", a->output, "the suite's directory")
-          ->required()
-          ->check(nonempty_path());
-      sub.add_option("--set", a->request.set,
-                     "automata of the zoo: small (parity, flipflop_2, cyclic_3, gridworld_4), zoo "
-                     "(every family at its default size) or none (the files only)")
-          ->check(CLI::IsMember(front_door::suite_set_names()))
-          ->capture_default_str();
-      sub.add_option("--strategies", a->request.strategies,
-                     "strategies to compile each automaton with, comma-separated (auto, kr, "
-                     "scan, onelayer)")
-          ->allow_extra_args(false)  // a file after it is a file, not a strategy
-          ->delimiter(',')
-          ->check(CLI::IsMember(strategy_names()))
-          ->capture_default_str();
-      sub.add_option("--norm", a->request.norms,
-                     "norms, comma-separated (none, layernorm; layernorm is what GPT-2 "
-                     "checkpoints need to be provably exact, see krc compile --help)")
-          ->allow_extra_args(false)
-          ->delimiter(',')
-          ->check(CLI::IsMember(norm_names()))
-          ->capture_default_str();
-      sub.add_option("--max-len", a->request.max_len, "longest input word of every network")
-          ->check(CLI::Range(1, front_door::kMaxLenLimit))
-          ->capture_default_str();
-      sub.add_option("--random", a->request.verify_random,
-                     "random words of length --max-len each network is verified on")
-          ->check(integer_in(0, 1'000'000))
-          ->capture_default_str();
-      sub.add_option("--max-models", a->request.max_models,
-                     "refuse a suite of more models than this, before compiling any (at most " +
-                         std::to_string(front_door::kMaxSuiteModels) + ")")
-          ->check(integer_in(1, front_door::kMaxSuiteModels))
-          ->capture_default_str();
-      sub.add_option("--max-bytes", a->request.max_bytes,
-                     "refuse a suite whose files hold more bytes than this (they are built in "
-                     "memory and written at the end)")
-          ->check(CLI::PositiveNumber)
-          ->capture_default_str();
+      sub.footer(kSuiteFooter);
+      add_model_options(sub, *a);
+      add_bound_options(sub, *a);
       sub.add_flag("--json", a->json, "print the summary (with the manifest) as JSON");
       sub.add_flag("--progress", a->progress,
                    "show progress on stderr even when it is not a terminal");

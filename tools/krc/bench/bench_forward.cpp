@@ -37,12 +37,69 @@ struct ForwardBenchOptions {
 
 // Residual layout: [bits(t) | bits(t-1) | tokens | S (state one-hot) | F (fetched one-hot) |
 // spare].
-Network synthetic_scan_network(const ForwardBenchOptions& o) {
-  std::mt19937_64 rng(2024);
+struct ScanLayout {
+  int bits, e, vocabulary, pos, prev, token, S, F, d;
+};
+
+ScanLayout scan_layout(const ForwardBenchOptions& o) {
   const int bits = std::max(1, ceil_log2(o.length + 1)), e = o.elements, vocabulary = o.letters + 1;
   const int pos = 0, prev = bits, token = 2 * bits, S = token + vocabulary, F = S + e;
   const int d =
       std::max(F + e, 450);  // spare dimensions, like the other blocks of a compiled layout
+  return {bits, e, vocabulary, pos, prev, token, S, F, d};
+}
+
+// The head of every layer: position t attends to t-1 by its ±1 position codes and copies the
+// state one-hot S there into F.
+AttentionHead fetch_previous_state(const ScanLayout& L) {
+  AttentionHead head;
+  head.name = "fetch the state at t-1";
+  head.query = SparseMatrix(L.d, L.bits);
+  head.key = SparseMatrix(L.d, L.bits);
+  for (int b = 0; b < L.bits; ++b) {
+    head.query.insert(L.prev + b, b) = 1;
+    head.key.insert(L.pos + b, b) = 1;
+  }
+  head.value = SparseMatrix(L.d, L.e);
+  head.output = SparseMatrix(L.e, L.d);
+  for (int s = 0; s < L.e; ++s) {
+    head.value.insert(L.S + s, s) = 1;
+    head.output.insert(s, L.F + s) = 1;
+  }
+  return head;
+}
+
+// The MLP of every layer: one unit per pair (a, b) of fetched and own element, composing them
+// by `table`.
+Mlp compose_pairs(const ScanLayout& L, const std::vector<int>& table) {
+  const int e = L.e, S = L.S, F = L.F, d = L.d;
+  Mlp mlp;
+  const int hidden = e * e;
+  std::vector<Eigen::Triplet<float, int>> in, out;
+  for (int a = 0; a < e; ++a)
+    for (int b = 0; b < e; ++b) {
+      const int u = a * e + b;
+      in.emplace_back(u, F + a, 1.0f);
+      in.emplace_back(u, S + b, 1.0f);
+      // In place: S becomes one-hot(a*b), F is cleared for the next layer.
+      out.emplace_back(S + table[u], u, 1.0f);
+      out.emplace_back(S + b, u, -1.0f);
+      out.emplace_back(F + a, u, -1.0f);
+    }
+  mlp.in_weight = SparseMatrix(hidden, d);
+  mlp.in_weight.setFromTriplets(in.begin(), in.end());
+  mlp.out_weight = SparseMatrix(d, hidden);
+  mlp.out_weight.setFromTriplets(out.begin(), out.end());  // duplicates (a*b == b) are summed
+  mlp.in_bias = Eigen::VectorXf::Constant(hidden, -1.0f);
+  mlp.out_bias = Eigen::VectorXf::Zero(d);
+  mlp.blocks = {{"pair products", 0, hidden, {}}};
+  return mlp;
+}
+
+Network synthetic_scan_network(const ForwardBenchOptions& o) {
+  std::mt19937_64 rng(2024);
+  const ScanLayout L = scan_layout(o);
+  const int bits = L.bits, e = L.e, vocabulary = L.vocabulary, d = L.d;
   Network n;
   n.max_len = o.length;
   n.vocabulary.push_back("<bos>");
@@ -54,84 +111,73 @@ Network synthetic_scan_network(const ForwardBenchOptions& o) {
   n.token_embedding = RowMatrix::Zero(vocabulary, d);
   std::uniform_int_distribution<int> element(0, e - 1);
   for (int t = 0; t < vocabulary; ++t) {
-    n.token_embedding(t, token + t) = 1;
-    n.token_embedding(t, S + (t == 0 ? 0 : element(rng))) = 1;  // BOS: the identity element 0
+    n.token_embedding(t, L.token + t) = 1;
+    n.token_embedding(t, L.S + (t == 0 ? 0 : element(rng))) = 1;  // BOS: the identity element 0
   }
   n.position_embedding = RowMatrix::Zero(o.length + 1, d);
   for (int t = 0; t <= o.length; ++t)
     for (int b = 0; b < bits; ++b) {
-      n.position_embedding(t, pos + b) = ((t >> b) & 1) ? 1.0f : -1.0f;
-      n.position_embedding(t, prev + b) = (((t > 0 ? t - 1 : 0) >> b) & 1) ? 1.0f : -1.0f;
+      n.position_embedding(t, L.pos + b) = ((t >> b) & 1) ? 1.0f : -1.0f;
+      n.position_embedding(t, L.prev + b) = (((t > 0 ? t - 1 : 0) >> b) & 1) ? 1.0f : -1.0f;
     }
   n.unembedding = SparseMatrix(d, e);
-  for (int s = 0; s < e; ++s) n.unembedding.insert(S + s, s) = 1;
+  for (int s = 0; s < e; ++s) n.unembedding.insert(L.S + s, s) = 1;
 
+  // Drawn after the embedding's elements, from the same generator: the order fixes the network.
   std::vector<int> table(e * e);
   for (auto& m : table) m = element(rng);
   for (int l = 0; l < o.layers; ++l) {
     Layer layer;
     layer.purpose = "synthetic scan step " + std::to_string(l);
-    AttentionHead head;
-    head.name = "fetch the state at t-1";
-    head.query = SparseMatrix(d, bits);
-    head.key = SparseMatrix(d, bits);
-    for (int b = 0; b < bits; ++b) {
-      head.query.insert(prev + b, b) = 1;
-      head.key.insert(pos + b, b) = 1;
-    }
-    head.value = SparseMatrix(d, e);
-    head.output = SparseMatrix(e, d);
-    for (int s = 0; s < e; ++s) {
-      head.value.insert(S + s, s) = 1;
-      head.output.insert(s, F + s) = 1;
-    }
-    layer.heads.push_back(std::move(head));
-
-    Mlp mlp;
-    const int hidden = e * e;
-    std::vector<Eigen::Triplet<float, int>> in, out;
-    for (int a = 0; a < e; ++a)
-      for (int b = 0; b < e; ++b) {
-        const int u = a * e + b;
-        in.emplace_back(u, F + a, 1.0f);
-        in.emplace_back(u, S + b, 1.0f);
-        // In place: S becomes one-hot(a*b), F is cleared for the next layer.
-        out.emplace_back(S + table[u], u, 1.0f);
-        out.emplace_back(S + b, u, -1.0f);
-        out.emplace_back(F + a, u, -1.0f);
-      }
-    mlp.in_weight = SparseMatrix(hidden, d);
-    mlp.in_weight.setFromTriplets(in.begin(), in.end());
-    mlp.out_weight = SparseMatrix(d, hidden);
-    mlp.out_weight.setFromTriplets(out.begin(), out.end());  // duplicates (a*b == b) are summed
-    mlp.in_bias = Eigen::VectorXf::Constant(hidden, -1.0f);
-    mlp.out_bias = Eigen::VectorXf::Zero(d);
-    mlp.blocks = {{"pair products", 0, hidden, {}}};
-    layer.mlp = std::move(mlp);
+    layer.heads.push_back(fetch_previous_state(L));
+    layer.mlp = compose_pairs(L, table);
     n.layers.push_back(std::move(layer));
   }
   return n;
 }
 
+// The network to time (`o.file`'s, or the synthetic one), after printing which it is; `run`
+// gets the letters and length of a file's network.
+Network bench_network(const ForwardBenchOptions& o, ForwardBenchOptions& run) {
+  if (o.file.empty()) {
+    Network network = synthetic_scan_network(o);
+    std::cout << "synthetic network: ";
+    return network;
+  }
+  Network network = load_network(o.file);
+  run.letters = static_cast<int>(network.vocabulary.size()) - 1;
+  if (run.letters == 0)  // no random word to draw: the only word is the empty one
+    throw InputError(o.file, "",
+                     empty_alphabet_clause() + ", so there are no random words to time");
+  if (!o.length_given) run.length = network.max_len;
+  if (run.length > network.max_len)
+    throw InputError(o.file, "--length",
+                     "longer than the network's max_len " + std::to_string(network.max_len));
+  std::cout << o.file << ": ";
+  return network;
+}
+
+struct BenchConfig {
+  AttentionKind attention;
+  Arithmetic arithmetic;
+};
+
+// The configurations timed: the one asked for, the default one (--quick), or four.
+std::vector<BenchConfig> bench_configs(const ForwardBenchOptions& o) {
+  if (!o.attention.empty() || !o.arithmetic.empty())
+    return {{o.attention.empty() ? AttentionKind::Softmax : attention_kind_from_string(o.attention),
+             o.arithmetic.empty() ? kDefaultArithmetic : arithmetic_from_string(o.arithmetic)}};
+  if (o.quick) return {{AttentionKind::Softmax, kDefaultArithmetic}};
+  return {{AttentionKind::Softmax, Arithmetic::Float64Accumulate},
+          {AttentionKind::Hard, Arithmetic::Float64Accumulate},
+          {AttentionKind::Softmax, Arithmetic::Float64},
+          {AttentionKind::Softmax, Arithmetic::Float32}};
+}
+
 int run_forward_bench(const ForwardBenchOptions& o) {
   using Clock = std::chrono::steady_clock;
-  Network network;
   ForwardBenchOptions run = o;
-  if (o.file.empty()) {
-    network = synthetic_scan_network(o);
-    std::cout << "synthetic network: ";
-  } else {
-    network = load_network(o.file);
-    run.letters = static_cast<int>(network.vocabulary.size()) - 1;
-    if (run.letters == 0)  // no random word to draw: the only word is the empty one
-      throw InputError(o.file, "",
-                       empty_alphabet_clause() + ", so there are no random words to time");
-    if (!o.length_given) run.length = network.max_len;
-    if (run.length > network.max_len)
-      throw InputError(o.file, "--length",
-                       "longer than the network's max_len " + std::to_string(network.max_len));
-    std::cout << o.file << ": ";
-  }
+  const Network network = bench_network(o, run);
   const auto size = network.size();
   long long hidden = 0;
   for (int h : size.mlp_hidden) hidden += h;
@@ -145,26 +191,11 @@ int run_forward_bench(const ForwardBenchOptions& o) {
   for (auto& w : words)
     for (auto& a : w) a = letter(rng);
 
-  struct Config {
-    AttentionKind attention;
-    Arithmetic arithmetic;
-  };
-  std::vector<Config> configs{{AttentionKind::Softmax, kDefaultArithmetic}};
-  if (!o.attention.empty() || !o.arithmetic.empty()) {
-    configs = {
-        {o.attention.empty() ? AttentionKind::Softmax : attention_kind_from_string(o.attention),
-         o.arithmetic.empty() ? kDefaultArithmetic : arithmetic_from_string(o.arithmetic)}};
-  } else if (!o.quick) {
-    configs = {{AttentionKind::Softmax, Arithmetic::Float64Accumulate},
-               {AttentionKind::Hard, Arithmetic::Float64Accumulate},
-               {AttentionKind::Softmax, Arithmetic::Float64},
-               {AttentionKind::Softmax, Arithmetic::Float32}};
-  }
   std::cout << std::left << std::setw(10) << "attention" << std::setw(20) << "arithmetic"
             << std::right << std::setw(9) << "threads" << std::setw(12) << "seconds"
             << std::setw(14) << "cpu seconds" << std::setw(16) << "positions/s" << std::setw(16)
             << "cpu ms/word" << std::setw(15) << "estimated\n";
-  for (const auto& c : configs) {
+  for (const auto& c : bench_configs(o)) {
     ForwardOptions options{c.attention, c.arithmetic, o.threads};
     options.key_tree_from_row = o.key_tree_from_row;
     ForwardPass pass(network, options);
