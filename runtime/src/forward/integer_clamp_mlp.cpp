@@ -14,8 +14,9 @@ constexpr double kExactIntegers = 16777216.0;  // 2^24: float32 holds every inte
 
 bool integral_value(double v) { return std::isfinite(v) && v == std::nearbyint(v); }
 
-bool all_integral(const std::vector<double>& values) {
-  return std::all_of(values.begin(), values.end(), integral_value);
+template <typename T>
+bool all_integral(const std::vector<T>& values) {
+  return std::all_of(values.begin(), values.end(), [](T v) { return integral_value(v); });
 }
 
 // Unit u's input weights as (dim, weight) in ascending dims.

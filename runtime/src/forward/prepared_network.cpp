@@ -14,12 +14,12 @@ ScatterRows compress(int rows, int cols, Visit visit) {
   s.rows = rows;
   s.cols = cols;
   s.start.assign(rows + 1, 0);
-  visit([&](int r, int, double) { ++s.start[r + 1]; });
+  visit([&](int r, int, float) { ++s.start[r + 1]; });
   for (int r = 0; r < rows; ++r) s.start[r + 1] += s.start[r];
   s.column.resize(s.start[rows]);
   s.value.resize(s.start[rows]);
   std::vector<int> next(s.start.begin(), s.start.end() - 1);
-  visit([&](int r, int c, double v) {
+  visit([&](int r, int c, float v) {
     s.column[next[r]] = c;
     s.value[next[r]++] = v;
   });
@@ -119,7 +119,7 @@ PreparedMlp prepare_mlp(const Mlp& m, double small_input, double low_threshold) 
   for (int u = 0; u < pm.hidden; ++u) {
     double largest = 0.0;
     for (int e = pm.in_by_unit.begin(u); e < pm.in_by_unit.end(u); ++e)
-      largest = std::max(largest, std::abs(pm.in_by_unit.value[e]));
+      largest = std::max(largest, static_cast<double>(std::abs(pm.in_by_unit.value[e])));
     pm.largest_in_weight.push_back(largest);
     if (shared[u]) continue;
     if (pm.in_bias[u] > 0.0) {

@@ -28,9 +28,9 @@ struct Total {
 u64 sparse_matrix(std::int64_t rows, u64 nonzeros) {
   return saturating_add(mul(cast(rows) + 1, 4), mul(nonzeros, 8));
 }
-// ScatterRows: rows + 1 offsets, an int column and a double value per entry.
+// ScatterRows: rows + 1 offsets, an int column and a float value per entry.
 u64 scatter_rows(std::int64_t rows, u64 nonzeros) {
-  return saturating_add(mul(cast(rows) + 1, 4), mul(nonzeros, 12));
+  return saturating_add(mul(cast(rows) + 1, 4), mul(nonzeros, 8));
 }
 std::int64_t round_up_to_16(std::int64_t n) { return (n + 15) / 16 * 16; }
 
