@@ -16,6 +16,7 @@
 #include "krc/automata/integer_math.hpp"
 #include "krc/automata/memory_budget.hpp"
 #include "krc/runtime/forward.hpp"
+#include "prepared_memory.hpp"
 #include "primitives/attention_heads.hpp"
 #include "primitives/integer_compose.hpp"
 #include "test_support.hpp"
@@ -472,6 +473,23 @@ TEST_CASE("primitives: a digit-coordinate scan holds small integers, right in bf
         }
       }
     }
+}
+
+// The memory budget's model of the forward pass bounds what preparing a digit network holds
+// (tests/runtime/network_memory_test.cpp has the other forms): the form a 657-state model
+// takes in bf16, whose prepared copies decide the largest model the default budget reads.
+TEST_CASE("primitives: a digit-coordinate scan's prepared copies are within the memory model") {
+  if (test::sanitized_build()) return;  // AddressSanitizer's allocator keeps its own counts
+  std::mt19937_64 rng(14);
+  for (int n : {17, 40, 90}) {
+    CAPTURE(n);
+    PrefixScanSpec spec = random_binary_spec(rng, n);
+    const int b = ceil_log2(n), steps = 8;  // max-len 256
+    const int r = (b + 7) / 8;              // digits of up to 8 bits (base 256, bf16)
+    ScanChoice choice;
+    choice.plan = {ScanForm::DigitCoordinates, n, 0, steps, n * n * r};
+    test::check_prepared_within_model(scan_network(spec, choice, 256));
+  }
 }
 
 // Under binary_form the planner compares dense sizes: a small monoid keeps the element form,

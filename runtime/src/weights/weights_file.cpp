@@ -91,14 +91,18 @@ LoadShape shape_from_config(const Config& c, const Shapes& stored, const json& s
   return load;
 }
 
-// Everything loading holds at its peak: the file's tensors and metadata documents, the Network,
-// the prepared copies, and one layer's tensors while they are converted.
+// What loading and then running holds at its peak, the larger of two phases: reading (the
+// file's tensors and metadata documents, the Network, one layer's tensors while they are
+// converted), then preparing (the Network and the forward pass's copies). Every reader frees
+// the file's tensors when the Network is made (load_network: a temporary), before a forward
+// pass is prepared; counted together, a 1,000-state model in bf16 needed 14.6 GiB to be
+// written where neither phase needs 11.8.
 std::uint64_t load_bytes(const LoadShape& load, std::uint64_t data_bytes,
                          std::uint64_t metadata_bytes) {
-  std::uint64_t total = saturating_add(data_bytes, saturating_mul(metadata_bytes, 16));
-  total = saturating_add(total, network_bytes(load.network));
-  total = saturating_add(total, prepared_bytes(load.network));
-  return saturating_add(total, load.converting);
+  const std::uint64_t network = network_bytes(load.network);
+  std::uint64_t reading = saturating_add(data_bytes, saturating_mul(metadata_bytes, 16));
+  reading = saturating_add(saturating_add(reading, network), load.converting);
+  return std::max(reading, saturating_add(network, prepared_bytes(load.network)));
 }
 
 std::uint64_t text_bytes(const std::map<std::string, std::string>& metadata) {
