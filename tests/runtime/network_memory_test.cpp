@@ -59,6 +59,7 @@ TEST_CASE("network memory: preparing a network holds no more than the budget's m
     test::check_prepared_within_model(test::random_network(weights, zoo_automaton("cyclic", 4)));
   }
   // The check can fail: the model of an empty network is below what a compiled one holds.
-  const Network parity = compiled(zoo_automaton("cyclic", 2), Strategy::Scan, Precision::Float32, 64);
+  const Network parity =
+      compiled(zoo_automaton("cyclic", 2), Strategy::Scan, Precision::Float32, 64);
   CHECK(test::prepared_heap_bytes(parity) > 0);
 }
