@@ -385,3 +385,25 @@ TEST_CASE("verifier: a default run takes fewer threads where the budget holds on
   CHECK(r.words == 9 + 8);
   set_memory_budget(previous);
 }
+
+TEST_CASE(
+    "verifier: a default run that one word's buffers do not fit is refused before preparing") {
+  // Under a budget below the network and its prepared copies, the refusal names the words
+  // (what verifying needs), not the preparation that would have come first: a 1,000-state
+  // model in bf16 was refused only after 90 s of preparing.
+  Automaton a = abc_reset();
+  Network n = test::reset_network(a);
+  const std::uint64_t previous = memory_budget();
+  const NetworkShape shape = shape_of(n);
+  set_memory_budget((network_bytes(shape) + prepared_bytes(shape)) / 2);
+  std::string refusal;
+  try {
+    verify(n, a, VerifyOptions{});
+  } catch (const LimitError& e) {
+    refusal = e.what();
+  }
+  set_memory_budget(previous);
+  CAPTURE(refusal);
+  CHECK(refusal.find("running 1 word of up to 12 letters on 1 thread needs about ") !=
+        std::string::npos);
+}
