@@ -371,7 +371,8 @@ VerifyOptions with_fitting_threads(const Network& network, const VerifyOptions& 
     }
   // Where one word alone does not fit, the refusal comes now, before the forward pass is
   // prepared (a 1,000-state model in bf16 was refused 90 s later, after preparing).
-  if (threads == 1)
+  // Not where no random word is asked for: the exhaustive words may be short.
+  if (threads == 1 && options.random_words.value_or(1) > 0)
     check_forward_memory(network, 1, 1, longest, static_cast<std::uint64_t>(longest) + 1);
   fitted.forward.threads = threads;
   return fitted;
