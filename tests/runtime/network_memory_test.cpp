@@ -17,16 +17,6 @@ using namespace krc;
 
 namespace {
 
-Automaton random_automaton(std::mt19937_64& rng, int n, int letters) {
-  std::vector<std::string> states, names;
-  for (int q = 0; q < n; ++q) states.push_back("q" + std::to_string(q));
-  for (int a = 0; a < letters; ++a) names.push_back(std::string(1, char('a' + a)));
-  std::vector<std::vector<StateId>> delta(letters, std::vector<StateId>(n));
-  for (auto& row : delta)
-    for (auto& v : row) v = static_cast<StateId>(rng() % n);
-  return Automaton("random_" + std::to_string(n), states, names, delta, 0);
-}
-
 Network compiled(const Automaton& a, Strategy strategy, Precision precision, int max_len) {
   CompileOptions options;
   options.strategy = strategy;
@@ -50,7 +40,7 @@ TEST_CASE("network memory: preparing a network holds no more than the budget's m
   std::mt19937_64 rng(31);
   for (int states : {24, 40}) {
     CAPTURE(states);
-    const Automaton a = random_automaton(rng, states, 3);
+    const Automaton a = test::random_automaton_of_size(rng, states, 3);
     test::check_prepared_within_model(compiled(a, Strategy::Scan, Precision::Float32, 1024));
     test::check_prepared_within_model(compiled(a, Strategy::Scan, Precision::BFloat16, 256));
   }

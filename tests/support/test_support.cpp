@@ -140,6 +140,16 @@ CommandResult run_krc(const std::vector<std::string>& args) {
   return result;
 }
 
+Automaton random_automaton_of_size(std::mt19937_64& rng, int n, int letters) {
+  std::vector<std::string> states, names;
+  for (int q = 0; q < n; ++q) states.push_back("q" + std::to_string(q));
+  for (int a = 0; a < letters; ++a) names.push_back(std::string(1, char('a' + a)));
+  std::vector<std::vector<StateId>> delta(letters, std::vector<StateId>(n));
+  for (auto& row : delta)
+    for (auto& v : row) v = static_cast<StateId>(rng() % n);
+  return Automaton("random_" + std::to_string(n), states, names, delta, 0);
+}
+
 Automaton random_automaton(std::mt19937_64& rng, int max_states, int max_letters) {
   int n = std::uniform_int_distribution<int>(1, max_states)(rng);
   int k = std::uniform_int_distribution<int>(1, max_letters)(rng);

@@ -67,6 +67,9 @@ std::vector<std::string> word_lines(const std::vector<std::string>& vocabulary,
 
 // A uniformly random complete automaton with 1..max_states states and 1..max_letters letters.
 Automaton random_automaton(std::mt19937_64& rng, int max_states, int max_letters);
+// A random complete automaton of exactly n states and `letters` letters (a..), initial state
+// q0: each transition rng() % n, in letter-major order.
+Automaton random_automaton_of_size(std::mt19937_64& rng, int n, int letters);
 
 // The heavy verification tests scale their counts (random automata, random words) by
 // KRC_TEST_SCALE, a number in (0, 1] (default 1: the counts the issues ask for). The sanitizer

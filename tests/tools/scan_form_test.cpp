@@ -19,25 +19,13 @@
 using namespace krc;
 using nlohmann::json;
 
-namespace {
-
-Automaton random_automaton(std::mt19937_64& rng, int n, int letters) {
-  std::vector<std::string> states, names;
-  for (int q = 0; q < n; ++q) states.push_back("q" + std::to_string(q));
-  for (int a = 0; a < letters; ++a) names.push_back(std::string(1, char('a' + a)));
-  std::vector<std::vector<StateId>> delta(letters, std::vector<StateId>(n));
-  for (auto& row : delta)
-    for (auto& v : row) v = static_cast<StateId>(rng() % n);
-  return Automaton("random_" + std::to_string(n), states, names, delta, 0);
-}
-
-}  // namespace
+namespace {}  // namespace
 
 TEST_CASE("reference_forward.py --float32 follows integer-coordinate scans over 1024 letters") {
   std::mt19937_64 rng(32);
   test::TempDir dir;
   for (const Automaton& automaton :
-       {zoo_automaton("gridworld", 32), random_automaton(rng, 40, 4)}) {
+       {zoo_automaton("gridworld", 32), test::random_automaton_of_size(rng, 40, 4)}) {
     CAPTURE(automaton.name());
     CompileOptions options;
     options.strategy = Strategy::Scan;
@@ -192,8 +180,8 @@ TEST_CASE(
     "smaller form") {
   test::TempDir dir;
   std::mt19937_64 rng(300);
-  const std::string file =
-      test::write_file(dir, "r300.json", automaton_to_json(random_automaton(rng, 300, 3)).dump());
+  const std::string file = test::write_file(
+      dir, "r300.json", automaton_to_json(test::random_automaton_of_size(rng, 300, 3)).dump());
   const std::string out = (dir / "out.safetensors").string();
   const auto start = std::chrono::steady_clock::now();
   const auto r = test::run_krc({"compile", file, "--precision", "bf16", "--max-len", "1024",

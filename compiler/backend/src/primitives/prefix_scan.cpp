@@ -161,8 +161,8 @@ NetworkShape planned_mlps(const PrefixScanSpec& spec, const ScanPlan& plan) {
 // What a plan holds in memory: the program's MLP entries (12 bytes each: unit, dimension,
 // weight; a unit's inputs and outputs), which the build holds before assembly checks the
 // network, and the network read back as krc reads every file it writes (weights_file.cpp,
-// check_readable: the network and the forward pass's prepared copies, some 76 bytes an MLP
-// weight against the program's 12).
+// check_readable: the network and the forward pass's prepared copies, network_memory.cpp's
+// model, several times the program's 12 bytes an MLP weight).
 struct ScanMemory {
   std::uint64_t program = 0, read_back = 0;
   std::uint64_t most() const { return std::max(program, read_back); }
@@ -340,8 +340,9 @@ void plan_narrow_scan(const PrefixScanSpec& spec, int max_len, ScanChoice& choic
     const auto within_units = [&](const ScanPlan& p) {
       return p.units <= static_cast<long long>(spec.max_units_per_step);
     };
-    if (fits(spec, digits) || (within_units(digits) && !within_units(plan)) ||
-        (within_units(digits) && scan_memory(spec, digits).most() < scan_memory(spec, plan).most()))
+    if (fits(spec, digits) ||
+        (within_units(digits) && (!within_units(plan) || scan_memory(spec, digits).most() <
+                                                             scan_memory(spec, plan).most())))
       plan = digits;
   }
 }
