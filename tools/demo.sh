@@ -7,9 +7,11 @@
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$here"
-# Only the command and the Python package (in .venv); tools/test.sh builds the tests.
-# The core's Python dependencies alone (requirements-core.txt): no frameworks, seconds to install.
-KRC_REQUIREMENTS=${KRC_REQUIREMENTS:-requirements-core.txt} KRC_BUILD_TARGETS=krc tools/setup.sh build
+# Only the command and the Python extension, in one parallel build (pip then installs the
+# package into .venv without compiling); tools/test.sh builds the tests. The core's Python
+# dependencies alone (requirements-core.txt): no frameworks, seconds to install.
+KRC_REQUIREMENTS=${KRC_REQUIREMENTS:-requirements-core.txt} KRC_BUILD_TARGETS="krc _core" \
+  tools/setup.sh build
 
 example=automata/zoo/gridworld_9.json
 out=$(mktemp -d)/gridworld_9.safetensors

@@ -47,13 +47,11 @@ sanitized() {
     with_python=(-DKRC_PYTHON=ON "-DPython_EXECUTABLE=$venv/bin/python")
     [ -n "${KRC_BUILD_TARGETS:-}" ] && KRC_BUILD_TARGETS="$KRC_BUILD_TARGETS _core"
   fi
-  # The libraries as a unity build (16 sources a compiler run; tests/CMakeLists.txt keeps the
-  # test programs out): the headers (Eigen, nlohmann_json, CLI11) are parsed once a batch, not
-  # once a source, and a CI machine starts with no ccache. Only this Debug build: the Release
-  # networks' bytes must not depend on which sources share a compiler run. Two library sources
-  # of one batch may not define the same name in an anonymous namespace; the build names it.
+  # The libraries as a unity build, like the Release build (tools/setup.sh says why; the test
+  # programs stay out). Two library sources of one batch may not define the same name in an
+  # anonymous namespace; the build names it.
   KRC_PYTHON=0 tools/setup.sh build-asan -DCMAKE_BUILD_TYPE=Debug -DKRC_SANITIZE=ON \
-    -DCMAKE_UNITY_BUILD=ON -DCMAKE_UNITY_BUILD_BATCH_SIZE=16 "${with_python[@]}"
+    "${with_python[@]}"
   local reports="$here/build-asan/sanitizer"
   rm -rf "$reports" && mkdir -p "$reports"
   # A distinct exit status, so that a test expecting krc's 1 or 2 cannot take a report for it.
