@@ -94,6 +94,8 @@ struct MlpScratch {
   std::vector<std::uint64_t> bits;
   std::vector<int> words, small_inputs;
   long long clamp_rows = 0;  // rows the integer clamp-pair form served (integer_clamp_mlp.hpp)
+  std::vector<double> rest_input;  // per rest set of the sign-pattern groups
+  long long pattern_lookups = 0;   // groups a row's sign pattern decided (sign_pattern_units.hpp)
 };
 
 // x[i] += (W2 ReLU(W1 x[i] + b1)) + b2 for every row i in [from, n), summing the hidden units

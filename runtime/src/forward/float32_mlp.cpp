@@ -59,6 +59,7 @@ void find_candidates(const PreparedMlp& mlp, const float* row, MlpScratch& s) {
     const double gamma = (static_cast<double>(group.direction().size()) + 2.0) * 0x1p-24;
     group.each_possibly_active(z, 4.0 * gamma * (magnitude + std::abs(z)) + 1e-30, mark);
   }
+  s.pattern_lookups += each_sign_pattern_candidate(mlp, row, s.rest_input, mark);
 }
 
 // s.out[o] += the float32 sum over the candidate units of row `row`, in ascending order.

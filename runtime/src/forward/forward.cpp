@@ -1,5 +1,6 @@
 #include "krc/runtime/forward.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <exception>
 #include <iterator>
@@ -246,6 +247,9 @@ ForwardPass::ForwardPass(const Network& network, ForwardOptions options)
   network.check_shapes();
   check_prepare_memory(network);
   prepared_ = std::make_unique<PreparedNetwork>(network);
+  // Both bound what the copies hold (tests/runtime/network_memory_test.cpp checks each); the
+  // count is the tighter one on large networks, the model on tiny ones (a header per vector).
+  prepared_bytes_ = std::min(prepared_->bytes(), krc::prepared_bytes(shape_of(network)));
   if (narrow::is_narrow(options_.arithmetic))
     narrow_ = std::make_unique<narrow::Forward>(network, options_.arithmetic, options_.attention);
 }
@@ -254,7 +258,8 @@ ForwardPass::~ForwardPass() = default;
 
 Eigen::MatrixXd ForwardPass::run(const std::vector<LetterId>& word) const {
   check_word(network_, word);
-  check_forward_memory(network_, 1, 1, static_cast<std::int64_t>(word.size()), word.size() + 1);
+  check_forward_memory(network_, 1, 1, static_cast<std::int64_t>(word.size()), word.size() + 1,
+                       prepared_bytes_);
   if (narrow_) return narrow_->run(word);
   if (options_.arithmetic != Arithmetic::Float64)
     return Eigen::MatrixXd(WordRunner<float>(network_, *prepared_, options_).run(word));
@@ -273,7 +278,7 @@ std::vector<Eigen::MatrixXd> ForwardPass::run(
                                                    : std::thread::hardware_concurrency();
   check_forward_memory(network_, words.size(),
                        std::max<std::size_t>(1, std::min(threads, words.size())),
-                       static_cast<std::int64_t>(longest), rows);
+                       static_cast<std::int64_t>(longest), rows, prepared_bytes_);
   std::vector<Eigen::MatrixXd> logits(words.size());
   auto body = [&](auto& runner, std::size_t i) { logits[i] = runner.run(words[i]); };
   if (narrow_)  // the runner (and its reuse of shared prefixes) is not used: dense rows

@@ -119,6 +119,8 @@ struct MlpScratch {
   std::vector<double> acc, out;  // acc and touched_mark are all zero between rows
   std::vector<char> touched_mark;
   std::vector<int> touched, small_inputs;
+  std::vector<double> rest_input;  // per rest set of the sign-pattern groups
+  long long pattern_lookups = 0;   // groups a row's sign pattern decided (sign_pattern_units.hpp)
 };
 
 // x[i] += W2 ReLU(W1 x[i] + b1) + b2 for every row i in [from, n), touching only the hidden

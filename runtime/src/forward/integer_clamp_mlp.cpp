@@ -298,3 +298,15 @@ bool IntegerClampMlp::evaluate(const PreparedMlp& mlp, const float* row, float* 
 }
 
 }  // namespace krc
+
+namespace krc {
+
+std::uint64_t IntegerClampMlp::bytes() const {
+  std::uint64_t total = held_bytes(outputs_) + held_bytes(reads_);
+  for (const Output& o : outputs_)
+    total += held_bytes(o.low_bias) + held_bytes(o.pair) + held_bytes(o.saturated_from) +
+             held_bytes(o.lanes) + held_bytes(o.singles) + held_bytes(o.single_lanes);
+  return total;
+}
+
+}  // namespace krc

@@ -35,6 +35,7 @@
 //     number. A zero is +0 in both: terms are nonzero, and a float32 running sum from +0 that
 //     cancels gives +0.
 // A row that does not qualify (a softmax trace, a value past M_max) goes the general way.
+#include <cstdint>
 #include <optional>
 #include <vector>
 
@@ -55,6 +56,7 @@ class IntegerClampMlp {
   // The work of one row, in multiply-adds (for the verifier's time estimate): the inputs'
   // check, and per output two binary searches, about 3 window pairs and its singles.
   double row_work() const;
+  std::uint64_t bytes() const;  // what it holds on the heap (held_bytes.hpp)
 
  private:
   // A unit's pre-activation z + b = p + other_weight x[other] + b, times high_weight (a pair's:

@@ -107,6 +107,15 @@ void apply_mlp(const PreparedMlp& mlp, Activations<Act>& x, int from, int n, Mlp
     s.touched.clear();
     const double small_total = scatter_inputs(mlp, row, s);
     touch_liftable(mlp, small_total, s);
+    // Sign-pattern units are in no scatter row: their candidates sum their own inputs, in
+    // ascending order as the scatter does (adding their zero inputs' +-0 changes no sum).
+    s.pattern_lookups += each_sign_pattern_candidate(mlp, row, s.rest_input, [&](int u) {
+      touch(s, u);
+      double acc = 0.0;
+      for (int e = mlp.in_by_unit.begin(u); e < mlp.in_by_unit.end(u); ++e)
+        acc += mlp.in_by_unit.value[e] * static_cast<double>(row[mlp.in_by_unit.column[e]]);
+      s.acc[u] = acc;
+    });
     mlp.writes.for_each([&](int c) { s.out[c] = static_cast<double>(row[c]) + mlp.out_bias[c]; });
     // Their hidden values are not rounded to float32 one by one: only the sums of the
     // re-associated formula exist.

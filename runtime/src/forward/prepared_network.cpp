@@ -1,8 +1,12 @@
 #include "forward/prepared_network.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <cstdint>
+#include <limits>
 #include <map>
+#include <optional>
 
 namespace krc {
 
@@ -100,9 +104,150 @@ std::vector<SharedInputUnits> shared_input_groups(const PreparedMlp& pm,
   }
   return result;
 }
+
+// The inputs of the weight magnitude that unit u has most often (its pattern inputs P; of two
+// magnitudes as frequent, the larger) when there are 2 to 64 of them, with that magnitude;
+// empty otherwise. A compose unit's ten bits at +-32 beside its digit (1) and the constant
+// feature that carries its bias (-320): P is the bits.
+std::vector<int> pattern_inputs(const ScatterRows& in, int u, float& magnitude) {
+  magnitude = 0.0f;
+  int best = 0;
+  for (int e = in.begin(u); e < in.end(u); ++e) {
+    const float m = std::abs(in.value[e]);
+    int count = 0;
+    for (int f = in.begin(u); f < in.end(u); ++f) count += std::abs(in.value[f]) == m;
+    if (count > best || (count == best && m > magnitude)) {
+      best = count;
+      magnitude = m;
+    }
+  }
+  std::vector<int> dims;
+  if (best < 2 || best > 64) return dims;
+  for (int e = in.begin(u); e < in.end(u); ++e)
+    if (std::abs(in.value[e]) == magnitude) dims.push_back(in.column[e]);
+  return dims;
+}
+
+DimSet runs_of(const std::vector<int>& ascending) {
+  DimSet set;
+  for (int c : ascending) {
+    if (!set.runs.empty() && set.runs.back().second == c)
+      ++set.runs.back().second;
+    else
+      set.runs.emplace_back(c, c + 1);
+  }
+  return set;
+}
+
+// One group: the units of `candidates` whose pattern inputs are P (those of the first) with
+// the same magnitude, with their sign patterns and the bounds sign_pattern_units.hpp uses:
+// the inputs every unit reads with one weight (the constant feature of a bias) are summed
+// exactly; the others' set goes into pm.rest_sets (shared with an equal one already there).
+std::optional<SignPatternUnits> sign_pattern_group(
+    PreparedMlp& pm, const std::vector<int>& candidates, std::size_t min_size,
+    std::map<std::vector<std::pair<int, int>>, int>& rest_index) {
+  const ScatterRows& in = pm.in_by_unit;
+  float magnitude = 0.0f;
+  const std::vector<int> dims = pattern_inputs(in, candidates.front(), magnitude);
+  std::vector<int> members;
+  for (int u : candidates) {
+    float m = 0.0f;
+    if (pattern_inputs(in, u, m) == dims && m == magnitude) members.push_back(u);
+  }
+  if (members.size() < min_size) return std::nullopt;
+  auto in_pattern = [&](int c) { return std::binary_search(dims.begin(), dims.end(), c); };
+  // The common inputs: the first member's other inputs that every member reads alike.
+  std::vector<std::pair<int, float>> common;
+  for (int e = in.begin(members[0]); e < in.end(members[0]); ++e)
+    if (!in_pattern(in.column[e])) common.emplace_back(in.column[e], in.value[e]);
+  for (int u : members) {
+    std::erase_if(common, [&](const std::pair<int, float>& cw) {
+      for (int e = in.begin(u); e < in.end(u); ++e)
+        if (in.column[e] == cw.first) return in.value[e] != cw.second;
+      return true;
+    });
+  }
+  auto is_common = [&](int c) {
+    return std::any_of(common.begin(), common.end(), [&](const auto& cw) { return cw.first == c; });
+  };
+  std::vector<SignPatternUnits::Unit> units;
+  SignPatternUnits::Bounds b;
+  b.magnitude = magnitude;
+  b.largest_bias = -std::numeric_limits<double>::infinity();
+  std::vector<int> rest;
+  for (int u : members) {
+    std::uint64_t pattern = 0;
+    double rest_weight = 0.0;
+    for (int e = in.begin(u); e < in.end(u); ++e) {
+      const int c = in.column[e];
+      if (in_pattern(c)) {
+        const auto k = std::lower_bound(dims.begin(), dims.end(), c) - dims.begin();
+        if (in.value[e] > 0.0f) pattern |= std::uint64_t{1} << k;
+      } else if (!is_common(c)) {
+        rest_weight += std::abs(in.value[e]);
+        rest.push_back(c);
+      }
+    }
+    units.push_back({pattern, u});
+    b.rest_weight = std::max(b.rest_weight, rest_weight);
+    b.largest_bias = std::max(b.largest_bias, pm.in_bias[u]);
+    b.largest_abs_bias = std::max(b.largest_abs_bias, std::abs(pm.in_bias[u]));
+    b.inputs = std::max(b.inputs, in.end(u) - in.begin(u));
+  }
+  if (b.rest_weight > 0.0) {
+    std::sort(rest.begin(), rest.end());
+    rest.erase(std::unique(rest.begin(), rest.end()), rest.end());
+    DimSet set = runs_of(rest);
+    auto [it, added] = rest_index.emplace(set.runs, static_cast<int>(pm.rest_sets.size()));
+    if (added) pm.rest_sets.push_back(std::move(set));
+    b.rest_set = it->second;
+  }
+  return SignPatternUnits(dims, std::move(common), std::move(units), b);
+}
+
+// Groups of at least min_size units outside `apart` that share their pattern inputs and
+// magnitude (sign_pattern_units.hpp); marks their units in `apart`. Units are bucketed by a
+// hash of (P, magnitude), 16 bytes a unit while grouping; a bucket's units whose P differs
+// from its first unit's (a collision) go the ordinary way.
+std::vector<SignPatternUnits> sign_pattern_groups(PreparedMlp& pm, std::vector<char>& apart,
+                                                  std::size_t min_size) {
+  std::vector<SignPatternUnits> result;
+  if (min_size == std::numeric_limits<std::size_t>::max()) return result;
+  std::vector<std::pair<std::uint64_t, int>> keyed;
+  for (int u = 0; u < pm.hidden; ++u) {
+    if (apart[u]) continue;
+    float magnitude = 0.0f;
+    const std::vector<int> dims = pattern_inputs(pm.in_by_unit, u, magnitude);
+    if (dims.empty()) continue;
+    std::uint64_t h = std::bit_cast<std::uint32_t>(magnitude) * 0x9E3779B97F4A7C15ull;
+    for (int c : dims) h = (h ^ static_cast<std::uint64_t>(c)) * 0x100000001B3ull;
+    keyed.emplace_back(h, u);
+  }
+  std::sort(keyed.begin(), keyed.end());
+  std::map<std::vector<std::pair<int, int>>, int> rest_index;
+  std::vector<int> bucket;
+  for (std::size_t i = 0; i < keyed.size();) {
+    std::size_t j = i;
+    bucket.clear();
+    for (; j < keyed.size() && keyed[j].first == keyed[i].first; ++j)
+      bucket.push_back(keyed[j].second);
+    i = j;
+    if (bucket.size() < min_size) continue;
+    if (auto group = sign_pattern_group(pm, bucket, min_size, rest_index)) {
+      for (int u : bucket) {
+        float m = 0.0f;
+        const std::vector<int> dims = pattern_inputs(pm.in_by_unit, u, m);
+        if (dims == group->pattern_dims() && m == group->bounds().magnitude) apart[u] = 1;
+      }
+      result.push_back(std::move(*group));
+    }
+  }
+  return result;
+}
 }  // namespace
 
-PreparedMlp prepare_mlp(const Mlp& m, double small_input, double low_threshold) {
+PreparedMlp prepare_mlp(const Mlp& m, double small_input, double low_threshold,
+                        std::size_t min_sign_pattern) {
   const int d_model = static_cast<int>(m.in_weight.cols());
   PreparedMlp pm;
   pm.hidden = m.hidden();
@@ -114,6 +259,7 @@ PreparedMlp prepare_mlp(const Mlp& m, double small_input, double low_threshold) 
   pm.out_bias.assign(m.out_bias.data(), m.out_bias.data() + m.out_bias.size());
   std::vector<char> shared(pm.hidden, 0);
   pm.shared_input = shared_input_groups(pm, shared);
+  pm.sign_patterns = sign_pattern_groups(pm, shared, min_sign_pattern);
 
   std::vector<char> low(pm.hidden, 0);
   for (int u = 0; u < pm.hidden; ++u) {
@@ -167,6 +313,41 @@ PreparedNetwork::PreparedNetwork(const Network& n)
     layers.push_back(std::move(p));
   }
   unembedding = ScatterRows::rows_of(n.unembedding);
+}
+
+}  // namespace krc
+
+namespace krc {
+
+std::uint64_t ScatterRows::bytes() const {
+  return held_bytes(start) + held_bytes(column) + held_bytes(value);
+}
+
+std::uint64_t PreparedMlp::bytes() const {
+  std::uint64_t total = 0;
+  for (const ScatterRows* rows : {&in_by_input, &in_by_unit, &out_by_unit, &low_threshold_by_input})
+    total += rows->bytes();
+  total += held_bytes(in_bias) + held_bytes(out_bias) + held_bytes(largest_in_weight) +
+           held_bytes(positive_bias_units) + held_bytes(units_by_threshold) + reads.bytes() +
+           writes.bytes() + held_bytes(shared_input) + held_bytes(sign_patterns) +
+           held_bytes(rest_sets);
+  for (const SharedInputUnits& group : shared_input) total += group.bytes();
+  for (const SignPatternUnits& group : sign_patterns) total += group.bytes();
+  for (const DimSet& set : rest_sets) total += set.bytes();
+  if (integer_clamps) total += integer_clamps->bytes();
+  return total;
+}
+
+std::uint64_t PreparedNetwork::bytes() const {
+  std::uint64_t total = held_bytes(layers) + unembedding.bytes();
+  for (const PreparedLayer& layer : layers) {
+    total += held_bytes(layer.heads) + layer.attention_writes.bytes();
+    for (const PreparedHead& h : layer.heads)
+      total +=
+          h.query.bytes() + h.key.bytes() + h.value.bytes() + h.output.bytes() + h.reads.bytes();
+    if (layer.mlp) total += layer.mlp->bytes();
+  }
+  return total;
 }
 
 }  // namespace krc

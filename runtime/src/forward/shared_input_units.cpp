@@ -78,3 +78,16 @@ void SharedInputUnits::add_contribution(double z, double* out) const {
 }
 
 }  // namespace krc
+
+namespace krc {
+
+std::uint64_t SharedInputUnits::bytes() const {
+  std::uint64_t total = held_bytes(direction_) + held_bytes(units_) + held_bytes(outputs_) +
+                        held_bytes(rising_) + held_bytes(falling_);
+  for (const Output& o : outputs_)
+    for (const Ramp* r : {&o.rising, &o.falling})
+      total += held_bytes(r->threshold) + held_bytes(r->slope) + held_bytes(r->offset);
+  return total;
+}
+
+}  // namespace krc

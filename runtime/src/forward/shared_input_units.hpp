@@ -12,6 +12,7 @@
 // the dense formula's sum re-associated (sum_u w a z + w b = z sum w a + sum w b); a unit at
 // exactly z = t_u is worth 0 on either side, so ties need no care.
 #include <algorithm>
+#include <cstdint>
 #include <utility>
 #include <vector>
 
@@ -45,6 +46,7 @@ class SharedInputUnits {
 
   // out[o] += sum_u w_ou ReLU(a_u z + b_u) for every output dim o of these units.
   void add_contribution(double z, double* out) const;
+  std::uint64_t bytes() const;  // what it holds on the heap (held_bytes.hpp)
 
   // f(unit) for every unit that is active somewhere within `slack` of z: a_u > 0 with
   // threshold t_u < z + slack, a_u < 0 with t_u > z - slack (the Float32 arithmetic evaluates

@@ -350,30 +350,44 @@ void run_part(const ForwardPass& pass, Checker& checker, Bookkeeping& books, Ver
   }
 }
 
+int longest_word(const Network& network, const VerifyOptions& options) {
+  return std::max(options.random_length.value_or(network.max_len),
+                  options.exhaustive_length.value_or(0));
+}
+
+// Where one random word does not fit beside the network even with no prepared copies, the
+// refusal comes before they are built (a 1,000-state model in bf16 was once refused 90 s
+// later, after preparing). Not where no random word is asked for: the exhaustive words may be
+// short.
+void refuse_early(const Network& network, const VerifyOptions& options) {
+  if (options.forward.threads > 1 || options.random_words.value_or(1) == 0) return;
+  const int longest = longest_word(network, options);
+  check_forward_memory(network, 1, 1, longest, static_cast<std::uint64_t>(longest) + 1, 0);
+}
+
 // The threads a default run uses (--threads not given): one per core, fewer where the buffers
-// of that many words at once would pass the memory budget. A random 657-state automaton compiled
-// for bf16 at 1024 needed 12.2 GiB for 2 words against an 11.8 GiB budget, and the default run
-// refused after 166 s; one thread fits. The exhaustive part's batches hold up to 65,536 rows of
-// logits, counted too.
-VerifyOptions with_fitting_threads(const Network& network, const VerifyOptions& options) {
+// of that many words at once would pass the memory budget, counted beside the prepared copies'
+// real size. A random 657-state automaton compiled for bf16 at 1024 needed 12.2 GiB for 2
+// words against an 11.8 GiB budget, and the default run refused after 166 s; one thread fits.
+// The exhaustive part's batches hold up to 65,536 rows of logits, counted too.
+VerifyOptions with_fitting_threads(const ForwardPass& pass, const VerifyOptions& options) {
   VerifyOptions fitted = options;
   if (options.forward.threads > 0) return fitted;
-  const int longest = std::max(options.random_length.value_or(network.max_len),
-                               options.exhaustive_length.value_or(0));
+  const Network& network = pass.network();
+  const int longest = longest_word(network, options);
   const auto rows = [&](int threads) {
     return std::max<std::uint64_t>(65536, static_cast<std::uint64_t>(threads) * (longest + 1));
   };
   int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   for (; threads > 1; --threads) try {
-      check_forward_memory(network, threads, threads, longest, rows(threads));
+      check_forward_memory(network, threads, threads, longest, rows(threads),
+                           pass.prepared_bytes());
       break;
     } catch (const LimitError&) {
     }
-  // Where one word alone does not fit, the refusal comes now, before the forward pass is
-  // prepared (a 1,000-state model in bf16 was refused 90 s later, after preparing).
-  // Not where no random word is asked for: the exhaustive words may be short.
   if (threads == 1 && options.random_words.value_or(1) > 0)
-    check_forward_memory(network, 1, 1, longest, static_cast<std::uint64_t>(longest) + 1);
+    check_forward_memory(network, 1, 1, longest, static_cast<std::uint64_t>(longest) + 1,
+                         pass.prepared_bytes());
   fitted.forward.threads = threads;
   return fitted;
 }
@@ -397,9 +411,11 @@ VerifyReport verify(const Network& network, const Automaton& automaton,
   const auto start = Clock::now();       // the report's seconds include preparing the network
   const MemoryPhase phase("verifying");  // named in a refusal of the forward pass's memory
   check_sizes(network, automaton);
-  const VerifyOptions options = with_fitting_threads(network, requested);
+  refuse_early(network, requested);
+  ForwardPass pass(network, requested.forward);
+  const VerifyOptions options = with_fitting_threads(pass, requested);
+  pass.set_threads(options.forward.threads);
   const std::size_t letters = automaton.letter_count();
-  const ForwardPass pass(network, options.forward);
   VerifyReport report;
   plan(pass, letters, options, report);
   Checker checker(automaton, report);

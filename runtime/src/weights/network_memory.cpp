@@ -150,9 +150,10 @@ void check_prepare_memory(const Network& network) {
 }
 
 void check_forward_memory(const Network& network, std::size_t words, std::size_t threads,
-                          std::int64_t longest, std::uint64_t rows) {
+                          std::int64_t longest, std::uint64_t rows,
+                          std::optional<std::uint64_t> prepared) {
   const NetworkShape shape = shape_of(network);
-  u64 total = saturating_add(network_bytes(shape), prepared_bytes(shape));
+  u64 total = saturating_add(network_bytes(shape), prepared.value_or(prepared_bytes(shape)));
   total = saturating_add(total, mul(threads, word_buffer_bytes(shape, longest)));
   total = saturating_add(total, mul(rows, cast(shape.states) * 8 + 8));  // logits and words
   check_memory("running " + with_thousands(static_cast<long long>(words)) +

@@ -36,6 +36,7 @@
 // AttentionKind::Hardmax: every head puts weight 1/|M| on the positions M of its maximal
 // score: the softmax formula with only the terms at the maximum kept (each weighs exp(0) = 1).
 #include <Eigen/Dense>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -94,6 +95,13 @@ class ForwardPass {
   const Network& network() const { return network_; }
   const ForwardOptions& options() const { return options_; }
   const PreparedNetwork& prepared() const { return *prepared_; }
+  // What the prepared copies hold: the smaller of PreparedNetwork::bytes() and the model's
+  // upper bound that check_prepare_memory checked before building them; run's memory checks
+  // count it.
+  std::uint64_t prepared_bytes() const { return prepared_bytes_; }
+  // The threads run(words) uses from now on (the verifier picks them once the prepared copies'
+  // size is known).
+  void set_threads(int threads) { options_.threads = threads; }
 
   // Logits [word.size() + 1, states] for every prefix (row 0: BOS only). Except in Float64
   // arithmetic the values are float32 numbers held in doubles. Throws std::invalid_argument for a
@@ -106,6 +114,7 @@ class ForwardPass {
   const Network& network_;
   ForwardOptions options_;
   std::unique_ptr<PreparedNetwork> prepared_;
+  std::uint64_t prepared_bytes_ = 0;
   std::unique_ptr<narrow::Forward> narrow_;  // in BFloat16 and Float16 only
 };
 

@@ -45,7 +45,10 @@ std::uint64_t word_buffer_bytes(const NetworkShape& shape, std::int64_t letters)
 void check_prepare_memory(const Network& network);
 // LimitError unless the network, its prepared copies and the buffers for running words of up
 // to `longest` letters on `threads` threads, with logits for `rows` positions in all, fit.
+// `prepared`: the prepared copies' size where they exist (PreparedNetwork::bytes()); without
+// it, prepared_bytes' upper bound.
 void check_forward_memory(const Network& network, std::size_t words, std::size_t threads,
-                          std::int64_t longest, std::uint64_t rows);
+                          std::int64_t longest, std::uint64_t rows,
+                          std::optional<std::uint64_t> prepared = std::nullopt);
 
 }  // namespace krc
