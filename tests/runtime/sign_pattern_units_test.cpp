@@ -27,8 +27,8 @@ struct DecodeMlp {
 // `registers` registers of `bits` sign inputs each, then `rest_dims` digit inputs. Unit (q, j)
 // reads register q with weights M code(j) (code bit set: +M), one digit with weight M/4 (or
 // none), bias -M bits + delta (or delta, and weight -M bits on a constant feature, as compiled
-// networks carry their biases: an input every unit reads alike); plus a few units of other magnitudes on the same inputs, which
-// must not join a group, and output weights to random dims.
+// networks carry their biases: an input every unit reads alike); plus a few units of other
+// magnitudes on the same inputs, which must not join a group, and output weights to random dims.
 DecodeMlp decode_mlp(std::mt19937_64& rng, float magnitude, float delta, bool constant_feature) {
   DecodeMlp d;
   d.registers = std::uniform_int_distribution<int>(1, 4)(rng);
@@ -40,8 +40,7 @@ DecodeMlp decode_mlp(std::mt19937_64& rng, float magnitude, float delta, bool co
   std::vector<float> bias;
   auto add_unit = [&](int q, int code, float m, float b) {
     const int u = static_cast<int>(bias.size());
-    for (int k = 0; k < d.bits; ++k)
-      in.emplace_back(u, q * d.bits + k, (code >> k) & 1 ? m : -m);
+    for (int k = 0; k < d.bits; ++k) in.emplace_back(u, q * d.bits + k, (code >> k) & 1 ? m : -m);
     if (d.rest_dims > 0 && rng() % 4 != 0)  // below M: the pattern inputs are M's alone
       in.emplace_back(u, d.registers * d.bits + static_cast<int>(rng() % d.rest_dims), m / 4);
     if (d.one >= 0 && b < 0.0f) {
@@ -86,7 +85,7 @@ float input(std::mt19937_64& rng, bool is_bit) {
 
 TEST_CASE("sign-pattern units: the lookup gives the bits of evaluating every unit") {
   std::mt19937_64 rng(31);
-  const std::pair<float, float> forms[] = {{1.0f, 0.0f}, {1.0f, 1.0f},  {32.0f, 31.0f},
+  const std::pair<float, float> forms[] = {{1.0f, 0.0f},  {1.0f, 1.0f}, {32.0f, 31.0f},
                                            {0.5f, 0.25f}, {4.0f, 8.0f}, {32.0f, 0.0f}};
   long long f32_lookups = 0, f32_rows = 0, f64_lookups = 0, groups_formed = 0;
   for (int round = 0; round < 60; ++round) {

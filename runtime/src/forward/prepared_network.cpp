@@ -105,10 +105,13 @@ std::vector<SharedInputUnits> shared_input_groups(const PreparedMlp& pm,
   return result;
 }
 
-// The inputs of the weight magnitude that unit u has most often (its pattern inputs P; of two
-// magnitudes as frequent, the larger) when there are 2 to 64 of them, with that magnitude;
-// empty otherwise. A compose unit's ten bits at +-32 beside its digit (1) and the constant
-// feature that carries its bias (-320): P is the bits.
+// The pattern inputs P of unit u: the longest run of consecutive inputs (the first of equal
+// ones) among those of the weight magnitude it has most often (of two as frequent, the larger),
+// when it holds 2 to 64 inputs; with that magnitude; empty otherwise. A compose unit in digit
+// coordinates has ten bits at +-32 beside its digit (1) and the constant feature that carries
+// its bias (-320); in binary coordinates, seven bits at +-1 and a fetched bit at 1 elsewhere
+// in the residual. Either way P is the register's bits, which the layouts keep consecutive;
+// the other inputs are bounded as the rest (any choice of P is exact, this one is fast).
 std::vector<int> pattern_inputs(const ScatterRows& in, int u, float& magnitude) {
   magnitude = 0.0f;
   int best = 0;
@@ -122,9 +125,25 @@ std::vector<int> pattern_inputs(const ScatterRows& in, int u, float& magnitude) 
     }
   }
   std::vector<int> dims;
-  if (best < 2 || best > 64) return dims;
-  for (int e = in.begin(u); e < in.end(u); ++e)
-    if (std::abs(in.value[e]) == magnitude) dims.push_back(in.column[e]);
+  if (best < 2) return dims;
+  int run_begin = -1, run_length = 0, best_begin = -1, best_length = 0, last = -2;
+  for (int e = in.begin(u); e < in.end(u); ++e) {
+    if (std::abs(in.value[e]) != magnitude) continue;
+    const int c = in.column[e];
+    if (c == last + 1) {
+      ++run_length;
+    } else {
+      run_begin = c;
+      run_length = 1;
+    }
+    if (run_length > best_length) {
+      best_begin = run_begin;
+      best_length = run_length;
+    }
+    last = c;
+  }
+  if (best_length < 2 || best_length > 64) return dims;
+  for (int k = 0; k < best_length; ++k) dims.push_back(best_begin + k);
   return dims;
 }
 

@@ -40,12 +40,12 @@ class SignPatternUnits {
     }
   };
   struct Bounds {
-    double magnitude = 0;      // M
-    double rest_weight = 0;    // W
-    double largest_bias = 0;   // max b_u
+    double magnitude = 0;     // M
+    double rest_weight = 0;   // W
+    double largest_bias = 0;  // max b_u
     double largest_abs_bias = 0;
-    int inputs = 0;            // the most inputs one unit reads
-    int rest_set = -1;         // index of R among the MLP's rest sets; -1 where W = 0
+    int inputs = 0;     // the most inputs one unit reads
+    int rest_set = -1;  // index of R among the MLP's rest sets; -1 where W = 0
   };
 
   SignPatternUnits(std::vector<int> pattern_dims, std::vector<std::pair<int, float>> common,
@@ -106,9 +106,9 @@ class SignPatternUnits {
   }
 
  private:
-  std::vector<int> pattern_dims_;  // P, ascending
+  std::vector<int> pattern_dims_;              // P, ascending
   std::vector<std::pair<int, float>> common_;  // inputs every unit reads with this weight
-  std::vector<Unit> units_;        // by pattern
+  std::vector<Unit> units_;                    // by pattern
   Bounds bounds_;
 };
 
