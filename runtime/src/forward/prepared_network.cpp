@@ -112,19 +112,27 @@ std::vector<SharedInputUnits> shared_input_groups(const PreparedMlp& pm,
 // its bias (-320); in binary coordinates, seven bits at +-1 and a fetched bit at 1 elsewhere
 // in the residual. Either way P is the register's bits, which the layouts keep consecutive;
 // the other inputs are bounded as the rest (any choice of P is exact, this one is fast).
+// Sorting the magnitudes keeps a unit of k inputs at O(k log k): a hostile file's unit may read
+// every residual dim.
 std::vector<int> pattern_inputs(const ScatterRows& in, int u, float& magnitude) {
   magnitude = 0.0f;
-  int best = 0;
-  for (int e = in.begin(u); e < in.end(u); ++e) {
-    const float m = std::abs(in.value[e]);
-    int count = 0;
-    for (int f = in.begin(u); f < in.end(u); ++f) count += std::abs(in.value[f]) == m;
-    if (count > best || (count == best && m > magnitude)) {
-      best = count;
-      magnitude = m;
-    }
-  }
   std::vector<int> dims;
+  if (in.end(u) - in.begin(u) < 2) return dims;
+  static thread_local std::vector<float> sorted;
+  sorted.clear();
+  for (int e = in.begin(u); e < in.end(u); ++e)
+    if (!std::isnan(in.value[e])) sorted.push_back(std::abs(in.value[e]));  // sort needs an order
+  std::sort(sorted.begin(), sorted.end());
+  int best = 0;
+  for (std::size_t i = 0; i < sorted.size();) {
+    std::size_t j = i;
+    while (j < sorted.size() && sorted[j] == sorted[i]) ++j;
+    if (static_cast<int>(j - i) >= best) {  // ascending: of equal counts, the larger
+      best = static_cast<int>(j - i);
+      magnitude = sorted[i];
+    }
+    i = j;
+  }
   if (best < 2) return dims;
   int run_begin = -1, run_length = 0, best_begin = -1, best_length = 0, last = -2;
   for (int e = in.begin(u); e < in.end(u); ++e) {
