@@ -2,8 +2,9 @@
 # Sets up (tools/setup.sh), builds and runs the tests. One mode a run:
 #   tools/test.sh             what CI runs (.ci/run): the Release suite, then the sanitized lane
 #   tools/test.sh --release   the Release suite (build/): every test, then each fuzz target
-#                             briefly where clang is installed (tools/fuzz.sh, KRC_FUZZ_SECONDS,
-#                             default 5), then the Python package's tests (tests/python, pytest in .venv)
+#                             briefly (tools/fuzz.sh, which installs clang-14 where it is missing;
+#                             KRC_FUZZ_SECONDS, default 5), then the Python package's tests
+#                             (tests/python, pytest in .venv)
 #   tools/test.sh --lane      the sanitized lane: the Debug build with AddressSanitizer and UBSan
 #                             (build-asan/) of krc and the test programs, and the tests labelled
 #                             "sanitize" by tests/sanitize_lane.cmake, at full scale (~15 min on 2 cores),
@@ -25,7 +26,8 @@ release() {
   # The fuzz targets build and run beside pytest, which mostly keeps one core busy (3-4 minutes
   # of CI saved); their report follows pytest's.
   local status=0 tests=0 fuzz_log="$here/build/fuzz.log"
-  bash tools/fuzz.sh "${KRC_FUZZ_SECONDS:-5}" >"$fuzz_log" 2>&1 &
+  KRC_FUZZ_INSTALL=${KRC_FUZZ_INSTALL:-1} bash tools/fuzz.sh "${KRC_FUZZ_SECONDS:-5}" \
+    >"$fuzz_log" 2>&1 &
   local fuzz=$!
   # The krc package that tools/setup.sh installed into the environment, not the source tree.
   (cd tests/python && "${KRC_VENV:-$here/.venv}/bin/python" -m pytest -q -p no:cacheprovider .) ||
