@@ -261,11 +261,7 @@ std::vector<SignPatternUnits> sign_pattern_groups(PreparedMlp& pm, std::vector<c
     i = j;
     if (bucket.size() < min_size) continue;
     if (auto group = sign_pattern_group(pm, bucket, min_size, rest_index)) {
-      for (int u : bucket) {
-        float m = 0.0f;
-        const std::vector<int> dims = pattern_inputs(pm.in_by_unit, u, m);
-        if (dims == group->pattern_dims() && m == group->bounds().magnitude) apart[u] = 1;
-      }
+      for (const SignPatternUnits::Unit& unit : group->units()) apart[unit.unit] = 1;
       result.push_back(std::move(*group));
     }
   }

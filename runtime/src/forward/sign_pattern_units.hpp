@@ -59,6 +59,7 @@ class SignPatternUnits {
 
   const std::vector<int>& pattern_dims() const { return pattern_dims_; }
   const Bounds& bounds() const { return bounds_; }
+  const std::vector<Unit>& units() const { return units_; }
   std::size_t size() const { return units_.size(); }
   std::uint64_t bytes() const {  // what it holds on the heap (held_bytes.hpp)
     return held_bytes(pattern_dims_) + held_bytes(common_) + held_bytes(units_);
